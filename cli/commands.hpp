@@ -1,0 +1,15 @@
+#pragma once
+// Sub-commands of `ringsim`. Each parses its own flags, calls the libraries and prints; they
+// throw models::InputError for bad input (main turns it into one line and exit code 2).
+#include <cxxopts.hpp>
+
+namespace ringsim::cli {
+
+int run_predict(int argc, char** argv);
+int run_workload(int argc, char** argv);
+int run_show(int argc, char** argv);
+
+// cxxopts' own parse errors (unknown flag, missing value) become InputError.
+[[nodiscard]] cxxopts::ParseResult parse_or_throw(cxxopts::Options& options, int argc, char** argv);
+
+}  // namespace ringsim::cli

@@ -1,0 +1,131 @@
+#include "cli/csv.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "models/error.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+std::optional<std::size_t> CsvTable::column(const std::string& name) const {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  return std::nullopt;
+}
+
+std::size_t CsvTable::require_column(const std::string& name) const {
+  if (auto c = column(name)) return *c;
+  throw InputError(file, 1, name, "missing required column");
+}
+
+namespace {
+
+// Splits one record; quoted fields may hold commas and doubled quotes (not newlines).
+std::vector<std::string> split_record(const std::string& line, const std::string& file, std::int64_t line_no) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"') {
+        if (i + 1 < line.size() && line[i + 1] == '"') {
+          cur += '"';
+          ++i;
+        } else {
+          quoted = false;
+        }
+      } else {
+        cur += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r') {
+      cur += ch;
+    }
+  }
+  if (quoted) throw InputError(file, line_no, {}, "unterminated quoted field");
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+CsvTable read_csv(const std::string& path) {
+  CsvTable t;
+  t.file = path;
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, {}, "cannot open file");
+  std::string line;
+  std::int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (t.header.empty()) {
+      if (line[0] == '#') continue;
+      t.header = split_record(line, path, line_no);
+      for (auto& h : t.header) {
+        while (!h.empty() && (h.back() == ' ' || h.back() == '\t')) h.pop_back();
+        while (!h.empty() && (h.front() == ' ' || h.front() == '\t')) h.erase(h.begin());
+        if (h.empty()) throw InputError(path, line_no, {}, "empty column name in the header");
+      }
+      continue;
+    }
+    auto rec = split_record(line, path, line_no);
+    if (rec.size() != t.header.size())
+      throw InputError(path, line_no, {},
+                       "expected " + std::to_string(t.header.size()) + " fields (as in the header), found " +
+                           std::to_string(rec.size()));
+    t.rows.push_back(std::move(rec));
+    t.lines.push_back(line_no);
+  }
+  if (t.header.empty()) throw InputError(path, line_no, {}, "no header row");
+  return t;
+}
+
+std::string csv_escape(const std::string& f) {
+  if (f.find_first_of(",\"\n") == std::string::npos) return f;
+  std::string s = "\"";
+  for (char ch : f) {
+    if (ch == '"') s += '"';
+    s += ch;
+  }
+  return s + '"';
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string s;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) s += ',';
+    s += csv_escape(fields[i]);
+  }
+  return s + '\n';
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("write failed: " + tmp.string());
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,52 @@
+// `ringsim`: predict, workload, show (and the simulator, calibration and kernel commands as
+// they land). Exit codes: 0 success, 2 bad input (one line on stderr), 1 any other failure.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "models/error.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* help;
+};
+
+constexpr Command kCommands[] = {
+    {"predict", ringsim::cli::run_predict, "analytic step time, tokens/s, MFU and speedups for ring vs striped vs zigzag"},
+    {"workload", ringsim::cli::run_workload, "per (round, device) tiles and allowed pairs of a scenario"},
+    {"show", ringsim::cli::run_show, "terminal heatmaps of the (device x round) work and the attention matrix"},
+};
+
+void usage(std::FILE* to) {
+  std::fprintf(to, "usage: ringsim <command> [options]   (ringsim <command> --help for its options)\n\ncommands:\n");
+  for (const auto& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const ringsim::models::InputError& e) {
+      std::fprintf(stderr, "ringsim %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ringsim %s: failure: %s\n", c.name, e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "ringsim: error: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

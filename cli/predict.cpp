@@ -1,0 +1,264 @@
+// `ringsim predict`: one scenario (several layouts side by side) or a batch from a CSV.
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/csv.hpp"
+#include "cli/scenario_options.hpp"
+#include "models/analytic.hpp"
+#include "models/error.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+namespace {
+
+struct LayoutResult {
+  std::string layout;
+  models::ResolvedScenario scenario;
+  models::Prediction prediction;
+};
+
+LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog) {
+  spec.layout = layout;
+  LayoutResult r{layout, models::resolve(spec, catalog), {}};
+  r.prediction = models::predict(r.scenario);
+  return r;
+}
+
+std::string profile_label(const models::Profile& p) {
+  return p.name + (p.provenance.calibrated ? " (calibrated)" : " (uncalibrated)");
+}
+
+nlohmann::json prediction_json(const LayoutResult& r) {
+  const auto& p = r.prediction;
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const auto& rt : p.rounds_fwd)
+    rounds.push_back({{"round", rt.round}, {"compute_max_s", rt.compute_max_s}, {"compute_mean_s", rt.compute_mean_s},
+                      {"transfer_s", rt.transfer_s}, {"round_s", rt.round_s}});
+  return {{"layout", r.layout},
+          {"step_s", p.step_s},
+          {"tokens_per_s", p.tokens_per_s},
+          {"mfu", p.mfu},
+          {"attention_fwd_s", p.attention_fwd_s},
+          {"attention_bwd_s", p.attention_bwd_s},
+          {"other_compute_s", p.other_compute_s},
+          {"collective_s", p.collective_s},
+          {"exposed_transfer_s", p.exposed_transfer_s},
+          {"imbalance", p.imbalance},
+          {"model_flops", p.model_flops},
+          {"memory_bytes", p.memory_bytes},
+          {"fits_memory", p.fits_memory},
+          {"hide_threshold_tokens", p.hide_threshold_tokens},
+          {"rounds_fwd_one_layer", rounds}};
+}
+
+void print_table(const std::vector<LayoutResult>& results, double tms, std::string& out) {
+  const auto& s0 = results.front().scenario;
+  const auto& spec = s0.spec;
+  out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
+                     s0.model.name, s0.hardware.name, s0.hardware.description, spec.mp, spec.sp, spec.n_seq,
+                     s0.layout->block(), spec.batch);
+  out += fmt::format("profile {} [{}]; mask {}; tile {}x{}{}\n\n", profile_label(s0.profile), s0.profile.provenance.method,
+                     s0.mask->name(), s0.tile.q, s0.tile.k,
+                     s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
+                                                   s0.profile.default_tile.q, s0.profile.default_tile.k)
+                                     : (spec.tile ? "" : " (profile default)"));
+  out += fmt::format("{:<12} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n", "layout", "step",
+                     "tokens/s", "MFU", "attn fwd", "attn bwd", "other", "tp comm", "exposed", "imbalance", "speedup");
+  const double base = results.front().prediction.step_s;
+  for (const auto& r : results) {
+    const auto& p = r.prediction;
+    out += fmt::format("{:<12} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x\n",
+                       r.layout, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
+                       human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
+                       human_seconds(p.other_compute_s), human_seconds(p.collective_s),
+                       human_seconds(p.exposed_transfer_s), p.imbalance, base / p.step_s);
+  }
+  out += fmt::format("\nspeedup is relative to the first layout ({}); imbalance = busiest device's attention work / mean,\n"
+                     "averaged over rounds (1.00 = perfectly balanced); exposed = ring transfer time not hidden by compute.\n",
+                     results.front().layout);
+  out += fmt::format("Theoretical maximum speedup of striped over ring (the Striped Attention paper's TMS): {:.2f}\n", tms);
+  const auto& p0 = results.front().prediction;
+  out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
+                     p0.hide_threshold_tokens, results.front().layout, s0.layout->block());
+  out += fmt::format("memory per device ~{} of {} ({})\n", human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes),
+                     p0.fits_memory ? "fits" : "DOES NOT FIT");
+  for (const auto& r : results) {
+    if (r.layout == "contiguous" || r.layout == "ring") {
+      if (r.prediction.imbalance > 1.2)
+        out += fmt::format("why: with contiguous blocks, after round 0 some devices hold fully visible K/V blocks while others'"
+                           " are fully masked; every round waits for the busiest device.\n");
+      break;
+    }
+  }
+}
+
+// Batch mode: one output row per input row, input columns untouched, then predictions.
+std::string run_batch(const std::string& path, const std::string& format, const models::Catalog& catalog,
+                      const cxxopts::ParseResult& args) {
+  const CsvTable t = read_csv(path);
+  const auto c_hw = t.require_column("hardware");
+  const auto c_model = t.require_column("model");
+  const auto c_mp = t.require_column("mp");
+  const auto c_sp = t.require_column("sp");
+  const auto c_n = t.require_column("n_seq");
+  const auto c_tq = t.column("tile_q");
+  const auto c_tk = t.column("tile_k");
+  const auto c_layout = t.column("layout");
+  const auto c_mask = t.column("mask");
+  const auto c_profile = t.column("profile");
+  const auto c_batch = t.column("batch");
+  if (c_tq.has_value() != c_tk.has_value())
+    throw InputError(path, 1, c_tq ? "tile_k" : "tile_q", "tile_q and tile_k must be given together");
+
+  const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
+                                          "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
+                                          "pred_layout_step_s", "pred_tile",            "pred_profile",
+                                          "pred_profile_calibrated"};
+  std::string out;
+  nlohmann::json rows = nlohmann::json::array();
+  if (format == "csv") {
+    auto h = t.header;
+    h.insert(h.end(), extra.begin(), extra.end());
+    out += csv_line(h);
+  }
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& row = t.rows[i];
+    const auto line = t.lines[i];
+    std::vector<std::string> values;
+    try {
+      auto field = [&](std::size_t col, const char* name) -> const std::string& {
+        if (models::trim(row[col]).empty()) throw InputError({}, 0, name, "empty value");
+        return row[col];
+      };
+      models::ScenarioSpec spec;
+      spec.hardware = std::string(models::trim(field(c_hw, "hardware")));
+      spec.model = std::string(models::trim(field(c_model, "model")));
+      try { spec.mp = models::parse_positive_int(field(c_mp, "mp"), "mp"); } catch (const InputError& e) { throw e.with_field("mp"); }
+      try { spec.sp = models::parse_positive_int(field(c_sp, "sp"), "sp"); } catch (const InputError& e) { throw e.with_field("sp"); }
+      try { spec.n_seq = models::parse_positive_int(field(c_n, "n_seq"), "n_seq"); } catch (const InputError& e) { throw e.with_field("n_seq"); }
+      if (c_batch) spec.batch = models::parse_positive_int(field(*c_batch, "batch"), "batch");
+      if (c_tq) spec.tile = models::TileShape{models::parse_positive_int(field(*c_tq, "tile_q"), "tile_q"),
+                                              models::parse_positive_int(field(*c_tk, "tile_k"), "tile_k")};
+      if (c_mask) spec.mask = std::string(models::trim(field(*c_mask, "mask")));
+      if (c_profile && !models::trim(row[*c_profile]).empty()) spec.profile = std::string(models::trim(row[*c_profile]));
+      if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
+      const auto ring = run_one(spec, "contiguous", catalog);
+      const auto striped = run_one(spec, "striped", catalog);
+      double layout_step = striped.prediction.step_s;
+      if (c_layout && !models::trim(row[*c_layout]).empty())
+        layout_step = run_one(spec, std::string(models::trim(row[*c_layout])), catalog).prediction.step_s;
+      const double tms = models::theoretical_max_speedup(ring.scenario);
+      const double speedup = ring.prediction.step_s / striped.prediction.step_s;
+      values = {fmt::format("{:.4f}", tms),
+                fmt::format("{:.4f}", speedup),
+                fmt::format("{:.6g}", ring.prediction.step_s),
+                fmt::format("{:.6g}", striped.prediction.step_s),
+                fmt::format("{:.6g}", ring.prediction.tokens_per_s),
+                fmt::format("{:.6g}", striped.prediction.tokens_per_s),
+                fmt::format("{:.6g}", layout_step),
+                fmt::format("{}x{}", ring.scenario.tile.q, ring.scenario.tile.k),
+                ring.scenario.profile.name,
+                ring.scenario.profile.provenance.calibrated ? "true" : "false"};
+    } catch (const InputError& e) {
+      throw InputError(path, line, e.field(), e.message());
+    }
+    if (format == "csv") {
+      auto r = row;
+      r.insert(r.end(), values.begin(), values.end());
+      out += csv_line(r);
+    } else {
+      nlohmann::json j;
+      for (std::size_t c = 0; c < t.header.size(); ++c) j[t.header[c]] = row[c];
+      for (std::size_t c = 0; c < extra.size(); ++c) j[extra[c]] = values[c];
+      rows.push_back(j);
+    }
+  }
+  if (format == "json") return rows.dump(2) + "\n";
+  if (format == "table") {
+    // A readable view of the same rows.
+    std::string s;
+    for (std::size_t c = 0; c < t.header.size(); ++c) s += fmt::format("{:>12} ", t.header[c]);
+    s += fmt::format("{:>9} {:>13}\n", "pred_tms", "pred_speedup");
+    for (const auto& r : rows) {
+      for (std::size_t c = 0; c < t.header.size(); ++c) s += fmt::format("{:>12} ", r[t.header[c]].get<std::string>());
+      s += fmt::format("{:>9} {:>13}\n", r["pred_tms"].get<std::string>(), r["pred_speedup"].get<std::string>());
+    }
+    return s;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_predict(int argc, char** argv) {
+  cxxopts::Options o("ringsim predict", "Analytic prediction of a training step for ring, striped and other layouts");
+  add_scenario_options(o, "contiguous,striped,zigzag");
+  o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
+                 ("h,help", "show help");
+  const auto r = parse_or_throw(o, argc, argv);
+  if (r.count("help")) {
+    std::fputs(o.help().c_str(), stdout);
+    return 0;
+  }
+  const auto format = r["format"].as<std::string>();
+  if (format != "table" && format != "csv" && format != "json")
+    throw InputError({}, 0, "format", "expected table, csv or json, got '" + format + "'");
+  const models::Catalog catalog;
+  const auto output = r["output"].as<std::string>();
+  if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty()) {
+    write_output(output, run_batch(batch, format, catalog, r));
+    return 0;
+  }
+  const auto args = parse_scenario_args(r);
+  std::vector<LayoutResult> results;
+  for (const auto& l : args.layouts) results.push_back(run_one(args.base, l, catalog));
+  // TMS compares ring with striped whatever layouts were asked for.
+  const double tms = models::theoretical_max_speedup(results.front().scenario);
+  std::string out;
+  if (format == "table") {
+    print_table(results, tms, out);
+  } else if (format == "json") {
+    const auto& s0 = results.front().scenario;
+    nlohmann::json j;
+    j["scenario"] = {{"hardware", s0.hardware.name}, {"model", s0.model.name}, {"mp", s0.spec.mp}, {"sp", s0.spec.sp},
+                     {"n_seq", s0.spec.n_seq}, {"batch", s0.spec.batch}, {"mask", s0.mask->name()},
+                     {"tile_q", s0.tile.q}, {"tile_k", s0.tile.k}, {"tile_clamped", s0.tile_clamped},
+                     {"block_tokens", s0.layout->block()}};
+    j["profile"] = s0.profile.to_json();
+    j["pred_tms"] = tms;
+    j["results"] = nlohmann::json::array();
+    for (const auto& x : results) j["results"].push_back(prediction_json(x));
+    out = j.dump(2) + "\n";
+  } else {
+    out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
+                     "step_s", "tokens_per_s", "mfu", "attention_fwd_s", "attention_bwd_s", "other_compute_s",
+                     "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first"});
+    for (const auto& x : results) {
+      const auto& s = x.scenario;
+      const auto& p = x.prediction;
+      out += csv_line({x.layout, s.hardware.name, s.model.name, std::to_string(s.spec.mp), std::to_string(s.spec.sp),
+                       std::to_string(s.spec.n_seq), std::to_string(s.spec.batch), s.mask->name(),
+                       std::to_string(s.tile.q), std::to_string(s.tile.k), s.profile.name,
+                       fmt::format("{:.6g}", p.step_s), fmt::format("{:.6g}", p.tokens_per_s),
+                       fmt::format("{:.4f}", p.mfu), fmt::format("{:.6g}", p.attention_fwd_s),
+                       fmt::format("{:.6g}", p.attention_bwd_s), fmt::format("{:.6g}", p.other_compute_s),
+                       fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
+                       fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
+                       fmt::format("{:.4f}", tms),
+                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s)});
+    }
+  }
+  write_output(output, out);
+  return 0;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,86 @@
+#include "cli/scenario_options.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/error.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+void add_scenario_options(cxxopts::Options& o, const std::string& default_layouts) {
+  o.add_options("scenario")
+    ("hardware", "hardware name (configs/hardware/NAME.json)", cxxopts::value<std::string>()->default_value("a100-80gb"))
+    ("hardware-file", "hardware JSON file outside the catalog", cxxopts::value<std::string>()->default_value(""))
+    ("model", "model name (configs/models/NAME.json) or attn:HQ:HKV:D", cxxopts::value<std::string>()->default_value("ringattn-1b"))
+    ("model-file", "model JSON file outside the catalog", cxxopts::value<std::string>()->default_value(""))
+    ("mesh", "MPxSP: tensor-parallel degree x ring size", cxxopts::value<std::string>()->default_value("1x8"))
+    ("seq", "total sequence length n_seq (tokens)", cxxopts::value<std::string>()->default_value("131072"))
+    ("batch", "sequences per step", cxxopts::value<std::string>()->default_value("1"))
+    ("layout", "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE",
+     cxxopts::value<std::string>()->default_value(default_layouts))
+    ("mask", "causal|full|window:W|docs:FILE", cxxopts::value<std::string>()->default_value("causal"))
+    ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
+    ("profile", "profile name or JSON path (default: the hardware's)", cxxopts::value<std::string>()->default_value(""))
+    ("seed", "seed for generated masks", cxxopts::value<std::string>()->default_value("1"));
+}
+
+ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
+  ScenarioArgs a;
+  auto& s = a.base;
+  s.hardware = r["hardware"].as<std::string>();
+  s.hardware_file = r["hardware-file"].as<std::string>();
+  s.model = r["model"].as<std::string>();
+  s.model_file = r["model-file"].as<std::string>();
+  const auto mesh = models::parse_pair(r["mesh"].as<std::string>(), "mesh");
+  s.mp = mesh.first;
+  s.sp = mesh.second;
+  s.n_seq = models::parse_positive_int(r["seq"].as<std::string>(), "seq");
+  s.batch = models::parse_positive_int(r["batch"].as<std::string>(), "batch");
+  s.mask = r["mask"].as<std::string>();
+  s.profile = r["profile"].as<std::string>();
+  const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
+  if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
+  s.seed = static_cast<std::uint64_t>(seed);
+  if (const auto tile = r["tile"].as<std::string>(); !tile.empty()) {
+    const auto t = models::parse_pair(tile, "tile");
+    s.tile = models::TileShape{t.first, t.second};
+  }
+  for (auto& l : models::split(r["layout"].as<std::string>(), ',')) {
+    if (l.empty()) throw InputError({}, 0, "layout", "empty layout name in the list");
+    a.layouts.push_back(l);
+  }
+  s.layout = a.layouts.front();
+  return a;
+}
+
+std::string human_seconds(double s) {
+  const double a = std::fabs(s);
+  if (a >= 1) return fmt::format("{:.3g} s", s);
+  if (a >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  if (a >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
+  if (a == 0) return "0 s";
+  return fmt::format("{:.3g} ns", s * 1e9);
+}
+
+std::string human_count(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e12) return fmt::format("{:.3g} T", v / 1e12);
+  if (a >= 1e9) return fmt::format("{:.3g} G", v / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3g} M", v / 1e6);
+  if (a >= 1e4) return fmt::format("{:.3g} k", v / 1e3);
+  return fmt::format("{:.4g}", v);
+}
+
+std::string human_bytes(double b) {
+  const double a = std::fabs(b);
+  if (a >= 1024.0 * 1024 * 1024) return fmt::format("{:.3g} GiB", b / (1024.0 * 1024 * 1024));
+  if (a >= 1024.0 * 1024) return fmt::format("{:.3g} MiB", b / (1024.0 * 1024));
+  if (a >= 1024.0) return fmt::format("{:.3g} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The scenario flags shared by predict, workload, show and simulate, and their parsing into
+// ScenarioSpecs (one per requested layout).
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "models/scenario.hpp"
+
+namespace ringsim::cli {
+
+void add_scenario_options(cxxopts::Options& options, const std::string& default_layouts);
+
+struct ScenarioArgs {
+  models::ScenarioSpec base;          // layout left as the first requested one
+  std::vector<std::string> layouts;   // as requested (`ring` kept as written)
+};
+
+// Throws InputError for malformed values (mesh, tile, sizes).
+[[nodiscard]] ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r);
+
+// Human-friendly figures: 1.23 s / 45.6 ms / 7.8 us; 1.2 M; 12.3 GiB.
+[[nodiscard]] std::string human_seconds(double s);
+[[nodiscard]] std::string human_count(double v);
+[[nodiscard]] std::string human_bytes(double b);
+
+}  // namespace ringsim::cli

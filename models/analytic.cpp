@@ -1,0 +1,140 @@
+#include "models/analytic.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringsim::models {
+
+double theoretical_max_speedup(const ModelConfig& m, std::int64_t sp, std::int64_t n_seq,
+                               double attention_cost_ratio) noexcept {
+  const double c = static_cast<double>(n_seq) / static_cast<double>(sp);
+  const double d = static_cast<double>(m.d_model);
+  const double hd = static_cast<double>(m.head_dim);
+  const double q_width = static_cast<double>(m.heads) * hd;
+  const double kv_width = static_cast<double>(m.kv_heads) * hd;
+  // Forward matmul FLOPs per token (tensor parallelism divides both sides equally: it cancels).
+  const double per_layer = 2 * d * (q_width + 2 * kv_width) + 2 * q_width * d + 2 * 2 * d * static_cast<double>(m.d_ff);
+  const double other = 3 * c * (static_cast<double>(m.layers) * per_layer + 2 * d * static_cast<double>(m.vocab));
+  // One full c x c block of attention, forward + backward (3x), all layers.
+  const double block = 3 * 4 * c * c * q_width * static_cast<double>(m.layers) * attention_cost_ratio;
+  const double diag = (c + 1) / (2 * c);  // c(c+1)/2 of c^2 pairs
+  const double n = static_cast<double>(sp);
+  const double ring = other + block * (diag + (n - 1));
+  const double striped = other + block * diag * n;
+  return ring / striped;
+}
+
+double theoretical_max_speedup(const ResolvedScenario& s) {
+  const double ratio = s.hardware.peak_flops_per_s(s.profile.matmul_precision) /
+                       s.hardware.peak_flops_per_s(s.profile.attention_precision);
+  return theoretical_max_speedup(s.model, s.spec.sp, s.spec.n_seq, ratio);
+}
+
+Prediction predict(const ResolvedScenario& s) {
+  const auto& w = *s.workload;
+  const auto& cost = *s.cost;
+  const auto& m = s.model;
+  const std::int64_t n = w.rounds();
+  const bool inter = s.ring_crosses_nodes();
+  const double layers = static_cast<double>(m.layers);
+  const double round_overhead = s.profile.round_overhead_s;
+  Prediction p;
+
+  const double kv_bytes = static_cast<double>(w.kv_block_bytes());
+  const double dkv_bytes =
+      kv_bytes * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+  const double t_kv = cost.transfer_s(kv_bytes, inter);
+  const double t_kv_dkv = cost.transfer_s(kv_bytes + dkv_bytes, inter);
+  const double t_dkv = cost.transfer_s(dkv_bytes, inter);
+
+  double fwd_layer = 0, bwd_layer = 0, fwd_exposed = 0, bwd_exposed = 0, imbalance_sum = 0, useful_layer = 0;
+  double area_frac_sum = 0;
+  const double block_area = static_cast<double>(s.layout->block()) * static_cast<double>(s.layout->block());
+  p.rounds_fwd.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const RoundSummary r = w.round_summary(i);
+    const double comp_f = cost.attention_fwd_s(r.max_block);
+    const double comp_b = cost.attention_bwd_s(r.max_block);
+    const bool last = i + 1 == n;
+    // Forward: the last round sends nothing. Backward: dK/dV travel with K/V every round, and
+    // after the last round the accumulators still go home, after the compute.
+    const double tf = last ? 0 : t_kv;
+    const double round_f = round_overhead + cost.overlapped_s(comp_f, tf);
+    const double round_b = last ? round_overhead + comp_b + t_dkv : round_overhead + cost.overlapped_s(comp_b, t_kv_dkv);
+    fwd_layer += round_f;
+    bwd_layer += round_b;
+    fwd_exposed += round_f - round_overhead - comp_f;
+    bwd_exposed += round_b - round_overhead - comp_b;
+    area_frac_sum += static_cast<double>(r.max_visited_area) / block_area;
+    const double mean_area = static_cast<double>(r.sum_visited_area) / static_cast<double>(n);
+    imbalance_sum += mean_area > 0 ? static_cast<double>(r.max_visited_area) / mean_area : 1.0;
+    BlockStats sum_block;
+    sum_block.allowed_pairs = r.sum_allowed_pairs;
+    useful_layer += cost.attention_useful_fwd_flops(sum_block) / static_cast<double>(n);
+    RoundTime rt;
+    rt.round = i;
+    rt.compute_max_s = comp_f;
+    BlockStats mean_block;
+    mean_block.visited_area = r.sum_visited_area / n;
+    mean_block.tiles_visited = r.sum_tiles_visited / n;
+    rt.compute_mean_s = cost.attention_fwd_s(mean_block);
+    rt.transfer_s = tf;
+    rt.round_s = round_f;
+    p.rounds_fwd.push_back(rt);
+  }
+  p.attention_fwd_s = fwd_layer * layers;
+  p.attention_bwd_s = bwd_layer * layers;
+  p.exposed_transfer_s = (fwd_exposed + bwd_exposed) * layers;
+  p.imbalance = imbalance_sum / static_cast<double>(n);
+
+  StepShape shape;
+  shape.tokens = s.layout->block();
+  shape.batch = s.spec.batch;
+  shape.mp = s.spec.mp;
+  shape.recompute = s.profile.recompute;
+  // mp groups sit inside a node while they fit there.
+  const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
+  double matmul_flops = 0;
+  for (const Op& op : step_ops(m, shape)) {
+    const double reps = op.per_layer ? layers : 1.0;
+    const double t = cost.op_s(op, mp_inter) * reps;
+    if (op.kind == OpKind::Collective)
+      p.collective_s += t;
+    else
+      p.other_compute_s += t;
+    if (op.kind == OpKind::Matmul && !op.name.ends_with(".recompute")) matmul_flops += op.flops * reps;
+  }
+  p.step_s = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
+  const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);
+  // Every device of the mp x sp mesh works on the same sequence(s).
+  p.tokens_per_s = tokens / p.step_s;
+  // Useful attention FLOPs: allowed pairs, forward + standard 2x backward.
+  p.model_flops = matmul_flops + 3 * useful_layer * layers;
+  p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
+
+  // Memory per device: weights, gradients and Adam state in mixed precision (16 B/param)
+  // over mp, activations kept for backward per layer, and the K/V buffers in flight.
+  const double params = static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
+  const double c = static_cast<double>(s.layout->block());
+  const double b = static_cast<double>(s.spec.batch);
+  const double act_per_layer = c * b * static_cast<double>(m.d_model) * 2 *
+                               (s.profile.recompute ? 1.0 : 10.0 + 3.0 * static_cast<double>(m.d_ff) / static_cast<double>(m.d_model) / static_cast<double>(s.spec.mp));
+  p.memory_bytes = 16 * params + act_per_layer * layers + 4 * kv_bytes + 2 * dkv_bytes;
+  p.fits_memory = p.memory_bytes <= s.hardware.hbm_bytes;
+
+  // Hide threshold: the forward compute per round grows as f c^2 (f: the busiest device's
+  // visited fraction of the block, averaged over rounds) and the transfer as L + beta c; solve
+  // f a c^2 = L + beta c for the smallest c (a: seconds per pair of a full block).
+  const double frac = area_frac_sum / static_cast<double>(n);
+  BlockStats one_pair;
+  one_pair.visited_area = 1;
+  const double a = cost.attention_fwd_flops(one_pair) / (s.hardware.peak_flops_per_s(s.profile.attention_precision) *
+                                                         s.profile.attention_efficiency);
+  const double beta = kv_bytes / c / cost.link_bandwidth_bytes_per_s(inter);
+  const double lat = cost.link_latency_s(inter);
+  const double fa = std::max(frac, 1e-12) * a;
+  p.hide_threshold_tokens = (beta + std::sqrt(beta * beta + 4 * fa * lat)) / (2 * fa);
+  return p;
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,53 @@
+#pragma once
+// Closed-form estimates over a resolved scenario: lock-step rounds (each round lasts as long as
+// its slowest device, or its transfer when that is longer), attention forward + backward, the
+// rest of the training step, tokens/s, MFU, memory, the paper's Theoretical Maximum Speedup,
+// and the smallest block at which the K/V transfer hides behind compute.
+#include <cstdint>
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace ringsim::models {
+
+struct RoundTime {
+  std::int64_t round = 0;
+  double compute_max_s = 0;   // slowest device's attention compute, one layer, forward
+  double compute_mean_s = 0;
+  double transfer_s = 0;      // K/V to the next device
+  double round_s = 0;         // with overlap and per-round overhead
+};
+
+struct Prediction {
+  // One layer's forward ring, round by round.
+  std::vector<RoundTime> rounds_fwd;
+  double attention_fwd_s = 0;     // whole step (all layers)
+  double attention_bwd_s = 0;
+  double other_compute_s = 0;     // projections, MLP, LM head, element-wise, recompute
+  double collective_s = 0;        // tensor-parallel all-reduces
+  double exposed_transfer_s = 0;  // ring transfer time not hidden behind compute
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;         // useful FLOPs of the step on one device (allowed pairs only)
+  double mfu = 0;                 // model_flops / (step_s x dense peak at the matmul precision)
+  double imbalance = 0;           // mean over rounds of (max / mean) device attention work
+  double memory_bytes = 0;        // estimated peak per device
+  bool fits_memory = true;
+  double hide_threshold_tokens = 0;  // smallest block c at which the forward transfer hides
+};
+
+[[nodiscard]] Prediction predict(const ResolvedScenario& s);
+
+// The Striped Attention paper's Theoretical Maximum Speedup of striped over ring: all matmul
+// FLOPs of a training step on one device, transfers free, element-level skipping, attention
+// FLOPs weighted by `attention_cost_ratio` (2 on A100, where attention runs in TF32 and the rest
+// in bf16; 1 on TPU). The paper's accounting counts the MLP as two d_model x d_ff matmuls (a
+// SwiGLU's three give values 0.02-0.03 lower than its published column); see docs/analytic.md.
+[[nodiscard]] double theoretical_max_speedup(const ModelConfig& m, std::int64_t sp, std::int64_t n_seq,
+                                             double attention_cost_ratio) noexcept;
+
+// The same for a resolved scenario: the attention cost ratio is the profile's matmul peak over
+// its attention peak (bf16 over TF32 = 2 on A100 with the paper's implementation).
+[[nodiscard]] double theoretical_max_speedup(const ResolvedScenario& s);
+
+}  // namespace ringsim::models

@@ -1,0 +1,196 @@
+#include "models/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "models/json_fields.hpp"
+
+namespace ringsim::models {
+
+Profile Profile::spec_default(const Hardware& hw) {
+  Profile p;
+  p.name = hw.name + "-spec";
+  p.hardware = hw.name;
+  p.provenance.calibrated = false;
+  p.provenance.method = "spec defaults";
+  p.provenance.notes =
+      "uncalibrated: efficiencies are generic assumptions (matmul 60%, attention tiles 50%, links 80% of "
+      "the published peaks), perfect overlap, no fixed overheads";
+  // Precision of attention is an implementation choice; bf16 is what fused kernels use.
+  p.attention_precision = hw.peak_bf16_per_s ? Precision::BF16 : Precision::FP32;
+  p.matmul_precision = hw.peak_bf16_per_s ? Precision::BF16 : Precision::FP32;
+  p.default_tile = hw.kind == "tpu" ? TileShape{512, 512} : TileShape{128, 128};
+  return p;
+}
+
+Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Profile p) {
+  JsonFields f(j, file);
+  p.name = f.string("name");
+  p.hardware = f.string_or("hardware", p.hardware);
+  if (auto v = f.optional_number("version")) p.version = static_cast<std::int64_t>(*v);
+  if (f.find("provenance")) {
+    p.provenance.calibrated = f.boolean_or("provenance.calibrated", false);
+    p.provenance.method = f.string_or("provenance.method", "");
+    p.provenance.fitted_from = f.string_or("provenance.fitted_from", "");
+    p.provenance.date = f.string_or("provenance.date", "");
+    p.provenance.notes = f.string_or("provenance.notes", "");
+    p.provenance.residual = f.optional_number("provenance.residual");
+  }
+  auto prec = [&](const char* key, Precision& out) {
+    if (!f.find(key)) return;
+    try {
+      out = parse_precision(f.string(key));
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
+  };
+  prec("attention_precision", p.attention_precision);
+  prec("matmul_precision", p.matmul_precision);
+  auto num = [&](const char* key, double& out) {
+    if (auto v = f.optional_number(key)) out = *v;
+  };
+  num("matmul_efficiency", p.matmul_efficiency);
+  num("attention_efficiency", p.attention_efficiency);
+  num("memory_efficiency", p.memory_efficiency);
+  num("tile_overhead_s", p.tile_overhead_s);
+  num("round_overhead_s", p.round_overhead_s);
+  num("overlap", p.overlap);
+  num("link_efficiency", p.link_efficiency);
+  num("attention_bwd_factor", p.attention_bwd_factor);
+  if (const auto* v = f.find("link_latency_s"); v && !v->is_null()) p.link_latency_s = f.number("link_latency_s");
+  if (auto v = f.optional_number("kv_wire_bytes")) p.kv_wire_bytes = static_cast<std::int64_t>(*v);
+  if (auto v = f.optional_number("dkv_wire_bytes")) p.dkv_wire_bytes = static_cast<std::int64_t>(*v);
+  p.recompute = f.boolean_or("recompute", p.recompute);
+  if (f.find("default_tile")) {
+    p.default_tile.q = static_cast<std::int64_t>(f.number("default_tile.q"));
+    p.default_tile.k = static_cast<std::int64_t>(f.number("default_tile.k"));
+  }
+  p.validate(file);
+  return p;
+}
+
+void Profile::validate(const std::string& file) const {
+  auto in = [&](const char* key, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi))
+      throw InputError(file, 0, key, "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                                          std::to_string(v));
+  };
+  in("matmul_efficiency", matmul_efficiency, 1e-3, 1);
+  in("attention_efficiency", attention_efficiency, 1e-3, 1);
+  in("memory_efficiency", memory_efficiency, 1e-3, 1);
+  in("link_efficiency", link_efficiency, 1e-3, 1);
+  in("overlap", overlap, 0, 1);
+  in("tile_overhead_s", tile_overhead_s, 0, 1);
+  in("round_overhead_s", round_overhead_s, 0, 1);
+  in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
+  in("kv_wire_bytes", static_cast<double>(kv_wire_bytes), 1, 8);
+  in("dkv_wire_bytes", static_cast<double>(dkv_wire_bytes), 1, 8);
+  if (link_latency_s) in("link_latency_s", *link_latency_s, 0, 1);
+  if (default_tile.q <= 0 || default_tile.k <= 0) throw InputError(file, 0, "default_tile", "expected positive q and k");
+}
+
+nlohmann::json Profile::to_json() const {
+  nlohmann::json j;
+  j["name"] = name;
+  j["hardware"] = hardware;
+  j["version"] = version;
+  j["provenance"] = {{"calibrated", provenance.calibrated}, {"method", provenance.method},
+                     {"fitted_from", provenance.fitted_from}, {"date", provenance.date}, {"notes", provenance.notes}};
+  if (provenance.residual) j["provenance"]["residual"] = *provenance.residual;
+  j["attention_precision"] = std::string(to_string(attention_precision));
+  j["matmul_precision"] = std::string(to_string(matmul_precision));
+  j["matmul_efficiency"] = matmul_efficiency;
+  j["attention_efficiency"] = attention_efficiency;
+  j["memory_efficiency"] = memory_efficiency;
+  j["tile_overhead_s"] = tile_overhead_s;
+  j["round_overhead_s"] = round_overhead_s;
+  j["overlap"] = overlap;
+  j["link_efficiency"] = link_efficiency;
+  if (link_latency_s) j["link_latency_s"] = *link_latency_s;
+  j["kv_wire_bytes"] = kv_wire_bytes;
+  j["dkv_wire_bytes"] = dkv_wire_bytes;
+  j["attention_bwd_factor"] = attention_bwd_factor;
+  j["recompute"] = recompute;
+  j["default_tile"] = {{"q", default_tile.q}, {"k", default_tile.k}};
+  return j;
+}
+
+CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
+                     std::int64_t batch, std::int64_t mask_heads)
+    : hw_(&hw), profile_(&profile), model_(&model), mp_(mp), batch_(batch) {
+  model.check_parallelism(mp);
+  heads_per_device_ = model.heads / mp;
+  kv_heads_per_device_ = std::max<std::int64_t>(1, model.kv_heads / mp);
+  // Structured masks count a tile once for all heads; per-head sparse masks count each head's
+  // tiles, over the model's heads, so each counted tile then stands for heads / mask_heads heads.
+  if (mask_heads > 1) {
+    if (model.heads % mask_heads != 0)
+      throw InputError({}, 0, "mask",
+                       "the mask has " + std::to_string(mask_heads) + " heads, which does not divide the model's " +
+                           std::to_string(model.heads));
+    head_multiplier_ = static_cast<double>(model.heads) / static_cast<double>(mask_heads) / static_cast<double>(mp);
+  } else {
+    head_multiplier_ = static_cast<double>(heads_per_device_);
+  }
+  attn_flops_per_s_ = hw.peak_flops_per_s(profile.attention_precision) * profile.attention_efficiency;
+  matmul_flops_per_s_ = hw.peak_flops_per_s(profile.matmul_precision) * profile.matmul_efficiency;
+}
+
+double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {
+  return 4.0 * static_cast<double>(b.visited_area) * static_cast<double>(model_->head_dim) * head_multiplier_ *
+         static_cast<double>(batch_);
+}
+
+double CostModel::attention_useful_fwd_flops(const BlockStats& b) const noexcept {
+  return 4.0 * static_cast<double>(b.allowed_pairs) * static_cast<double>(model_->head_dim) * head_multiplier_ *
+         static_cast<double>(batch_);
+}
+
+double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
+  return static_cast<double>(b.tiles_visited * batch_) * profile_->tile_overhead_s +
+         attention_fwd_flops(b) / attn_flops_per_s_;
+}
+
+double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
+  return static_cast<double>(b.tiles_visited * batch_) * profile_->tile_overhead_s +
+         profile_->attention_bwd_factor * attention_fwd_flops(b) / attn_flops_per_s_;
+}
+
+double CostModel::link_bandwidth_bytes_per_s(bool inter_node) const noexcept {
+  return (inter_node ? hw_->inter_node_bandwidth_bytes_per_s : hw_->intra_link_bandwidth_bytes_per_s) *
+         profile_->link_efficiency;
+}
+
+double CostModel::link_latency_s(bool inter_node) const noexcept {
+  if (profile_->link_latency_s) return *profile_->link_latency_s;
+  return inter_node ? hw_->inter_node_latency_s : hw_->intra_link_latency_s;
+}
+
+double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
+  if (bytes <= 0) return 0;
+  return link_latency_s(inter_node) + bytes / link_bandwidth_bytes_per_s(inter_node);
+}
+
+double CostModel::overlapped_s(double compute_s, double transfer) const noexcept {
+  return std::max(compute_s, transfer) + (1.0 - profile_->overlap) * std::min(compute_s, transfer);
+}
+
+double CostModel::op_s(const Op& op, bool collective_inter_node) const noexcept {
+  switch (op.kind) {
+    case OpKind::Matmul: return op.flops / matmul_flops_per_s_;
+    case OpKind::Memory: return op.bytes / (hw_->hbm_bandwidth_bytes_per_s * profile_->memory_efficiency);
+    case OpKind::Collective: {
+      // Ring all-reduce over mp devices: 2 (mp - 1) steps of bytes / mp each.
+      if (mp_ <= 1) return 0;
+      const double m = static_cast<double>(mp_);
+      return 2 * (m - 1) * link_latency_s(collective_inter_node) +
+             2 * (m - 1) / m * op.bytes / link_bandwidth_bytes_per_s(collective_inter_node);
+    }
+  }
+  return 0;
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,95 @@
+#pragma once
+// The cost model: a Profile (the implementation's calibrated or assumed parameters) applied to
+// a Hardware spec gives seconds for a block of attention tiles, a transfer, and every other op.
+//   tile time     = tile_overhead_s + FLOPs / (peak[attention precision] x attention_efficiency)
+//   transfer time = latency + bytes / (link bandwidth x link_efficiency)
+//   overlapped    = max(compute, transfer) + (1 - overlap) x min(compute, transfer)
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/hardware.hpp"
+#include "models/mask.hpp"
+#include "models/transformer.hpp"
+#include "models/workload.hpp"
+
+namespace ringsim::models {
+
+struct Provenance {
+  bool calibrated = false;
+  std::string method;       // "spec defaults", "fit to published speedups", "fit to kernel timings"
+  std::string fitted_from;  // data file(s)
+  std::string date;
+  std::string notes;
+  std::optional<double> residual;  // fit residual (mean absolute error of what was fitted)
+};
+
+struct Profile {
+  std::string name;
+  std::string hardware;
+  std::int64_t version = 1;
+  Provenance provenance;
+  Precision attention_precision = Precision::BF16;
+  Precision matmul_precision = Precision::BF16;
+  double matmul_efficiency = 0.6;     // fraction of dense peak reached by projection/MLP matmuls
+  double attention_efficiency = 0.5;  // fraction of peak reached inside computed attention tiles
+  double memory_efficiency = 0.7;     // fraction of HBM bandwidth for element-wise ops
+  double tile_overhead_s = 0;         // fixed cost per computed tile (launch, softmax bookkeeping)
+  double round_overhead_s = 0;        // fixed cost per ring round (sync, buffer swap)
+  double overlap = 1.0;               // 1: transfers fully hide behind compute; 0: serialised
+  double link_efficiency = 0.8;       // fraction of the link's bandwidth a transfer reaches
+  std::optional<double> link_latency_s;  // overrides the hardware's per-hop latency
+  std::int64_t kv_wire_bytes = 2;     // dtype bytes of K/V on the wire
+  std::int64_t dkv_wire_bytes = 4;    // dtype bytes of the travelling dK/dV accumulators
+  double attention_bwd_factor = 2.5;  // backward attention FLOPs / forward (flash: 5 vs 2 matmuls)
+  bool recompute = false;             // activation recomputation of non-attention ops
+  TileShape default_tile{128, 128};
+
+  [[nodiscard]] static Profile spec_default(const Hardware& hw);
+  // Fields absent from the JSON keep `base`'s values, so a profile file may override a few.
+  [[nodiscard]] static Profile from_json(const nlohmann::json& j, const std::string& file, Profile base);
+  [[nodiscard]] nlohmann::json to_json() const;
+  void validate(const std::string& file) const;
+};
+
+class CostModel {
+ public:
+  CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp, std::int64_t batch,
+            std::int64_t mask_heads);
+
+  [[nodiscard]] const Hardware& hardware() const noexcept { return *hw_; }
+  [[nodiscard]] const Profile& profile() const noexcept { return *profile_; }
+
+  // Seconds a device spends on one block's attention tiles.
+  [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
+  [[nodiscard]] double attention_bwd_s(const BlockStats& b) const noexcept;
+  // FLOPs the kernel executes for a block (visited tiles at full size), forward.
+  [[nodiscard]] double attention_fwd_flops(const BlockStats& b) const noexcept;
+  // Useful FLOPs (allowed pairs only), forward: what MFU counts.
+  [[nodiscard]] double attention_useful_fwd_flops(const BlockStats& b) const noexcept;
+
+  [[nodiscard]] double link_bandwidth_bytes_per_s(bool inter_node) const noexcept;
+  [[nodiscard]] double link_latency_s(bool inter_node) const noexcept;
+  [[nodiscard]] double transfer_s(double bytes, bool inter_node) const noexcept;
+  [[nodiscard]] double overlapped_s(double compute_s, double transfer_s) const noexcept;
+  [[nodiscard]] double op_s(const Op& op, bool collective_inter_node) const noexcept;
+
+  [[nodiscard]] std::int64_t heads_per_device() const noexcept { return heads_per_device_; }
+  [[nodiscard]] std::int64_t kv_heads_per_device() const noexcept { return kv_heads_per_device_; }
+
+ private:
+  const Hardware* hw_;
+  const Profile* profile_;
+  const ModelConfig* model_;
+  std::int64_t mp_;
+  std::int64_t batch_;
+  std::int64_t heads_per_device_;
+  std::int64_t kv_heads_per_device_;
+  double head_multiplier_;  // heads each counted tile stands for
+  double attn_flops_per_s_;
+  double matmul_flops_per_s_;
+};
+
+}  // namespace ringsim::models

@@ -1,0 +1,42 @@
+#pragma once
+// Accelerator and interconnect specs, read from configs/hardware/*.json, where every figure
+// carries the public source it came from ({"value": ..., "source": ...}).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ringsim::models {
+
+enum class Precision { BF16, FP16, TF32, FP32, FP8 };
+
+[[nodiscard]] std::string_view to_string(Precision p) noexcept;
+[[nodiscard]] Precision parse_precision(std::string_view text);  // "bf16", "fp16", "tf32", "fp32", "fp8"
+
+struct Hardware {
+  std::string name;
+  std::string description;
+  std::string kind;  // "gpu" or "tpu"
+  std::string topology;
+  // Dense peak FLOP/s by precision; nullopt where the device has no such mode.
+  std::optional<double> peak_bf16_per_s, peak_fp16_per_s, peak_tf32_per_s, peak_fp32_per_s, peak_fp8_per_s;
+  double hbm_bytes = 0;
+  double hbm_bandwidth_bytes_per_s = 0;
+  std::int64_t devices_per_node = 1;
+  double intra_link_bandwidth_bytes_per_s = 0;  // per device, one direction
+  double intra_link_latency_s = 0;
+  double inter_node_bandwidth_bytes_per_s = 0;  // per device
+  double inter_node_latency_s = 0;
+  std::vector<std::string> sources;
+
+  // Throws InputError when the device has no such precision.
+  [[nodiscard]] double peak_flops_per_s(Precision p) const;
+
+  [[nodiscard]] static Hardware from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static Hardware load_file(const std::string& path);
+};
+
+}  // namespace ringsim::models

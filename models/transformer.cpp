@@ -1,0 +1,118 @@
+#include "models/transformer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "models/json_fields.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::models {
+
+std::int64_t ModelConfig::parameters() const noexcept {
+  if (attention_only) return 0;
+  const std::int64_t attn = d_model * (heads + 2 * kv_heads) * head_dim + heads * head_dim * d_model;
+  const std::int64_t mlp_p = mlp_matrices() * d_model * d_ff;
+  return layers * (attn + mlp_p + 2 * d_model) + 2 * vocab * d_model + d_model;
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& file) {
+  JsonFields f(j, file);
+  ModelConfig m;
+  m.name = f.string("name");
+  m.description = f.string_or("description", "");
+  auto count = [&](const char* key) {
+    const double v = f.positive_sourced(key);
+    if (v != static_cast<double>(static_cast<std::int64_t>(v)))
+      throw InputError(file, 0, key, "expected a positive integer");
+    return static_cast<std::int64_t>(v);
+  };
+  m.vocab = count("vocab");
+  m.d_model = count("d_model");
+  m.d_ff = count("d_ff");
+  m.layers = count("layers");
+  m.heads = count("heads");
+  m.kv_heads = f.find("kv_heads") ? count("kv_heads") : m.heads;
+  m.head_dim = f.find("head_dim") ? count("head_dim") : m.d_model / m.heads;
+  m.mlp = f.string_or("mlp", "swiglu");
+  if (m.mlp != "swiglu" && m.mlp != "gelu") throw InputError(file, 0, "mlp", "expected \"swiglu\" or \"gelu\"");
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(file, 0, "kv_heads", "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads");
+  if (j.contains("sources") && j["sources"].is_array())
+    for (const auto& s : j["sources"])
+      if (s.is_string()) m.sources.push_back(s.get<std::string>());
+  return m;
+}
+
+ModelConfig ModelConfig::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+ModelConfig ModelConfig::attention_pseudo(std::string_view spec) {
+  const auto parts = split(spec, ':');
+  if (parts.size() != 4 || parts[0] != "attn")
+    throw InputError({}, 0, "model", "expected attn:HQ:HKV:D (e.g. attn:32:8:128), got '" + std::string(spec) + "'");
+  ModelConfig m;
+  m.name = std::string(spec);
+  m.description = "one attention layer (no projections, MLP or LM head)";
+  m.heads = parse_positive_int(parts[1], "model");
+  m.kv_heads = parse_positive_int(parts[2], "model");
+  m.head_dim = parse_positive_int(parts[3], "model");
+  if (m.heads % m.kv_heads != 0)
+    throw InputError({}, 0, "model", "query heads (" + parts[1] + ") must be a multiple of kv heads (" + parts[2] + ")");
+  m.d_model = m.heads * m.head_dim;
+  m.layers = 1;
+  m.attention_only = true;
+  return m;
+}
+
+void ModelConfig::check_parallelism(std::int64_t mp) const {
+  if (mp <= 0) throw InputError({}, 0, "mp", "tensor-parallel degree must be positive");
+  if (heads % mp != 0)
+    throw InputError({}, 0, "mp",
+                     "model " + name + " has " + std::to_string(heads) + " heads, not divisible by mp = " +
+                         std::to_string(mp));
+  // KV heads are replicated when mp exceeds them (as Megatron does), so no check there.
+}
+
+std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
+  std::vector<Op> ops;
+  if (m.attention_only) return ops;
+  const double t = static_cast<double>(s.tokens) * static_cast<double>(s.batch);
+  const double mp = static_cast<double>(s.mp);
+  const double d = static_cast<double>(m.d_model);
+  const double hd = static_cast<double>(m.head_dim);
+  const double q_width = static_cast<double>(m.heads) * hd;
+  const double kv_width = static_cast<double>(m.kv_heads) * hd;
+  const double ff = static_cast<double>(m.d_ff);
+  const double act = static_cast<double>(s.activation_bytes);
+
+  auto matmul = [&](const std::string& name, double flops_fwd, bool per_layer) {
+    ops.push_back({name, Phase::Forward, OpKind::Matmul, per_layer, flops_fwd, 0});
+    if (s.recompute && per_layer) ops.push_back({name + ".recompute", Phase::Backward, OpKind::Matmul, per_layer, flops_fwd, 0});
+    // Gradients w.r.t. inputs and weights: two matmuls of the forward's size.
+    ops.push_back({name + ".grad", Phase::Backward, OpKind::Matmul, per_layer, 2 * flops_fwd, 0});
+  };
+  auto memory = [&](const std::string& name, double bytes_fwd) {
+    ops.push_back({name, Phase::Forward, OpKind::Memory, true, 0, bytes_fwd});
+    ops.push_back({name + ".grad", Phase::Backward, OpKind::Memory, true, 0, 2 * bytes_fwd});
+  };
+
+  matmul("qkv_proj", 2 * t * d * (q_width + 2 * kv_width) / mp, true);
+  matmul("out_proj", 2 * t * q_width * d / mp, true);
+  matmul("mlp", 2 * t * d * ff * static_cast<double>(m.mlp_matrices()) / mp, true);
+  // Element-wise work (two RMSNorms, RoPE, two residual adds, the MLP activation): read and
+  // write each tensor once; it is bandwidth-bound, so it costs bytes, not FLOPs.
+  memory("norms_residuals", 4 * 2 * t * d * act);
+  memory("rope", 2 * t * (q_width + kv_width) / mp * act);
+  memory("mlp_activation", 3 * t * ff / mp * act);
+  matmul("lm_head", 2 * t * d * static_cast<double>(m.vocab) / mp, false);
+
+  if (s.mp > 1) {
+    // Megatron tensor parallelism: one all-reduce of the layer's activations after the
+    // attention block and one after the MLP, forward; the same two in backward.
+    const double bytes = t * d * act;
+    ops.push_back({"tp_allreduce", Phase::Forward, OpKind::Collective, true, 0, 2 * bytes});
+    ops.push_back({"tp_allreduce.grad", Phase::Backward, OpKind::Collective, true, 0, 2 * bytes});
+  }
+  return ops;
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,73 @@
+#pragma once
+// Model shapes (GQA aware) and the FLOPs and bytes of every op of one training step on one
+// device, forward and backward, divided by the tensor-parallel degree mp. Attention's core
+// (QK^T and PV) is not listed here: its work comes from the Workload (tiles and allowed pairs).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ringsim::models {
+
+struct ModelConfig {
+  std::string name;
+  std::string description;
+  std::int64_t vocab = 0;
+  std::int64_t d_model = 0;
+  std::int64_t d_ff = 0;
+  std::int64_t layers = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  std::string mlp = "swiglu";    // "swiglu": 3 d_model x d_ff matrices; "gelu": 2
+  bool attention_only = false;   // the `attn:HQ:HKV:D` pseudo-model: one attention layer, nothing else
+  std::vector<std::string> sources;
+
+  [[nodiscard]] std::int64_t mlp_matrices() const noexcept { return mlp == "swiglu" ? 3 : 2; }
+  // Parameters, embeddings and LM head included (untied).
+  [[nodiscard]] std::int64_t parameters() const noexcept;
+
+  [[nodiscard]] static ModelConfig from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static ModelConfig load_file(const std::string& path);
+  // "attn:HQ:HKV:D", e.g. attn:32:8:128.
+  [[nodiscard]] static ModelConfig attention_pseudo(std::string_view spec);
+  // Throws InputError when heads don't split over mp or kv heads don't divide heads.
+  void check_parallelism(std::int64_t mp) const;
+};
+
+enum class Phase { Forward, Backward };
+enum class OpKind { Matmul, Memory, Collective };
+
+// One op of a step on one device. Matmul ops carry FLOPs; memory-bound ops carry bytes moved
+// through HBM; collectives carry the bytes each device contributes to an all-reduce over mp.
+struct Op {
+  std::string name;
+  Phase phase = Phase::Forward;
+  OpKind kind = OpKind::Matmul;
+  bool per_layer = true;  // repeated once per layer, else once per step
+  double flops = 0;
+  double bytes = 0;
+};
+
+struct StepShape {
+  std::int64_t tokens = 0;   // tokens per device per sequence (the block c)
+  std::int64_t batch = 1;    // sequences per step
+  std::int64_t mp = 1;       // tensor-parallel degree
+  bool recompute = false;    // activation recomputation: one more forward of the non-attention ops
+  std::int64_t activation_bytes = 2;  // bf16 activations
+};
+
+// Every non-attention-core op of one training step on one device.
+[[nodiscard]] std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s);
+
+// Attention core FLOPs of one full (unmasked) q x k tile for all heads on one device, forward:
+// QK^T and PV, 2 FLOPs per multiply-add each.
+[[nodiscard]] constexpr double attention_tile_flops(std::int64_t rows, std::int64_t cols, std::int64_t head_dim,
+                                                    std::int64_t heads_per_device) noexcept {
+  return 4.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(head_dim) *
+         static_cast<double>(heads_per_device);
+}
+
+}  // namespace ringsim::models

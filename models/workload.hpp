@@ -1,0 +1,109 @@
+#pragma once
+// Who computes what in which round: for round i and device j (holding K/V block
+// k = (j - i) mod N), the tile grid over the local Q block x local K/V block, its allowed-pair
+// counts, computed tiles, and the K/V bytes moved to the next device. Counts are exact int64.
+//
+// Blocks are memoised by a class key wherever the layout and mask make a block's counts depend
+// only on the device difference (shift-invariant layouts and masks) or only on its sign
+// (order-only masks): then a whole ring costs O(distinct classes x tiles), not O(N^2 x tiles).
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "models/layout.hpp"
+#include "models/mask.hpp"
+
+namespace ringsim::models {
+
+struct BlockStats {
+  std::int64_t tiles_total = 0;
+  std::int64_t tiles_computed = 0;  // tiles holding at least one allowed pair (summed over mask heads)
+  std::int64_t tiles_visited = 0;   // tiles the kernel runs (== computed for structured masks)
+  std::int64_t allowed_pairs = 0;   // summed over mask heads
+  std::int64_t visited_area = 0;    // sum of rows x cols over visited tiles: what the kernel pays for
+  friend bool operator==(const BlockStats&, const BlockStats&) = default;
+};
+
+struct DeviceRound {
+  std::int64_t round = 0;
+  std::int64_t device = 0;
+  std::int64_t kv_block = 0;
+  BlockStats stats;
+  std::int64_t kv_bytes = 0;  // bytes this device sends to the next one at the end of the round
+};
+
+// The per-round view the analytic model and the terminal views need: extremes over devices.
+struct RoundSummary {
+  std::int64_t round = 0;
+  std::int64_t max_visited_area = 0;
+  std::int64_t min_visited_area = 0;
+  std::int64_t sum_visited_area = 0;
+  std::int64_t max_tiles_visited = 0;
+  std::int64_t argmax_device = 0;  // a device with the maximum visited area
+  std::int64_t sum_allowed_pairs = 0;
+  std::int64_t sum_tiles_visited = 0;
+  // The device of maximum area's whole block: the analytic model charges that device's
+  // tile count and area together, so they must come from the same block.
+  BlockStats max_block;
+};
+
+struct WorkloadTotals {
+  std::int64_t tiles_total = 0;
+  std::int64_t tiles_computed = 0;
+  std::int64_t tiles_visited = 0;
+  std::int64_t allowed_pairs = 0;
+  std::int64_t visited_area = 0;
+};
+
+class Workload {
+ public:
+  // kv_block_bytes: bytes of one device's K/V block as it travels (GQA aware; see
+  // kv_block_bytes() below). The layout and mask must outlive the workload.
+  Workload(const Layout& layout, const Mask& mask, TileShape tile, std::int64_t kv_block_bytes);
+
+  [[nodiscard]] const Layout& layout() const noexcept { return *layout_; }
+  [[nodiscard]] const Mask& mask() const noexcept { return *mask_; }
+  [[nodiscard]] TileShape tile() const noexcept { return tile_; }
+  [[nodiscard]] std::int64_t devices() const noexcept { return layout_->n_dev(); }
+  [[nodiscard]] std::int64_t rounds() const noexcept { return layout_->n_dev(); }
+  [[nodiscard]] std::int64_t kv_block_bytes() const noexcept { return kv_block_bytes_; }
+  [[nodiscard]] static std::int64_t kv_block_of(std::int64_t device, std::int64_t round, std::int64_t n) noexcept {
+    return ((device - round) % n + n) % n;
+  }
+
+  // Not thread-safe: blocks are memoised on first use.
+  [[nodiscard]] const BlockStats& block(std::int64_t round, std::int64_t device) const;
+  [[nodiscard]] DeviceRound device_round(std::int64_t round, std::int64_t device) const;
+  [[nodiscard]] RoundSummary round_summary(std::int64_t round) const;
+  [[nodiscard]] WorkloadTotals totals() const;
+  // Every tile of one device-round, in row-major tile order, per mask head.
+  void for_each_tile(std::int64_t round, std::int64_t device, FunctionRef<void(std::int64_t head, const TileCount&)> visit) const;
+
+  // Counts of one (Q block, K/V block) pair, straight from the mask (no memo): the reference
+  // for the memoised path.
+  [[nodiscard]] static BlockStats count_block(const Layout& layout, const Mask& mask, std::int64_t q_device,
+                                              std::int64_t k_device, TileShape tile);
+
+ private:
+  // Class of block (j, k): equal keys guarantee equal counts.
+  [[nodiscard]] std::int64_t class_key(std::int64_t q_device, std::int64_t k_device) const noexcept;
+
+  const Layout* layout_;
+  const Mask* mask_;
+  TileShape tile_;
+  std::int64_t kv_block_bytes_;
+  enum class Classes { BySign, ByDifference, ByPair } classes_;
+  mutable std::unordered_map<std::int64_t, BlockStats> memo_;
+};
+
+// Bytes of one K/V block on the wire: tokens x kv_heads x head_dim x 2 tensors (K and V) x dtype.
+[[nodiscard]] constexpr std::int64_t kv_block_bytes(std::int64_t tokens, std::int64_t kv_heads, std::int64_t head_dim,
+                                                    std::int64_t dtype_bytes) noexcept {
+  return tokens * kv_heads * head_dim * 2 * dtype_bytes;
+}
+
+// Validates a tile shape against a block: positive and no larger than the block.
+void check_tile(TileShape tile, std::int64_t block);
+
+}  // namespace ringsim::models
