@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::fprintf(stderr, "ringsim: error: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  std::string names;
+  for (const auto& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
+  std::fprintf(stderr, "ringsim: error: unknown command '%s' (expected one of: %s; see ringsim --help)\n", argv[1],
+               names.c_str());
   return 2;
 }

@@ -1,0 +1,140 @@
+// The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
+// line on stderr and exit code 2, leaving no output file behind.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run(const std::string& args) {
+  const std::string err_file = "ringsim_cli_test_stderr.txt";
+  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::size_t lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+}
+
+void expect_bad(const std::string& args, const std::string& needle) {
+  INFO("ringsim " << args);
+  const auto r = run(args);
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find(needle) != std::string::npos);
+  INFO("stderr: " << r.err);
+}
+
+}  // namespace
+
+TEST_CASE("the quick-start prediction compares ring and striped side by side", "[cli]") {
+  const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("contiguous") != std::string::npos);
+  CHECK(r.out.find("striped") != std::string::npos);
+  CHECK(r.out.find("Theoretical maximum speedup") != std::string::npos);
+  CHECK(r.out.find("profile") != std::string::npos);
+  CHECK(r.out.find("nan") == std::string::npos);
+}
+
+TEST_CASE("batch prediction passes input columns through and adds pred_tms and pred_speedup", "[cli]") {
+  const std::string out = "ringsim_cli_batch.csv";
+  std::filesystem::remove(out);
+  const auto r = run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " + out);
+  REQUIRE(r.code == 0);
+  std::ifstream f(out);
+  std::string header;
+  std::getline(f, header);
+  CHECK(header.rfind("hardware,model,mp,sp,n_seq,tms,speedup,pred_tms,pred_speedup", 0) == 0);
+  std::string line;
+  int rows = 0;
+  while (std::getline(f, line)) ++rows;
+  CHECK(rows == 45);
+  // JSON is one document.
+  const auto j = run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format json");
+  REQUIRE(j.code == 0);
+  CHECK(j.out.front() == '[');
+}
+
+TEST_CASE("workload prints one row per (round, device)", "[cli]") {
+  const auto r = run("workload --mesh 1x4 --seq 4096 --layout striped --tile 256x256");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("round,device,kv_block,tiles_total,tiles_computed,allowed_pairs,kv_bytes\n", 0) == 0);
+  CHECK(lines(r.out) == 1 + 16);
+  CHECK(r.out.find("\n0,0,0,16,10,524800,") != std::string::npos);  // 1024*1025/2 pairs
+}
+
+TEST_CASE("show draws plain heatmaps and attention matrices when not on a terminal", "[cli]") {
+  const auto r = run("show --mesh 1x4 --seq 16 --tile 2x2");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find('\033') == std::string::npos);
+  CHECK(r.out.find("attention matrix") != std::string::npos);
+  CHECK(r.out.find("striped") != std::string::npos);
+}
+
+TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
+  expect_bad("predict --hardware z80", "unknown hardware");
+  expect_bad("predict --model gpt-9", "unknown model");
+  expect_bad("predict --mesh 1x3 --seq 8192", "not divisible");
+  expect_bad("predict --mesh 1x8 --seq 8192 --tile 2048x2048", "larger than the per-device block");
+  expect_bad("predict --seq 0", "seq");
+  expect_bad("predict --seq -4096", "seq");
+  expect_bad("predict --mesh 0x4", "mesh");
+  expect_bad("predict --mesh 4", "mesh");
+  expect_bad("predict --layout spiral", "unknown layout");
+  expect_bad("predict --mask window:0", "window");
+  expect_bad("predict --format xml", "format");
+  expect_bad("predict --no-such-flag", "no-such-flag");
+  expect_bad("predict --hardware-file /nonexistent.json", "cannot open");
+  expect_bad("frobnicate", "unknown command");
+
+  write("bad_fields.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,2\n");
+  expect_bad("predict --scenarios bad_fields.csv --format csv", "bad_fields.csv:3");
+  write("bad_column.csv", "hardware,model,mp,n_seq\na100-80gb,ringattn-1b,1,8192\n");
+  expect_bad("predict --scenarios bad_column.csv --format csv", "'sp'");
+  write("bad_value.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,lots\n");
+  expect_bad("predict --scenarios bad_value.csv --format csv", "bad_value.csv:2: field 'n_seq'");
+  write("bad_divisible.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,3,8192\n");
+  expect_bad("predict --scenarios bad_divisible.csv --format csv", "bad_divisible.csv:3");
+  write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
+  expect_bad("predict --hardware-file bad_hw.json", "source");
+
+  // A failing batch leaves no output file, not even a partial one.
+  const std::string out = "ringsim_cli_partial.csv";
+  std::filesystem::remove(out);
+  const auto r = run("predict --scenarios bad_divisible.csv --format csv -o " + out);
+  CHECK(r.code == 2);
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+}
