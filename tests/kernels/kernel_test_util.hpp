@@ -111,6 +111,7 @@ class DropMask final : public models::Mask {
 // Every pair masked: every row is empty.
 class NoneMask final : public models::Mask {
  public:
+  // MaskKind has no "nothing allowed" kind; the kernels never look at kind().
   [[nodiscard]] models::MaskKind kind() const noexcept override { return models::MaskKind::Full; }
   [[nodiscard]] std::string name() const override { return "test-none"; }
   [[nodiscard]] bool allowed(std::int64_t, std::int64_t, std::int64_t) const noexcept override { return false; }
