@@ -102,7 +102,7 @@ Prediction predict(const ResolvedScenario& s) {
       p.collective_s += t;
     else
       p.other_compute_s += t;
-    if (op.kind == OpKind::Matmul && !op.name.ends_with(".recompute")) matmul_flops += op.flops * reps;
+    if (op.kind == OpKind::Matmul && op.phase != Phase::Recompute) matmul_flops += op.flops * reps;
   }
   p.step_s = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
   const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);

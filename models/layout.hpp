@@ -68,6 +68,8 @@ class Layout {
   // True when, for masks that depend only on whether p <= q, a block's counts depend only on
   // the sign of (q device - k device): contiguous, striped, zigzag, block-cyclic.
   [[nodiscard]] bool order_classes() const noexcept { return kind_ != LayoutKind::Permutation; }
+  // Global positions increase with the local index on every device (all but permutations).
+  [[nodiscard]] bool monotone() const noexcept { return kind_ != LayoutKind::Permutation; }
 
  private:
   Layout() = default;

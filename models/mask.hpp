@@ -34,6 +34,15 @@ struct TileCount {
 
 using TileVisitor = FunctionRef<void(const TileCount&)>;
 
+// Totals of one block's tiles (the fields of Workload's BlockStats).
+struct BlockTotals {
+  std::int64_t tiles_total = 0;
+  std::int64_t tiles_computed = 0;
+  std::int64_t tiles_visited = 0;
+  std::int64_t allowed_pairs = 0;
+  std::int64_t visited_area = 0;
+};
+
 enum class MaskKind { Causal, Full, Window, Documents, QKDrop, Hash };
 
 class Mask {
@@ -55,6 +64,12 @@ class Mask {
   // Visits every tile of the block (Q of q_device) x (K/V of k_device) in row-major tile order.
   virtual void visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
                            std::int64_t head, TileVisitor visit) const;
+
+  // Whole-block statistics without visiting every tile, where the mask knows a shortcut for
+  // this layout; returns false to fall back on visit_block. (Declared here, BlockStats is
+  // models/workload.hpp's; the default has no shortcut.)
+  [[nodiscard]] virtual bool block_shortcut(const Layout& layout, std::int64_t q_device, std::int64_t k_device,
+                                            TileShape tile, BlockTotals& out) const;
 
   // Counts depend only on q - p (causal, full, window): blocks of shift-invariant layouts then
   // depend only on the device difference.

@@ -84,15 +84,17 @@ std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
   const double ff = static_cast<double>(m.d_ff);
   const double act = static_cast<double>(s.activation_bytes);
 
-  auto matmul = [&](const std::string& name, double flops_fwd, bool per_layer) {
+  ops.reserve(24);
+  auto matmul = [&](const char* name, double flops_fwd, bool per_layer) {
     ops.push_back({name, Phase::Forward, OpKind::Matmul, per_layer, flops_fwd, 0});
-    if (s.recompute && per_layer) ops.push_back({name + ".recompute", Phase::Backward, OpKind::Matmul, per_layer, flops_fwd, 0});
+    if (s.recompute && per_layer) ops.push_back({name, Phase::Recompute, OpKind::Matmul, per_layer, flops_fwd, 0});
     // Gradients w.r.t. inputs and weights: two matmuls of the forward's size.
-    ops.push_back({name + ".grad", Phase::Backward, OpKind::Matmul, per_layer, 2 * flops_fwd, 0});
+    ops.push_back({name, Phase::Backward, OpKind::Matmul, per_layer, 2 * flops_fwd, 0});
   };
-  auto memory = [&](const std::string& name, double bytes_fwd) {
+  auto memory = [&](const char* name, double bytes_fwd) {
     ops.push_back({name, Phase::Forward, OpKind::Memory, true, 0, bytes_fwd});
-    ops.push_back({name + ".grad", Phase::Backward, OpKind::Memory, true, 0, 2 * bytes_fwd});
+    if (s.recompute) ops.push_back({name, Phase::Recompute, OpKind::Memory, true, 0, bytes_fwd});
+    ops.push_back({name, Phase::Backward, OpKind::Memory, true, 0, 2 * bytes_fwd});
   };
 
   matmul("qkv_proj", 2 * t * d * (q_width + 2 * kv_width) / mp, true);
@@ -110,7 +112,7 @@ std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
     // attention block and one after the MLP, forward; the same two in backward.
     const double bytes = t * d * act;
     ops.push_back({"tp_allreduce", Phase::Forward, OpKind::Collective, true, 0, 2 * bytes});
-    ops.push_back({"tp_allreduce.grad", Phase::Backward, OpKind::Collective, true, 0, 2 * bytes});
+    ops.push_back({"tp_allreduce", Phase::Backward, OpKind::Collective, true, 0, 2 * bytes});
   }
   return ops;
 }

@@ -37,13 +37,13 @@ struct ModelConfig {
   void check_parallelism(std::int64_t mp) const;
 };
 
-enum class Phase { Forward, Backward };
+enum class Phase { Forward, Backward, Recompute };
 enum class OpKind { Matmul, Memory, Collective };
 
 // One op of a step on one device. Matmul ops carry FLOPs; memory-bound ops carry bytes moved
 // through HBM; collectives carry the bytes each device contributes to an all-reduce over mp.
 struct Op {
-  std::string name;
+  const char* name = "";  // static names: building a step's op list allocates nothing per op
   Phase phase = Phase::Forward;
   OpKind kind = OpKind::Matmul;
   bool per_layer = true;  // repeated once per layer, else once per step

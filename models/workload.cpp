@@ -37,8 +37,8 @@ std::int64_t Workload::class_key(std::int64_t j, std::int64_t k) const noexcept 
   return 0;
 }
 
-BlockStats Workload::count_block(const Layout& layout, const Mask& mask, std::int64_t j, std::int64_t k,
-                                 TileShape tile) {
+BlockStats Workload::count_block_by_tiles(const Layout& layout, const Mask& mask, std::int64_t j, std::int64_t k,
+                                          TileShape tile) {
   BlockStats s;
   for (std::int64_t h = 0; h < mask.heads(); ++h) {
     mask.visit_block(layout, j, k, tile, h, [&](const TileCount& t) {
@@ -54,13 +54,27 @@ BlockStats Workload::count_block(const Layout& layout, const Mask& mask, std::in
   return s;
 }
 
+BlockStats Workload::count_block(const Layout& layout, const Mask& mask, std::int64_t j, std::int64_t k,
+                                 TileShape tile) {
+  if (BlockTotals t; mask.heads() == 1 && mask.block_shortcut(layout, j, k, tile, t))
+    return {t.tiles_total, t.tiles_computed, t.tiles_visited, t.allowed_pairs, t.visited_area};
+  return count_block_by_tiles(layout, mask, j, k, tile);
+}
+
 const BlockStats& Workload::block(std::int64_t round, std::int64_t device) const {
   const std::int64_t n = layout_->n_dev();
   const std::int64_t k = kv_block_of(device, round, n);
   const std::int64_t key = class_key(device, k);
-  auto it = memo_.find(key);
-  if (it == memo_.end()) it = memo_.emplace(key, count_block(*layout_, *mask_, device, k, tile_)).first;
-  return it->second;
+  if (classes_ == Classes::ByPair) {
+    auto it = pairs_.find(key);
+    if (it == pairs_.end()) it = pairs_.emplace(key, count_block(*layout_, *mask_, device, k, tile_)).first;
+    return it->second;
+  }
+  const auto slot = static_cast<std::size_t>(key + n - 1);
+  if (table_.empty()) table_.resize(static_cast<std::size_t>(classes_ == Classes::BySign ? 3 : 2 * n - 1));
+  auto& entry = table_[classes_ == Classes::BySign ? static_cast<std::size_t>(key + 1) : slot];
+  if (!entry) entry = count_block(*layout_, *mask_, device, k, tile_);
+  return *entry;
 }
 
 DeviceRound Workload::device_round(std::int64_t round, std::int64_t device) const {

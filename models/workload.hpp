@@ -8,6 +8,7 @@
 // (order-only masks): then a whole ring costs O(distinct classes x tiles), not O(N^2 x tiles).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -80,8 +81,10 @@ class Workload {
   // Every tile of one device-round, in row-major tile order, per mask head.
   void for_each_tile(std::int64_t round, std::int64_t device, FunctionRef<void(std::int64_t head, const TileCount&)> visit) const;
 
-  // Counts of one (Q block, K/V block) pair, straight from the mask (no memo): the reference
-  // for the memoised path.
+  // Counts of one (Q block, K/V block) pair, straight from the mask (no memo): with the mask's
+  // whole-block shortcut where it has one, and tile by tile (the shortcut's reference).
+  [[nodiscard]] static BlockStats count_block_by_tiles(const Layout& layout, const Mask& mask, std::int64_t q_device,
+                                                       std::int64_t k_device, TileShape tile);
   [[nodiscard]] static BlockStats count_block(const Layout& layout, const Mask& mask, std::int64_t q_device,
                                               std::int64_t k_device, TileShape tile);
 
@@ -94,7 +97,9 @@ class Workload {
   TileShape tile_;
   std::int64_t kv_block_bytes_;
   enum class Classes { BySign, ByDifference, ByPair } classes_;
-  mutable std::unordered_map<std::int64_t, BlockStats> memo_;
+  // Sign and difference classes live in a flat table (index key + N - 1); pairs in a map.
+  mutable std::vector<std::optional<BlockStats>> table_;
+  mutable std::unordered_map<std::int64_t, BlockStats> pairs_;
 };
 
 // Bytes of one K/V block on the wire: tokens x kv_heads x head_dim x 2 tensors (K and V) x dtype.

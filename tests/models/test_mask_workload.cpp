@@ -99,6 +99,7 @@ TEST_CASE("fast per-tile counts equal brute force for every layout x mask", "[wo
                           << " round=" << i << " device=" << j);
             const auto want = brute_block(l, *m, j, k, tile);
             REQUIRE(Workload::count_block(l, *m, j, k, tile) == want);
+            REQUIRE(Workload::count_block_by_tiles(l, *m, j, k, tile) == want);
             REQUIRE(w.block(i, j) == want);  // memoised class path
           }
           // The per-round summary agrees with the devices it summarises.

@@ -1,0 +1,103 @@
+// Analytic prediction throughput and workload-counting throughput (Google Benchmark).
+// A "prediction" is what a sweep does per point: build the layout, mask, workload and cost
+// model for one (layout, sp, n_seq, tile) and run the analytic predictor; hardware, model and
+// profile files are loaded once, as a sweep would.
+#include <benchmark/benchmark.h>
+
+#include "models/analytic.hpp"
+
+using namespace ringsim::models;
+
+namespace {
+
+struct Fixture {
+  Catalog cat;
+  Hardware hw = cat.hardware("a100-80gb");
+  ModelConfig model = cat.model("ringattn-1b");
+  Profile profile = cat.profile("", hw);
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+double predict_point(const std::string& layout_spec, std::int64_t sp, std::int64_t n_seq, TileShape tile) {
+  auto& f = fixture();
+  ResolvedScenario r;
+  r.spec.sp = sp;
+  r.spec.n_seq = n_seq;
+  r.spec.layout = layout_spec;
+  r.hardware = f.hw;
+  r.model = f.model;
+  r.profile = f.profile;
+  r.layout = std::make_unique<Layout>(Layout::parse(layout_spec, n_seq, sp));
+  r.mask = make_causal();
+  r.tile = tile;
+  r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, 1, 1, 1);
+  r.workload = std::make_unique<Workload>(*r.layout, *r.mask, tile,
+                                          kv_block_bytes(r.layout->block(), r.model.kv_heads, r.model.head_dim, 2));
+  return predict(r).step_s;
+}
+
+// The paper's sweep: layouts x ring sizes x sequence lengths, tile 2048 x 4096.
+void BM_AnalyticPredictionSweep(benchmark::State& state) {
+  const char* layouts[] = {"contiguous", "striped", "zigzag"};
+  std::int64_t points = 0;
+  for (auto _ : state) {
+    for (const char* l : layouts)
+      for (std::int64_t sp : {2, 4, 8})
+        for (std::int64_t c : {4096, 8192, 16384, 32768}) {
+          benchmark::DoNotOptimize(predict_point(l, sp, sp * c, {2048, 4096}));
+          ++points;
+        }
+  }
+  state.counters["predictions_per_s"] = benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AnalyticPredictionSweep);
+
+// Large rings: the class-memoised workload keeps a 1024-device prediction cheap.
+void BM_AnalyticPredictionLargeRing(benchmark::State& state) {
+  const auto sp = state.range(0);
+  for (auto _ : state) benchmark::DoNotOptimize(predict_point("striped", sp, sp * 8192, {128, 128}));
+  state.counters["predictions_per_s"] = benchmark::Counter(1, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_AnalyticPredictionLargeRing)->Arg(64)->Arg(1024)->Arg(65536);
+
+// Raw tile counting of one block with the closed forms: tiles per second.
+void BM_CountBlockTiles(benchmark::State& state) {
+  const std::int64_t c = state.range(0);
+  const auto mask = make_window(c / 3);
+  const auto l = Layout::striped(8 * c, 8);
+  const TileShape tile{128, 128};
+  std::int64_t tiles = 0;
+  for (auto _ : state) {
+    const auto s = Workload::count_block(l, *mask, 5, 2, tile);
+    benchmark::DoNotOptimize(s);
+    tiles += s.tiles_total;
+  }
+  state.counters["tiles_per_s"] = benchmark::Counter(static_cast<double>(tiles), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_CountBlockTiles)->Arg(8192)->Arg(65536);
+
+// A whole ring with a mask that defeats memoisation (documents): every block counted.
+void BM_WorkloadDocumentsRing(benchmark::State& state) {
+  const std::int64_t n = 16, c = 16384;
+  std::vector<std::int64_t> starts;
+  for (std::int64_t p = 0; p < n * c; p += 8192 + 1000) starts.push_back(p);
+  const auto mask = make_documents(starts, n * c);
+  const auto l = Layout::zigzag(n * c, n);
+  std::int64_t tiles = 0;
+  for (auto _ : state) {
+    const Workload w(l, *mask, {512, 512}, 0);
+    const auto t = w.totals();
+    benchmark::DoNotOptimize(t);
+    tiles += t.tiles_total;
+  }
+  state.counters["tiles_per_s"] = benchmark::Counter(static_cast<double>(tiles), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_WorkloadDocumentsRing)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
