@@ -8,6 +8,7 @@ namespace ringsim::cli {
 int run_predict(int argc, char** argv);
 int run_workload(int argc, char** argv);
 int run_show(int argc, char** argv);
+int run_calibrate(int argc, char** argv);
 
 // cxxopts' own parse errors (unknown flag, missing value) become InputError.
 [[nodiscard]] cxxopts::ParseResult parse_or_throw(cxxopts::Options& options, int argc, char** argv);

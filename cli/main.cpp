@@ -20,6 +20,7 @@ constexpr Command kCommands[] = {
     {"predict", ringsim::cli::run_predict, "analytic step time, tokens/s, MFU and speedups for ring vs striped vs zigzag"},
     {"workload", ringsim::cli::run_workload, "per (round, device) tiles and allowed pairs of a scenario"},
     {"show", ringsim::cli::run_show, "terminal heatmaps of the (device x round) work and the attention matrix"},
+    {"calibrate", ringsim::cli::run_calibrate, "fit a profile to published speedups or kernel timings"},
 };
 
 void usage(std::FILE* to) {

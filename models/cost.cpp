@@ -57,6 +57,8 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   num("memory_efficiency", p.memory_efficiency);
   num("tile_overhead_s", p.tile_overhead_s);
   num("round_overhead_s", p.round_overhead_s);
+  num("masked_tile_penalty", p.masked_tile_penalty);
+  num("skipped_tile_cost", p.skipped_tile_cost);
   num("overlap", p.overlap);
   num("link_efficiency", p.link_efficiency);
   num("attention_bwd_factor", p.attention_bwd_factor);
@@ -85,6 +87,8 @@ void Profile::validate(const std::string& file) const {
   in("overlap", overlap, 0, 1);
   in("tile_overhead_s", tile_overhead_s, 0, 1);
   in("round_overhead_s", round_overhead_s, 0, 1);
+  in("masked_tile_penalty", masked_tile_penalty, 0, 10);
+  in("skipped_tile_cost", skipped_tile_cost, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
   in("kv_wire_bytes", static_cast<double>(kv_wire_bytes), 1, 8);
   in("dkv_wire_bytes", static_cast<double>(dkv_wire_bytes), 1, 8);
@@ -107,6 +111,8 @@ nlohmann::json Profile::to_json() const {
   j["memory_efficiency"] = memory_efficiency;
   j["tile_overhead_s"] = tile_overhead_s;
   j["round_overhead_s"] = round_overhead_s;
+  j["masked_tile_penalty"] = masked_tile_penalty;
+  j["skipped_tile_cost"] = skipped_tile_cost;
   j["overlap"] = overlap;
   j["link_efficiency"] = link_efficiency;
   if (link_latency_s) j["link_latency_s"] = *link_latency_s;
@@ -149,14 +155,21 @@ double CostModel::attention_useful_fwd_flops(const BlockStats& b) const noexcept
          static_cast<double>(batch_);
 }
 
+double CostModel::masked_factor(const BlockStats& b) const noexcept {
+  if (b.visited_area <= 0) return 1.0;
+  return 1.0 + (profile_->masked_tile_penalty * static_cast<double>(b.masked_area) +
+                profile_->skipped_tile_cost * static_cast<double>(b.skipped_area)) /
+                   static_cast<double>(b.visited_area);
+}
+
 double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
   return static_cast<double>(b.tiles_visited * batch_) * profile_->tile_overhead_s +
-         attention_fwd_flops(b) / attn_flops_per_s_;
+         attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
 }
 
 double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
   return static_cast<double>(b.tiles_visited * batch_) * profile_->tile_overhead_s +
-         profile_->attention_bwd_factor * attention_fwd_flops(b) / attn_flops_per_s_;
+         profile_->attention_bwd_factor * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
 }
 
 double CostModel::link_bandwidth_bytes_per_s(bool inter_node) const noexcept {

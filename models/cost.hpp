@@ -1,7 +1,7 @@
 #pragma once
 // The cost model: a Profile (the implementation's calibrated or assumed parameters) applied to
 // a Hardware spec gives seconds for a block of attention tiles, a transfer, and every other op.
-//   tile time     = tile_overhead_s + FLOPs / (peak[attention precision] x attention_efficiency)
+//   tile time     = tile_overhead_s + FLOPs x (1 + masked_tile_penalty if masked) / (peak[attention precision] x attention_efficiency)
 //   transfer time = latency + bytes / (link bandwidth x link_efficiency)
 //   overlapped    = max(compute, transfer) + (1 - overlap) x min(compute, transfer)
 #include <cstdint>
@@ -37,6 +37,13 @@ struct Profile {
   double attention_efficiency = 0.5;  // fraction of peak reached inside computed attention tiles
   double memory_efficiency = 0.7;     // fraction of HBM bandwidth for element-wise ops
   double tile_overhead_s = 0;         // fixed cost per computed tile (launch, softmax bookkeeping)
+  // Extra cost of a visited tile that holds masked pairs, as a fraction of its compute: the
+  // mask is built and applied element-wise (not on the matrix units). Ring pays it on the
+  // diagonal only; striped on every tile of every round.
+  double masked_tile_penalty = 0;
+  // Fraction of a computed tile's cost that a skipped (fully masked) tile still costs: a skip
+  // that is not free (both branches of a conditional evaluated, tiles still loaded).
+  double skipped_tile_cost = 0;
   double round_overhead_s = 0;        // fixed cost per ring round (sync, buffer swap)
   double overlap = 1.0;               // 1: transfers fully hide behind compute; 0: serialised
   double link_efficiency = 0.8;       // fraction of the link's bandwidth a transfer reaches
@@ -65,6 +72,9 @@ class CostModel {
   // Seconds a device spends on one block's attention tiles.
   [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
   [[nodiscard]] double attention_bwd_s(const BlockStats& b) const noexcept;
+  // Visited area weighted for masked tiles, plus what skipped tiles still cost, over the
+  // visited area: the factor on a block's compute time.
+  [[nodiscard]] double masked_factor(const BlockStats& b) const noexcept;
   // FLOPs the kernel executes for a block (visited tiles at full size), forward.
   [[nodiscard]] double attention_fwd_flops(const BlockStats& b) const noexcept;
   // Useful FLOPs (allowed pairs only), forward: what MFU counts.

@@ -48,6 +48,9 @@ BlockStats Workload::count_block_by_tiles(const Layout& layout, const Mask& mask
       if (t.visited) {
         ++s.tiles_visited;
         s.visited_area += t.rows * t.cols;
+        if (t.allowed < t.rows * t.cols) s.masked_area += t.rows * t.cols;
+      } else {
+        s.skipped_area += t.rows * t.cols;
       }
     });
   }
