@@ -10,7 +10,7 @@
 namespace ringsim::gui {
 
 namespace {
-constexpr int kLeft = 80, kTop = 26, kRight = 12, kBottom = 46;
+constexpr int kLeft = 80, kTop = 26, kRight = 40, kBottom = 46;
 const QColor kCompute(66, 110, 200);
 const QColor kWait(220, 80, 70);
 const QColor kTransfer(60, 170, 90);
@@ -55,7 +55,9 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
   for (const auto& s : timeline_.spans) {
     const double x0 = x_of(s.start_s), x1 = x_of(s.end_s);
     if (x1 < g.left() || x0 > g.right()) continue;
-    const QRectF r(x0, g.top() + s.lane * lane_h + lane_h * 0.1, std::max(1.0, x1 - x0), std::max(1.0, lane_h * 0.8));
+    // A one-pixel gap keeps back-to-back rounds apart when there is room for it.
+    const double w = x1 - x0 > 3 ? x1 - x0 - 1 : std::max(1.0, x1 - x0);
+    const QRectF r(x0, g.top() + s.lane * lane_h + lane_h * 0.1, w, std::max(1.0, lane_h * 0.8));
     switch (s.kind) {
       case SpanKind::Compute: p.fillRect(r, kCompute); break;
       case SpanKind::Transfer: p.fillRect(r, kTransfer); break;
