@@ -131,7 +131,8 @@ void MatrixWidget::paintEvent(QPaintEvent*) {
   if (elements) swatch(wasted(device_color(0)), tr("masked, in a computed tile"));
   swatch(kMasked, elements ? tr("masked, tile skipped") : tr("tile skipped"));
   if (elements) swatch(kAllowedSkipped, tr("allowed, tile skipped"));
-  swatch(kOtherRound, tr("another round"));
+  swatch(kOtherRound, elements ? tr("allowed, another round") : tr("another round"));
+  if (elements) swatch(kMasked.lighter(130), tr("masked, another round"));
   if (!note_.isEmpty() && !image_.isNull())
     p.drawText(QRect(10, y + 14, width() - 20, 18), Qt::AlignLeft, note_);
 }
