@@ -1,0 +1,381 @@
+#include "gui/main_window.hpp"
+
+#include <charconv>
+
+#include <QApplication>
+#include <QChartView>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QSvgGenerator>
+#include <QTabWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include "gui/charts_view.hpp"
+#include "gui/heatmap_widget.hpp"
+#include "gui/matrix_view.hpp"
+#include "gui/timeline_widget.hpp"
+#include "models/error.hpp"
+
+namespace ringsim::gui {
+
+using models::InputError;
+
+namespace {
+
+QComboBox* editable_combo(const QStringList& items, QWidget* parent) {
+  auto* c = new QComboBox(parent);
+  c->setEditable(true);
+  c->addItems(items);
+  return c;
+}
+
+std::string text_of(const QLineEdit* e) { return e->text().trimmed().toStdString(); }
+std::string text_of(const QComboBox* c) { return c->currentText().trimmed().toStdString(); }
+
+}  // namespace
+
+MainWindow::MainWindow(models::Catalog catalog, QWidget* parent) : QMainWindow(parent), catalog_(std::move(catalog)) {
+  setWindowTitle(tr("ringsim — Ring vs Striped Attention"));
+  auto* split = new QSplitter(this);
+  split->addWidget(build_form());
+  split->addWidget(build_views());
+  split->setStretchFactor(1, 1);
+  setCentralWidget(split);
+
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(220);
+  status_ = new QLabel(tr("ready"), this);
+  cancel_btn_ = new QPushButton(tr("Cancel"), this);
+  cancel_btn_->setEnabled(false);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_btn_);
+  connect(cancel_btn_, &QPushButton::clicked, this, &MainWindow::cancel_run);
+
+  auto* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open scenario…"), this, &MainWindow::open_scenario);
+  file->addAction(tr("&Save scenario…"), this, &MainWindow::save_scenario_as);
+  file->addSeparator();
+  file->addAction(tr("Export view as &PNG…"), this, [this] { export_current("png"); });
+  file->addAction(tr("Export view as S&VG…"), this, [this] { export_current("svg"); });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), this, &QWidget::close);
+
+  set_scenario(GuiScenario{});
+}
+
+MainWindow::~MainWindow() {
+  // The worker reads this window's catalog and flag: stop it before they go.
+  cancel_ = true;
+  if (worker_) worker_->wait();
+}
+
+QWidget* MainWindow::build_form() {
+  auto* w = new QWidget(this);
+  auto* form = new QFormLayout(w);
+  hardware_ = new QComboBox(w);
+  for (const auto& n : catalog_.hardware_names()) hardware_->addItem(QString::fromStdString(n));
+  model_ = new QComboBox(w);
+  for (const auto& n : catalog_.model_names()) model_->addItem(QString::fromStdString(n));
+  mesh_ = new QLineEdit(w);
+  mesh_->setToolTip(tr("tensor-parallel x sequence-parallel (ring size), e.g. 1x8"));
+  n_seq_ = new QLineEdit(w);
+  layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16"}, w);
+  layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16"}, w);
+  mask_ = editable_combo({"causal", "full", "window:4096"}, w);
+  tile_ = new QLineEdit(w);
+  tile_->setPlaceholderText(tr("profile default"));
+  profile_ = new QLineEdit(w);
+  profile_->setPlaceholderText(tr("hardware default"));
+  form->addRow(tr("Hardware"), hardware_);
+  form->addRow(tr("Model"), model_);
+  form->addRow(tr("Mesh (mp x sp)"), mesh_);
+  form->addRow(tr("n_seq"), n_seq_);
+  form->addRow(tr("Layout A"), layout_a_);
+  form->addRow(tr("Layout B"), layout_b_);
+  form->addRow(tr("Mask"), mask_);
+  form->addRow(tr("Tile (q x k)"), tile_);
+  form->addRow(tr("Profile"), profile_);
+  error_ = new QLabel(w);
+  error_->setWordWrap(true);
+  error_->setStyleSheet("color: #b00020;");
+  form->addRow(error_);
+  run_btn_ = new QPushButton(tr("Run"), w);
+  form->addRow(run_btn_);
+  connect(run_btn_, &QPushButton::clicked, this, &MainWindow::start_run);
+  for (auto* e : {mesh_, n_seq_, tile_, profile_}) connect(e, &QLineEdit::textChanged, this, &MainWindow::validate_form);
+  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_})
+    connect(c, &QComboBox::currentTextChanged, this, &MainWindow::validate_form);
+  w->setMinimumWidth(260);
+  return w;
+}
+
+QWidget* MainWindow::build_views() {
+  auto* w = new QWidget(this);
+  auto* v = new QVBoxLayout(w);
+  auto* bar = new QHBoxLayout;
+  metric_ = new QComboBox(w);
+  metric_->addItems({tr("visited area"), tr("allowed pairs"), tr("tiles computed")});
+  view_layout_ = new QComboBox(w);
+  bar->addWidget(new QLabel(tr("Heatmap colour:"), w));
+  bar->addWidget(metric_);
+  bar->addSpacing(20);
+  bar->addWidget(new QLabel(tr("Matrix/timeline layout:"), w));
+  bar->addWidget(view_layout_);
+  bar->addStretch(1);
+  v->addLayout(bar);
+  tabs_ = new QTabWidget(w);
+  heat_pair_ = new QWidget(tabs_);
+  auto* h = new QHBoxLayout(heat_pair_);
+  for (auto*& hm : heat_) {
+    hm = new HeatmapWidget(heat_pair_);
+    h->addWidget(hm);
+  }
+  matrix_ = new MatrixView(tabs_);
+  charts_ = new ChartsView(tabs_);
+  timeline_ = new TimelineWidget(tabs_);
+  tabs_->addTab(heat_pair_, tr("Heatmap"));
+  tabs_->addTab(matrix_, tr("Attention matrix"));
+  tabs_->addTab(charts_, tr("Charts"));
+  tabs_->addTab(timeline_, tr("Timeline"));
+  v->addWidget(tabs_, 1);
+  connect(metric_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    for (auto* hm : heat_) hm->set_metric(static_cast<Metric>(i));
+  });
+  connect(view_layout_, &QComboBox::currentIndexChanged, this, [this] { show_layout_views(); });
+  return w;
+}
+
+void MainWindow::set_scenario(const GuiScenario& s) {
+  extra_ = s.spec;
+  hardware_->setCurrentText(QString::fromStdString(s.spec.hardware));
+  model_->setCurrentText(QString::fromStdString(s.spec.model));
+  mesh_->setText(QString("%1x%2").arg(s.spec.mp).arg(s.spec.sp));
+  n_seq_->setText(s.spec.n_seq > 0 ? QString::number(s.spec.n_seq) : QString("65536"));
+  layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0)));
+  layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1)));
+  mask_->setCurrentText(QString::fromStdString(s.spec.mask));
+  tile_->setText(s.spec.tile ? QString("%1x%2").arg(s.spec.tile->q).arg(s.spec.tile->k) : QString());
+  profile_->setText(QString::fromStdString(s.spec.profile));
+  validate_form();
+}
+
+GuiScenario MainWindow::scenario() const {
+  GuiScenario s;
+  s.spec = extra_;
+  s.spec.hardware = text_of(hardware_);
+  s.spec.hardware_file.clear();
+  s.spec.model = text_of(model_);
+  s.spec.model_file.clear();
+  std::tie(s.spec.mp, s.spec.sp) = parse_pair(text_of(mesh_), "mesh");
+  const auto n = text_of(n_seq_);
+  const auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), s.spec.n_seq);
+  if (n.empty() || ec != std::errc() || p != n.data() + n.size() || s.spec.n_seq <= 0)
+    throw InputError({}, 0, "n_seq", "expected a positive integer, got '" + n + "'");
+  s.layouts = {text_of(layout_a_), text_of(layout_b_)};
+  s.spec.mask = text_of(mask_);
+  const auto t = text_of(tile_);
+  if (t.empty()) s.spec.tile.reset();
+  else {
+    const auto [q, k] = parse_pair(t, "tile");
+    s.spec.tile = models::TileShape{q, k};
+  }
+  s.spec.profile = text_of(profile_);
+  return s;
+}
+
+QString MainWindow::validation_message() const { return error_->text(); }
+
+void MainWindow::validate_form() {
+  if (!run_btn_) return;  // still building the form
+  try {
+    const auto s = scenario();
+    validate(s.spec, s.layouts, catalog_);
+    valid_ = true;
+    error_->clear();
+  } catch (const InputError& e) {
+    valid_ = false;
+    const QString field = QString::fromStdString(e.field());
+    error_->setText((field.isEmpty() ? QString() : field + ": ") + QString::fromStdString(e.message()));
+  }
+  run_btn_->setEnabled(valid_ && !running());
+}
+
+void MainWindow::start_run() {
+  if (running() || !valid_) return;
+  GuiScenario s;
+  try {
+    s = scenario();
+  } catch (const InputError&) {
+    return;  // validate_form already shows why
+  }
+  cancel_ = false;
+  pending_.reset();
+  worker_error_.clear();
+  progress_->setValue(0);
+  status_->setText(tr("running…"));
+  run_btn_->setEnabled(false);
+  cancel_btn_->setEnabled(true);
+  worker_ = QThread::create([this, s] {
+    try {
+      pending_ = compute_run(s.spec, s.layouts, catalog_, cancel_, [this](double f) {
+        // Queued to the GUI thread; dropped by Qt if the window is gone.
+        QMetaObject::invokeMethod(this, [this, f] {
+          progress_->setValue(static_cast<int>(f * 1000));
+          emit progress_changed(f);
+        }, Qt::QueuedConnection);
+      });
+    } catch (const InputError& e) {
+      worker_error_ = e.what();
+    } catch (const std::exception& e) {
+      worker_error_ = e.what();
+    }
+  });
+  connect(worker_, &QThread::finished, this, &MainWindow::worker_done);
+  worker_->start();
+}
+
+void MainWindow::cancel_run() {
+  if (!running()) return;
+  cancel_ = true;
+  status_->setText(tr("cancelling…"));
+  cancel_btn_->setEnabled(false);
+}
+
+void MainWindow::worker_done() {
+  worker_->deleteLater();
+  worker_ = nullptr;
+  cancel_btn_->setEnabled(false);
+  run_btn_->setEnabled(valid_);
+  const bool ok = pending_.has_value();
+  if (ok) {
+    result_ = std::make_unique<RunResult>(std::move(*pending_));
+    pending_.reset();
+    progress_->setValue(1000);
+    show_result();
+    const auto& l = result_->layouts;
+    QString msg = tr("done");
+    if (l.size() == 2)
+      msg += tr(": predicted step %1 s (%2) vs %3 s (%4), speedup %5x")
+                 .arg(l[0].prediction.step_s, 0, 'g', 4).arg(QString::fromStdString(l[0].layout))
+                 .arg(l[1].prediction.step_s, 0, 'g', 4).arg(QString::fromStdString(l[1].layout))
+                 .arg(l[0].prediction.step_s / l[1].prediction.step_s, 0, 'f', 3);
+    status_->setText(msg);
+  } else {
+    progress_->setValue(0);
+    status_->setText(worker_error_.empty() ? tr("cancelled") : tr("failed: %1").arg(QString::fromStdString(worker_error_)));
+  }
+  emit run_finished(ok);
+}
+
+void MainWindow::show_result() {
+  const auto metric = static_cast<Metric>(metric_->currentIndex());
+  for (std::size_t i = 0; i < 2; ++i)
+    heat_[i]->set_data(i < result_->layouts.size() ? &result_->layouts[i] : nullptr, metric);
+  charts_->set_result(result_.get());
+  view_layout_->blockSignals(true);
+  view_layout_->clear();
+  for (const auto& l : result_->layouts) view_layout_->addItem(QString::fromStdString(l.layout));
+  view_layout_->blockSignals(false);
+  show_layout_views();
+}
+
+void MainWindow::show_layout_views() {
+  if (!result_ || result_->layouts.empty()) return;
+  const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
+  const auto& run = result_->layouts[std::min(i, result_->layouts.size() - 1)];
+  matrix_->set_data(&run);
+  const auto tl = timeline_from_prediction(run);
+  timeline_->set_timeline(tl, tr("%1: one layer's forward ring, lock-step rounds (analytic)%2")
+                                  .arg(QString::fromStdString(run.layout))
+                                  .arg(run.n > 64 ? tr("; first 64 of %1 devices").arg(run.n) : QString()));
+}
+
+QWidget* MainWindow::current_view() const {
+  QWidget* page = tabs_->currentWidget();
+  return page == matrix_ ? static_cast<QWidget*>(matrix_->matrix()) : page;
+}
+
+bool MainWindow::export_widget(QWidget* widget, const QString& path) {
+  if (path.endsWith(".svg", Qt::CaseInsensitive)) {
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(widget->size());
+    gen.setViewBox(widget->rect());
+    gen.setTitle("ringsim");
+    QPainter p;
+    if (!p.begin(&gen)) return false;
+    widget->render(&p);
+    return p.end();
+  }
+  return widget->grab().save(path, "PNG");
+}
+
+QStringList MainWindow::export_all(const QString& dir) {
+  QStringList written;
+  QDir().mkpath(dir);
+  auto save = [&](QWidget* w, const QString& name) {
+    QApplication::processEvents();
+    const QString path = QDir(dir).filePath(name);
+    if (export_widget(w, path)) written << path;
+  };
+  const int tab = tabs_->currentIndex();
+  tabs_->setCurrentWidget(heat_pair_);
+  save(heat_pair_, "heatmap.png");
+  tabs_->setCurrentWidget(charts_);
+  save(charts_->speedup_view(), "speedup.png");
+  save(charts_->breakdown_view(), "breakdown.png");
+  for (int i = 0; i < view_layout_->count(); ++i) {
+    view_layout_->setCurrentIndex(i);
+    const QString name = view_layout_->itemText(i).replace(':', '_');
+    tabs_->setCurrentWidget(matrix_);
+    save(matrix_->matrix(), "matrix_" + name + ".png");
+    tabs_->setCurrentWidget(timeline_);
+    save(timeline_, "timeline_" + name + ".png");
+  }
+  tabs_->setCurrentIndex(tab);
+  return written;
+}
+
+void MainWindow::open_scenario() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), {}, tr("Scenario (*.json)"));
+  if (path.isEmpty()) return;
+  try {
+    set_scenario(load_scenario(path.toStdString()));
+  } catch (const InputError& e) {
+    QMessageBox::warning(this, tr("Open scenario"), QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::save_scenario_as() {
+  try {
+    const auto s = scenario();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario"), "scenario.json", tr("Scenario (*.json)"));
+    if (!path.isEmpty()) save_scenario(s, path.toStdString());
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Save scenario"), QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::export_current(const QString& suffix) {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), "view." + suffix,
+                                                    suffix == "svg" ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
+  if (!path.isEmpty() && !export_widget(current_view(), path))
+    QMessageBox::warning(this, tr("Export view"), tr("Could not write %1").arg(path));
+}
+
+}  // namespace ringsim::gui

@@ -1,0 +1,113 @@
+#pragma once
+// The main window: scenario form (validated as you type through models::resolve), Run/Cancel
+// with a worker thread, and the views in tabs. All numbers come from the library.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include "gui/run.hpp"
+#include "gui/scenario_file.hpp"
+
+class QComboBox;
+class QLineEdit;
+class QLabel;
+class QPushButton;
+class QProgressBar;
+class QTabWidget;
+class QThread;
+
+namespace ringsim::gui {
+
+class HeatmapWidget;
+class MatrixView;
+class ChartsView;
+class TimelineWidget;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(models::Catalog catalog, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void set_scenario(const GuiScenario& s);
+  // The form as a scenario; throws models::InputError for text that does not parse.
+  [[nodiscard]] GuiScenario scenario() const;
+  [[nodiscard]] bool scenario_valid() const noexcept { return valid_; }
+  [[nodiscard]] QString validation_message() const;
+
+  void start_run();
+  void cancel_run();
+  [[nodiscard]] bool running() const noexcept { return worker_ != nullptr; }
+  [[nodiscard]] const RunResult* result() const noexcept { return result_.get(); }
+
+  // Renders a widget to PNG or SVG (by suffix); false when the file could not be written.
+  static bool export_widget(QWidget* widget, const QString& path);
+  // Every view to DIR/<name>.png, switching tabs and layouts as needed; the files written.
+  QStringList export_all(const QString& dir);
+
+  // For tests and scripting.
+  [[nodiscard]] QLineEdit* mesh_edit() const noexcept { return mesh_; }
+  [[nodiscard]] QLineEdit* n_seq_edit() const noexcept { return n_seq_; }
+  [[nodiscard]] QLineEdit* tile_edit() const noexcept { return tile_; }
+  [[nodiscard]] QPushButton* run_button() const noexcept { return run_btn_; }
+  [[nodiscard]] QPushButton* cancel_button() const noexcept { return cancel_btn_; }
+  [[nodiscard]] QLabel* status_label() const noexcept { return status_; }
+  [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
+  [[nodiscard]] QTabWidget* tabs() const noexcept { return tabs_; }
+
+ signals:
+  void progress_changed(double fraction);
+  // completed: false when cancelled or failed.
+  void run_finished(bool completed);
+
+ private:
+  QWidget* build_form();
+  QWidget* build_views();
+  void validate_form();
+  void worker_done();
+  void show_result();
+  void show_layout_views();
+  QWidget* current_view() const;
+  void open_scenario();
+  void save_scenario_as();
+  void export_current(const QString& suffix);
+
+  models::Catalog catalog_;
+  models::ScenarioSpec extra_;  // fields the form does not show (batch, seed), kept from files
+  QComboBox* hardware_ = nullptr;
+  QComboBox* model_ = nullptr;
+  QLineEdit* mesh_ = nullptr;
+  QLineEdit* n_seq_ = nullptr;
+  QComboBox* layout_a_ = nullptr;
+  QComboBox* layout_b_ = nullptr;
+  QComboBox* mask_ = nullptr;
+  QLineEdit* tile_ = nullptr;
+  QLineEdit* profile_ = nullptr;
+  QLabel* error_ = nullptr;
+  QPushButton* run_btn_ = nullptr;
+  QPushButton* cancel_btn_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QLabel* status_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QComboBox* metric_ = nullptr;
+  QComboBox* view_layout_ = nullptr;  // which layout the matrix and timeline show
+  QWidget* heat_pair_ = nullptr;
+  HeatmapWidget* heat_[2] = {nullptr, nullptr};
+  MatrixView* matrix_ = nullptr;
+  ChartsView* charts_ = nullptr;
+  TimelineWidget* timeline_ = nullptr;
+  bool valid_ = false;
+
+  QThread* worker_ = nullptr;
+  std::atomic<bool> cancel_{false};
+  // Written by the worker before it finishes, read in worker_done() after QThread::finished.
+  std::optional<RunResult> pending_;
+  std::string worker_error_;
+  std::unique_ptr<RunResult> result_;
+};
+
+}  // namespace ringsim::gui

@@ -1,0 +1,57 @@
+#pragma once
+// The attention matrix of one round, coloured by the device that computes each pair (the
+// Striped Attention paper's Figures 2-4). Up to 256 tokens: every (query, key) pair in original
+// token order. Beyond: the tile grid in device-slot order (rows: Q tiles of devices 0..N-1,
+// columns: K/V tiles), since a tile of a striped block is not contiguous in token order.
+#include <QImage>
+#include <QWidget>
+
+#include "gui/run.hpp"
+
+class QSlider;
+class QPushButton;
+class QTimer;
+class QLabel;
+
+namespace ringsim::gui {
+
+class MatrixWidget : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr std::int64_t kElementLimit = 256;
+  explicit MatrixWidget(QWidget* parent = nullptr);
+  void set_data(const LayoutRun* run);
+  void set_round(std::int64_t round);
+  [[nodiscard]] std::int64_t round() const noexcept { return round_; }
+  [[nodiscard]] QSize sizeHint() const override { return {520, 560}; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
+ private:
+  void rebuild_image();
+  const LayoutRun* run_ = nullptr;
+  std::int64_t round_ = 0;
+  QImage image_;
+  QString note_;
+};
+
+// A matrix with its round slider and play/pause.
+class MatrixView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit MatrixView(QWidget* parent = nullptr);
+  void set_data(const LayoutRun* run);
+  [[nodiscard]] MatrixWidget* matrix() const noexcept { return matrix_; }
+  [[nodiscard]] QSlider* slider() const noexcept { return slider_; }
+
+ private:
+  void toggle_play();
+  MatrixWidget* matrix_;
+  QSlider* slider_;
+  QPushButton* play_;
+  QLabel* label_;
+  QTimer* timer_;
+};
+
+}  // namespace ringsim::gui

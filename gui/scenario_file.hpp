@@ -1,0 +1,22 @@
+#pragma once
+// Scenarios saved by the GUI: one JSON object with the ScenarioSpec fields and the two layouts
+// to compare. Reading throws models::InputError naming the file and field.
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace ringsim::gui {
+
+struct GuiScenario {
+  models::ScenarioSpec spec;
+  std::vector<std::string> layouts{"contiguous", "striped"};
+};
+
+[[nodiscard]] std::string scenario_to_json(const GuiScenario& s);
+[[nodiscard]] GuiScenario scenario_from_json(const std::string& text, const std::string& file);
+[[nodiscard]] GuiScenario load_scenario(const std::string& path);
+// Writes to a temporary beside `path`, then renames: never a partial file.
+void save_scenario(const GuiScenario& s, const std::string& path);
+
+}  // namespace ringsim::gui

@@ -1,0 +1,135 @@
+#include "gui/timeline_widget.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+
+namespace ringsim::gui {
+
+namespace {
+constexpr int kLeft = 80, kTop = 26, kRight = 40, kBottom = 46;
+const QColor kCompute(66, 110, 200);
+const QColor kWait(220, 80, 70);
+const QColor kTransfer(60, 170, 90);
+
+QString format_s(double s) {
+  if (s >= 1) return QString::number(s, 'g', 4) + " s";
+  if (s >= 1e-3) return QString::number(s * 1e3, 'g', 4) + " ms";
+  return QString::number(s * 1e6, 'g', 4) + " µs";
+}
+}  // namespace
+
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(300, 200); }
+
+void TimelineWidget::set_timeline(Timeline timeline, QString title) {
+  timeline_ = std::move(timeline);
+  title_ = std::move(title);
+  view_start_s_ = 0;
+  view_span_s_ = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  update();
+}
+
+QRect TimelineWidget::plot_rect() const {
+  return QRect(kLeft, kTop, std::max(1, width() - kLeft - kRight), std::max(1, height() - kTop - kBottom));
+}
+
+void TimelineWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  const QColor fg = palette().windowText().color();
+  if (timeline_.lanes.empty()) {
+    p.setPen(fg);
+    p.drawText(rect(), Qt::AlignCenter, tr("Run a scenario to see the timeline"));
+    return;
+  }
+  const QRect g = plot_rect();
+  p.setPen(fg);
+  p.drawText(QRect(0, 0, width(), kTop), Qt::AlignCenter, title_);
+  const auto lanes = static_cast<int>(timeline_.lanes.size());
+  const double lane_h = static_cast<double>(g.height()) / lanes;
+  auto x_of = [&](double t) { return g.left() + (t - view_start_s_) / view_span_s_ * g.width(); };
+  p.setClipRect(g);
+  for (const auto& s : timeline_.spans) {
+    const double x0 = x_of(s.start_s), x1 = x_of(s.end_s);
+    if (x1 < g.left() || x0 > g.right()) continue;
+    // A one-pixel gap keeps back-to-back rounds apart when there is room for it.
+    const double w = x1 - x0 > 3 ? x1 - x0 - 1 : std::max(1.0, x1 - x0);
+    const QRectF r(x0, g.top() + s.lane * lane_h + lane_h * 0.1, w, std::max(1.0, lane_h * 0.8));
+    switch (s.kind) {
+      case SpanKind::Compute: p.fillRect(r, kCompute); break;
+      case SpanKind::Transfer: p.fillRect(r, kTransfer); break;
+      case SpanKind::Wait:
+        p.fillRect(r, kWait.lighter(160));
+        p.fillRect(r, QBrush(kWait, Qt::BDiagPattern));
+        break;
+    }
+  }
+  p.setClipping(false);
+  // Lane labels, thinned out when lanes are thinner than the text.
+  const int every = std::max(1, static_cast<int>(std::ceil(14.0 / lane_h)));
+  p.setPen(fg);
+  for (int l = 0; l < lanes; ++l) {
+    if (l % every != 0 && l != lanes - 1) continue;
+    p.drawText(QRectF(2, g.top() + l * lane_h, kLeft - 6, std::max(lane_h, 14.0)), Qt::AlignRight | Qt::AlignVCenter,
+               QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(l)]));
+  }
+  p.drawRect(g.adjusted(0, 0, -1, -1));
+  // Time axis: five ticks across the visible window.
+  for (int i = 0; i <= 4; ++i) {
+    const double t = view_start_s_ + view_span_s_ * i / 4.0;
+    const int x = static_cast<int>(x_of(t));
+    p.drawLine(x, g.bottom(), x, g.bottom() + 4);
+    p.drawText(QRect(x - 50, g.bottom() + 4, 100, 16), Qt::AlignCenter, format_s(t));
+  }
+  int x = g.left();
+  const int y = g.bottom() + 26;
+  auto swatch = [&](const QColor& c, const QString& text, bool hatched) {
+    p.fillRect(QRect(x, y, 12, 12), hatched ? c.lighter(160) : c);
+    if (hatched) p.fillRect(QRect(x, y, 12, 12), QBrush(c, Qt::BDiagPattern));
+    p.setPen(fg);
+    p.drawText(QRect(x + 16, y - 3, 300, 18), Qt::AlignLeft | Qt::AlignVCenter, text);
+    x += 26 + p.fontMetrics().horizontalAdvance(text);
+  };
+  swatch(kCompute, tr("attention compute"), false);
+  swatch(kWait, tr("waiting for the round's slowest device / transfer"), true);
+  swatch(kTransfer, tr("K/V transfer"), false);
+  p.drawText(QRect(x, y - 3, width() - x, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("(wheel: zoom, drag: pan)"));
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent* event) {
+  const QRect g = plot_rect();
+  const double frac = std::clamp((event->position().x() - g.left()) / g.width(), 0.0, 1.0);
+  const double anchor = view_start_s_ + frac * view_span_s_;
+  const double factor = std::pow(0.8, event->angleDelta().y() / 120.0);
+  const double full = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  view_span_s_ = std::clamp(view_span_s_ * factor, full * 1e-6, full * 4);
+  view_start_s_ = anchor - frac * view_span_s_;
+  update();
+  event->accept();
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent* event) {
+  dragging_ = event->button() == Qt::LeftButton;
+  drag_x_ = static_cast<int>(event->position().x());
+  drag_start_s_ = view_start_s_;
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
+  if (!dragging_) return;
+  const double dx = event->position().x() - drag_x_;
+  view_start_s_ = drag_start_s_ - dx / plot_rect().width() * view_span_s_;
+  update();
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent*) {
+  view_start_s_ = 0;
+  view_span_s_ = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  update();
+}
+
+}  // namespace ringsim::gui
