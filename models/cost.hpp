@@ -66,8 +66,8 @@ class CostModel {
   CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp, std::int64_t batch,
             std::int64_t mask_heads);
 
-  [[nodiscard]] const Hardware& hardware() const noexcept { return *hw_; }
-  [[nodiscard]] const Profile& profile() const noexcept { return *profile_; }
+  [[nodiscard]] const Hardware& hardware() const noexcept { return hw_; }
+  [[nodiscard]] const Profile& profile() const noexcept { return profile_; }
 
   // Seconds a device spends on one block's attention tiles.
   [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
@@ -90,9 +90,10 @@ class CostModel {
   [[nodiscard]] std::int64_t kv_heads_per_device() const noexcept { return kv_heads_per_device_; }
 
  private:
-  const Hardware* hw_;
-  const Profile* profile_;
-  const ModelConfig* model_;
+  // Copies, not pointers: a CostModel stays valid when the scenario that built it is moved.
+  Hardware hw_;
+  Profile profile_;
+  ModelConfig model_;
   std::int64_t mp_;
   std::int64_t batch_;
   std::int64_t heads_per_device_;

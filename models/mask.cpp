@@ -85,10 +85,22 @@ class CausalMask final : public Mask {
         else
           hi = mid;
       }
+      // Tiles [0, full) are entirely allowed: their last key precedes the tile's first query.
+      const std::int64_t q_first = l.token(j, qt * t.q);
+      std::int64_t a = 0, b = lo;
+      while (a < b) {
+        const std::int64_t mid = (a + b) / 2;
+        if (l.token(k, std::min(c, (mid + 1) * t.k) - 1) <= q_first)
+          a = mid + 1;
+        else
+          b = mid;
+      }
       out.tiles_computed += lo;
       out.visited_area += rows * std::min(c, lo * t.k);
+      out.masked_area += rows * (std::min(c, lo * t.k) - std::min(c, a * t.k));
     }
     out.tiles_visited = out.tiles_computed;
+    out.skipped_area = c * c - out.visited_area;
     std::vector<Progression> qs, ks;
     l.segments(j, 0, c, qs);
     l.segments(k, 0, c, ks);
@@ -119,7 +131,7 @@ class FullMask final : public Mask {
   bool block_shortcut(const Layout& l, std::int64_t, std::int64_t, TileShape t, BlockTotals& out) const override {
     const std::int64_t c = l.block();
     const std::int64_t tiles = ((c + t.q - 1) / t.q) * ((c + t.k - 1) / t.k);
-    out = {tiles, tiles, tiles, c * c, c * c};
+    out = {tiles, tiles, tiles, c * c, c * c, 0, 0};
     return true;
   }
 

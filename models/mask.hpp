@@ -41,6 +41,8 @@ struct BlockTotals {
   std::int64_t tiles_visited = 0;
   std::int64_t allowed_pairs = 0;
   std::int64_t visited_area = 0;
+  std::int64_t masked_area = 0;   // visited area in tiles that also hold masked pairs
+  std::int64_t skipped_area = 0;  // area of tiles not visited
 };
 
 enum class MaskKind { Causal, Full, Window, Documents, QKDrop, Hash };
