@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -204,6 +205,21 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashArgs args, flo
     q_pos[i] = valid ? s.q_pos[my_row[i]] : 0;
     q_bucket[i] = valid && buckets ? s.q_bucket[my_row[i]] : 0;
   }
+  // Position range of this warp's 16 rows, so the warp can skip chunks that none of its rows
+  // may see (the upper half of a diagonal tile taller than 16 rows), as FlashAttention does
+  // inside a tile. A warp whose rows all lie past the block end sees nothing.
+  int warp_q_min = INT_MAX;
+  int warp_q_max = INT_MIN;
+  {
+    const int r = row0 + warp * 16 + lane % 16;
+    if (r < row_end) warp_q_min = warp_q_max = s.q_pos[r];
+#pragma unroll
+    for (int o = 1; o < 32; o *= 2) {
+      warp_q_min = min(warp_q_min, __shfl_xor_sync(0xffffffffu, warp_q_min, o));
+      warp_q_max = max(warp_q_max, __shfl_xor_sync(0xffffffffu, warp_q_max, o));
+    }
+  }
+  const bool warp_has_rows = row0 + warp * 16 < row_end;
 
   auto load_chunk = [&](int stage, const Chunk& c) {
     load_tile<D>(s_k0 + stage * kTileBytes, k_base + c.k_lo * kv_stride, kv_stride, c.k_hi - c.k_lo, tid);
@@ -260,93 +276,116 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashArgs args, flo
       q_in_regs = true;
     }
 
-    // S = Q K^T: 16 rows x 64 keys per warp, as 8 n8 blocks.
-    const std::uint32_t s_k = s_k0 + stage * kTileBytes;
-    float sc[8][4];
-#pragma unroll
-    for (int nb = 0; nb < 8; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) sc[nb][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kKSteps; ++kk) {
-#pragma unroll
-      for (int nb2 = 0; nb2 < 4; ++nb2) {
-        // Matrices (keys 0-7, k lo), (keys 0-7, k hi), (keys 8-15, k lo), (keys 8-15, k hi):
-        // B fragments of two n8 blocks.
-        const int r = nb2 * 16 + (lane % 8) + (lane / 16) * 8;
-        std::uint32_t b0, b1, b2, b3;
-        ldmatrix_x4(s_k + swz<D>(r, kk * 2 + ((lane / 8) & 1)), b0, b1, b2, b3);
-        mma_16816<T>(sc[2 * nb2], q_frag[kk], b0, b1);
-        mma_16816<T>(sc[2 * nb2 + 1], q_frag[kk], b2, b3);
+    // Whether any of this warp's rows may see a key of the chunk, from the chunk's position
+    // range. Warps decide alone: nothing between here and the barrier below synchronises them.
+    bool warp_sees_chunk = warp_has_rows;
+    if (warp_sees_chunk && cur.kind != TileKind::Full) {
+      const int n = cur.k_hi - cur.k_lo;
+      int k_min = INT_MAX;
+      int k_max = INT_MIN;
+      for (int j = lane; j < n; j += 32) {
+        const int kp = s_kpos[stage * kBlockN + j];
+        k_min = min(k_min, kp);
+        k_max = max(k_max, kp);
       }
+#pragma unroll
+      for (int o = 1; o < 32; o *= 2) {
+        k_min = min(k_min, __shfl_xor_sync(0xffffffffu, k_min, o));
+        k_max = max(k_max, __shfl_xor_sync(0xffffffffu, k_max, o));
+      }
+      // Every rule but Full needs k_pos <= q_pos; Window also q_pos - k_pos < window.
+      warp_sees_chunk = k_min <= warp_q_max && !(cur.kind == TileKind::Window && warp_q_min - k_max >= cur.window);
     }
 
-    // Scale into log2 units and mask. Full chunks of 64 keys (the bulk of the work) skip it.
-    const int n_keys = cur.k_hi - cur.k_lo;
-    const bool masked = cur.kind != TileKind::Full || n_keys < kBlockN;
+    if (warp_sees_chunk) {
+      // S = Q K^T: 16 rows x 64 keys per warp, as 8 n8 blocks.
+      const std::uint32_t s_k = s_k0 + stage * kTileBytes;
+      float sc[8][4];
 #pragma unroll
-    for (int nb = 0; nb < 8; ++nb) {
+      for (int nb = 0; nb < 8; ++nb)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = sc[nb][e] * scale_log2;
-        if (masked) {
-          const int col = nb * 8 + (lane % 4) * 2 + (e & 1);
-          const int i = e / 2;
-          bool ok = col < n_keys;
-          if (ok && cur.kind != TileKind::Full) {
-            const int kp = s_kpos[stage * kBlockN + col];
-            const int kb = buckets && cur.kind == TileKind::IndexRanges ? s_kbucket[stage * kBlockN + col] : 0;
-            ok = pair_allowed(cur.kind, cur.window, q_pos[i], kp, q_bucket[i], kb);
-          }
-          if (!ok) x = -INFINITY;
+        for (int e = 0; e < 4; ++e) sc[nb][e] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < kKSteps; ++kk) {
+#pragma unroll
+        for (int nb2 = 0; nb2 < 4; ++nb2) {
+          // Matrices (keys 0-7, k lo), (keys 0-7, k hi), (keys 8-15, k lo), (keys 8-15, k hi):
+          // B fragments of two n8 blocks.
+          const int r = nb2 * 16 + (lane % 8) + (lane / 16) * 8;
+          std::uint32_t b0, b1, b2, b3;
+          ldmatrix_x4(s_k + swz<D>(r, kk * 2 + ((lane / 8) & 1)), b0, b1, b2, b3);
+          mma_16816<T>(sc[2 * nb2], q_frag[kk], b0, b1);
+          mma_16816<T>(sc[2 * nb2 + 1], q_frag[kk], b2, b3);
         }
-        sc[nb][e] = x;
       }
-    }
 
-    // Online softmax. A row with nothing allowed so far keeps max -inf; exponentiating against
-    // 0 instead keeps every term exactly 0 rather than NaN (-inf - -inf).
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int nb = 0; nb < 8; ++nb) mx = fmaxf(mx, fmaxf(sc[nb][2 * i], sc[nb][2 * i + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(row_max[i], mx);
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      const float correction = exp2f(row_max[i] - m_use);
-      row_max[i] = m_new;
-      row_sum[i] *= correction;
-#pragma unroll
-      for (int d = 0; d < kDBlocks; ++d) {
-        acc[d][2 * i] *= correction;
-        acc[d][2 * i + 1] *= correction;
-      }
+      // Scale into log2 units and mask. Full chunks of 64 keys (the bulk of the work) skip it.
+      const int n_keys = cur.k_hi - cur.k_lo;
+      const bool masked = cur.kind != TileKind::Full || n_keys < kBlockN;
 #pragma unroll
       for (int nb = 0; nb < 8; ++nb) {
-        sc[nb][2 * i] = exp2f(sc[nb][2 * i] - m_use);
-        sc[nb][2 * i + 1] = exp2f(sc[nb][2 * i + 1] - m_use);
-        row_sum[i] += sc[nb][2 * i] + sc[nb][2 * i + 1];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = sc[nb][e] * scale_log2;
+          if (masked) {
+            const int col = nb * 8 + (lane % 4) * 2 + (e & 1);
+            const int i = e / 2;
+            bool ok = col < n_keys;
+            if (ok && cur.kind != TileKind::Full) {
+              const int kp = s_kpos[stage * kBlockN + col];
+              const int kb = buckets && cur.kind == TileKind::IndexRanges ? s_kbucket[stage * kBlockN + col] : 0;
+              ok = pair_allowed(cur.kind, cur.window, q_pos[i], kp, q_bucket[i], kb);
+            }
+            if (!ok) x = -INFINITY;
+          }
+          sc[nb][e] = x;
+        }
       }
-    }
 
-    // O += P V. The S accumulators of n8 blocks 2j and 2j+1 are exactly the A fragment of the
-    // k16 step j, so P never leaves registers.
-    const std::uint32_t s_v = s_v0 + stage * kTileBytes;
+      // Online softmax. A row with nothing allowed so far keeps max -inf; exponentiating against
+      // 0 instead keeps every term exactly 0 rather than NaN (-inf - -inf).
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      const std::uint32_t a[4] = {
-          Elem<T>::pack(sc[2 * kk][0], sc[2 * kk][1]), Elem<T>::pack(sc[2 * kk][2], sc[2 * kk][3]),
-          Elem<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), Elem<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
-      // Transposed matrices (keys 0-7|8-15) x (dims 0-7|8-15): B fragments of two n8 blocks.
-      const int r = kk * 16 + (lane % 8) + ((lane / 8) & 1) * 8;
+      for (int i = 0; i < 2; ++i) {
+        float mx = -INFINITY;
 #pragma unroll
-      for (int dn2 = 0; dn2 < D / 16; ++dn2) {
-        std::uint32_t b0, b1, b2, b3;
-        ldmatrix_x4_trans(s_v + swz<D>(r, dn2 * 2 + lane / 16), b0, b1, b2, b3);
-        mma_16816<T>(acc[2 * dn2], a, b0, b1);
-        mma_16816<T>(acc[2 * dn2 + 1], a, b2, b3);
+        for (int nb = 0; nb < 8; ++nb) mx = fmaxf(mx, fmaxf(sc[nb][2 * i], sc[nb][2 * i + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(row_max[i], mx);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float correction = exp2f(row_max[i] - m_use);
+        row_max[i] = m_new;
+        row_sum[i] *= correction;
+#pragma unroll
+        for (int d = 0; d < kDBlocks; ++d) {
+          acc[d][2 * i] *= correction;
+          acc[d][2 * i + 1] *= correction;
+        }
+#pragma unroll
+        for (int nb = 0; nb < 8; ++nb) {
+          sc[nb][2 * i] = exp2f(sc[nb][2 * i] - m_use);
+          sc[nb][2 * i + 1] = exp2f(sc[nb][2 * i + 1] - m_use);
+          row_sum[i] += sc[nb][2 * i] + sc[nb][2 * i + 1];
+        }
+      }
+
+      // O += P V. The S accumulators of n8 blocks 2j and 2j+1 are exactly the A fragment of the
+      // k16 step j, so P never leaves registers.
+      const std::uint32_t s_v = s_v0 + stage * kTileBytes;
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        const std::uint32_t a[4] = {
+            Elem<T>::pack(sc[2 * kk][0], sc[2 * kk][1]), Elem<T>::pack(sc[2 * kk][2], sc[2 * kk][3]),
+            Elem<T>::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]), Elem<T>::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
+        // Transposed matrices (keys 0-7|8-15) x (dims 0-7|8-15): B fragments of two n8 blocks.
+        const int r = kk * 16 + (lane % 8) + ((lane / 8) & 1) * 8;
+#pragma unroll
+        for (int dn2 = 0; dn2 < D / 16; ++dn2) {
+          std::uint32_t b0, b1, b2, b3;
+          ldmatrix_x4_trans(s_v + swz<D>(r, dn2 * 2 + lane / 16), b0, b1, b2, b3);
+          mma_16816<T>(acc[2 * dn2], a, b0, b1);
+          mma_16816<T>(acc[2 * dn2 + 1], a, b2, b3);
+        }
       }
     }
 
