@@ -495,6 +495,10 @@ void launch_flash_fwd(const FlashArgs& args, cudaStream_t stream) {
   require(aligned16(args.q) && aligned16(args.k) && aligned16(args.v), "q, k and v must be 16-byte aligned");
   require(reinterpret_cast<std::uintptr_t>(args.out) % 8 == 0, "out must be 8-byte aligned");
   require(s.rows > 0 && s.cols > 0 && s.tile_q > 0 && s.tile_k > 0, "schedule has empty shapes (not uploaded?)");
+  // The kernel indexes rows and keys in int32, one tile (plus a chunk) past the block end at most.
+  require(static_cast<std::int64_t>(s.rows) + s.tile_q <= INT_MAX &&
+              static_cast<std::int64_t>(s.cols) + s.tile_k + kBlockN <= INT_MAX,
+          "block plus one tile must fit in int32");
   require(s.q_pos && s.k_pos && s.q_tile_offsets && (s.items || s.n_items == 0), "schedule pointers missing");
   require((s.q_bucket == nullptr) == (s.k_bucket == nullptr), "schedule needs both bucket arrays or neither");
   const float scale = args.softmax_scale > 0.0f ? args.softmax_scale
