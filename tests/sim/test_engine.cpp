@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -20,33 +21,35 @@ using ringsim::sim::QueuedEvent;
 using ringsim::sim::Tick;
 
 TEST_CASE("EventQueue pops in (time, insertion) order under interleaved pushes", "[sim][engine]") {
-  // Reference: a stable sort of everything pushed, honouring that pushes happen at or after
-  // the last popped time (the monotone contract). Times are drawn from a few scales so that
-  // ties, near-ties and far-apart times all occur.
+  // Reference: an ordered set of (time, seq). Pushes honour the monotone contract (at or after
+  // the last popped time). Trials sweep the spread of times from 16 ticks to 2^39 so that ties,
+  // pushes into the sorted front run, small buckets sorted whole and large buckets split by
+  // level all occur; phases alternate between filling (3 pushes : 1 pop) and draining (1 : 3).
   std::mt19937_64 rng(12345);
-  for (int trial = 0; trial < 20; ++trial) {
+  for (int trial = 0; trial < 40; ++trial) {
     EventQueue q;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> pending;  // (time, seq) not yet popped
+    std::set<std::pair<std::uint64_t, std::uint64_t>> pending;
     std::uint64_t seq = 0;
     std::uint64_t floor = 0;
-    for (int op = 0; op < 5000; ++op) {
-      const bool push = pending.empty() || rng() % 3 != 0;
+    const auto max_bits = static_cast<std::uint64_t>(4 + trial % 36);
+    for (int op = 0; op < 8000; ++op) {
+      const bool filling = (op / 1000) % 2 == 0;
+      const bool push = pending.empty() || rng() % 4 < (filling ? 3U : 1U);
       if (push) {
-        const int n = 1 + static_cast<int>(rng() % 4);
+        const int n = 1 + static_cast<int>(rng() % 3);
         for (int i = 0; i < n; ++i) {
-          const std::uint64_t scale = std::uint64_t{1} << (rng() % 40);
-          const std::uint64_t t = floor + (rng() % 4 == 0 ? 0 : rng() % scale);
+          const std::uint64_t scale = std::uint64_t{1} << (rng() % max_bits);
+          const std::uint64_t t = floor + (rng() % 16 == 0 ? 0 : rng() % scale);
           q.push(t, seq);
-          pending.emplace_back(t, seq++);
+          pending.emplace(t, seq++);
         }
       } else {
-        const auto it = std::min_element(pending.begin(), pending.end());
         QueuedEvent e{};
         REQUIRE(q.pop_until(UINT64_MAX, e));
-        REQUIRE(e.time == it->first);
-        REQUIRE(e.payload == it->second);
+        REQUIRE(e.time == pending.begin()->first);
+        REQUIRE(e.payload == pending.begin()->second);
         floor = e.time;
-        pending.erase(it);
+        pending.erase(pending.begin());
       }
       REQUIRE(q.size() == pending.size());
     }
@@ -68,6 +71,26 @@ TEST_CASE("EventQueue::pop_until leaves later events and the floor alone", "[sim
   REQUIRE(q.pop_until(100, e));
   CHECK(e.payload == 2);
   CHECK(q.empty());
+}
+
+TEST_CASE("EventQueue inserts into its sorted front run after equal times", "[sim][engine]") {
+  // A small bucket of distinct times becomes the sorted front run; pushes that fall inside
+  // its range must be merged in, after the events of equal time already there.
+  EventQueue q;
+  q.push(110, 0);
+  q.push(100, 1);
+  q.push(105, 2);
+  QueuedEvent e{};
+  REQUIRE(q.pop_until(UINT64_MAX, e));
+  CHECK(e.payload == 1);
+  q.push(103, 3);
+  q.push(105, 4);
+  q.push(110, 5);
+  q.push(111, 6);
+  q.push(101, 7);
+  std::vector<std::uint64_t> order;
+  while (q.pop_until(UINT64_MAX, e)) order.push_back(e.payload);
+  CHECK(order == std::vector<std::uint64_t>{7, 3, 2, 4, 0, 5, 6});
 }
 
 namespace {
