@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/network.hpp"
+#include "sim/topology.hpp"
 
 namespace {
 
@@ -248,6 +250,48 @@ void BM_RingPassEngine(benchmark::State& state) {
 // One iteration each: a pass is 67.1 M transfers (seconds on the heap).
 BENCHMARK(BM_RingPassHeap)->ArgName("jitter")->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_RingPassEngine)->ArgName("jitter")->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond);
+
+// The same pass with every transfer a flow of the network model (route, max-min sharing,
+// latency, byte counters) on nodes:128x8 (NVLink inside a node, NIC between nodes): what a
+// step builder pays per transfer when it does use the network. One layer, one direction:
+// 1 M transfers. Link figures are round placeholders; only the cost per transfer matters here.
+void BM_RingPassNetwork(benchmark::State& state) {
+  const auto topo = ringsim::sim::Topology::nodes(128, 8, {450e9, 1e-6}, {50e9, 5e-6});
+  const ringsim::sim::RingEmbedding ring(topo, 1, 1024);
+  const std::int64_t n = 1024;
+  const std::uint64_t total_rounds = static_cast<std::uint64_t>(n);
+  const std::int64_t bytes = 8 << 20;
+  std::int64_t transfers = 0;
+  for (auto _ : state) {
+    Engine eng;
+    ringsim::sim::Network net(eng, topo);
+    RingState st(n);
+    Handler<std::uint32_t> arrival;
+    auto try_start = [&](std::size_t i) {
+      if (st.begin(i, total_rounds))
+        (void)net.start(ring.hop_route(0, static_cast<std::int64_t>(i)), bytes,
+                        eng.bind(arrival, static_cast<std::uint32_t>(i)));
+    };
+    arrival = eng.add_handler<std::uint32_t>([&](std::uint32_t i32) {
+      const std::size_t i = i32;
+      const auto dst = i + 1 == static_cast<std::size_t>(n) ? 0 : i + 1;
+      ++st.sent_arrived[i];
+      ++st.received[dst];
+      try_start(i);
+      try_start(dst);
+    });
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) try_start(i);
+    const auto events = eng.run();
+    transfers = net.delivered();
+    state.counters["events"] = static_cast<double>(events);
+    state.counters["sim_end_s"] = eng.now_s();
+    if (transfers != n * n) state.SkipWithError("wrong number of transfers");
+  }
+  state.counters["transfers_per_s"] =
+      benchmark::Counter(static_cast<double>(transfers) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_RingPassNetwork)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

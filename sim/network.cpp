@@ -86,10 +86,22 @@ FlowId Network::start(std::span<const std::int64_t> route, std::int64_t bytes, C
   }
   f.state = State::Draining;
   ++draining_;
+  bool alone = true;
+  double bottleneck = links_[static_cast<std::size_t>(route.front())].capacity_bytes_per_s;
   for (const auto id : route) {
-    links_[static_cast<std::size_t>(id)].flows.push_back(slot);
-    mark_dirty(static_cast<std::size_t>(id));
+    auto& l = links_[static_cast<std::size_t>(id)];
+    l.flows.push_back(slot);
+    alone = alone && l.flows.size() == 1;
+    bottleneck = std::min(bottleneck, l.capacity_bytes_per_s);
   }
+  if (alone) {
+    // Shares no link: its max-min rate is its narrowest link, known without a settle. (A flow
+    // that joins one of its links later marks that link, and the settle revisits this one.)
+    f.rate_bytes_per_s = bottleneck;
+    schedule_drain(slot);
+    return slot;
+  }
+  for (const auto id : route) mark_dirty(static_cast<std::size_t>(id));
   request_settle();
   return slot;
 }

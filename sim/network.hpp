@@ -9,7 +9,9 @@
 // marks the links involved, and one settle event at the current time (behind the events
 // already queued for that time, so a same-time batch of starts costs one recomputation)
 // water-fills only the connected set of flows that share links, transitively, with them.
-// Ring hops on disjoint links are therefore independent and cost O(route length) each.
+// A flow that starts on links nobody else uses gets its narrowest link's bandwidth at once,
+// without a settle. Ring hops on disjoint links therefore cost O(route length) and two events
+// (drain, delivery) each.
 //
 // The network registers its own handlers on the engine and captures itself: it must outlive
 // the engine's run and cannot be moved.

@@ -18,6 +18,7 @@ using ringsim::sim::Handler;
 using ringsim::sim::Link;
 using ringsim::sim::LinkParams;
 using ringsim::sim::Network;
+using ringsim::sim::NoArg;
 using ringsim::sim::Route;
 using ringsim::sim::Tick;
 using ringsim::sim::Topology;
@@ -181,6 +182,30 @@ TEST_CASE("Rates are recomputed when a flow ends", "[sim][network]") {
   CHECK(done[0] == std::pair<int, Tick>{1, eng.to_ticks(2.0)});
   CHECK(done[1] == std::pair<int, Tick>{2, eng.to_ticks(4.0)});
   CHECK(net.link_carried_bytes(0) == Approx(40));
+}
+
+TEST_CASE("A flow that joins a lone flow's link later slows it down", "[sim][network]") {
+  // The 30-byte flow starts alone at 10 B/s; at 1 s (20 bytes left) a 10-byte flow joins and
+  // both run at 5 B/s; the newcomer ends at 3 s, leaving 10 bytes that take until 4 s.
+  Engine eng;
+  const auto links = make_links({10, 100});
+  Network net(eng, links);
+  std::vector<std::pair<int, Tick>> done;
+  const auto h = eng.add_handler<int>([&](int id) { done.emplace_back(id, eng.now()); });
+  const std::vector<std::int64_t> long_route{0, 1}, short_route{0};
+  const auto first = net.start(long_route, 30, eng.bind(h, 1));
+  CHECK(net.rate_bytes_per_s(first) == 10);  // no other flow: rate known without a settle
+  const auto join = eng.add_handler<NoArg>([&](NoArg) { (void)net.start(short_route, 10, eng.bind(h, 2)); });
+  eng.schedule_at(eng.to_ticks(1.0), join, NoArg{});
+  eng.run_until(eng.to_ticks(2.0));
+  CHECK(net.rate_bytes_per_s(first) == 5);
+  eng.run();
+  REQUIRE(done.size() == 2);
+  CHECK(done[0] == std::pair<int, Tick>{2, eng.to_ticks(3.0)});
+  CHECK(done[1] == std::pair<int, Tick>{1, eng.to_ticks(4.0)});
+  for (std::int64_t l = 0; l < 2; ++l) CHECK(net.link_bytes_sent(l) == net.link_bytes_received(l));
+  CHECK(net.link_bytes_sent(0) == 40);
+  CHECK(net.link_bytes_sent(1) == 30);
 }
 
 TEST_CASE("Water-filling matches brute-force progressive filling on random graphs", "[sim][network]") {
