@@ -53,6 +53,18 @@ std::size_t total_count(std::span<const Progression> ps) noexcept {
   return idx(n);
 }
 
+// Whether the progressions list strictly increasing positions (true for every layout but an
+// explicit permutation), which lets sorting by group skip its check and use a counting sort.
+bool increasing(std::span<const Progression> ps) noexcept {
+  std::int64_t last = std::numeric_limits<std::int64_t>::min();
+  for (const auto& p : ps) {
+    if (p.count <= 0) continue;
+    if (p.start <= last || p.stride <= 0) return false;
+    last = p.last();
+  }
+  return true;
+}
+
 std::vector<Progression> device_segments(const Layout& layout, std::int64_t device) {
   std::vector<Progression> segs;
   layout.segments(device, 0, layout.block(), segs);
@@ -128,12 +140,16 @@ KeptPositions QKDropMask::kept() const {
 SortedRows QKDropMask::rows(const std::vector<std::uint64_t>& bits, std::span<const Progression> positions,
                             std::int64_t head) const {
   SortedRows r;
-  r.pos.reserve(total_count(positions));
+  r.key.resize(total_count(positions));
   const std::uint64_t* words = bits.data() + head * words_;
+  std::size_t n = 0;
+  // Branch-free compaction: whether a row is kept is random, so a branch would mispredict.
   for_each_position(positions, n_seq_, [&](std::int64_t p) {
-    if ((words[p / 64] >> (p % 64)) & 1U) r.pos.push_back(p);
+    r.key[n] = static_cast<std::uint64_t>(p);
+    n += (words[p / 64] >> (p % 64)) & 1U;
   });
-  sort_rows(r, 1);
+  r.key.resize(n);
+  sort_rows(r, 1, increasing(positions));
   return r;
 }
 
@@ -162,7 +178,9 @@ std::int64_t QKDropMask::count(std::span<const Progression> q, std::span<const P
 void QKDropMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
                              std::int64_t head, TileVisitor visit) const {
   check_block(layout, n_seq_, q_device, k_device, head, heads_);
-  visit_sorted_tiles(rows(q_bits_, layout, q_device, head), rows(k_bits_, layout, k_device, head), tile, visit);
+  const auto q = cache_->get(layout, head, q_device, true, [&] { return rows(q_bits_, layout, q_device, head); });
+  const auto k = cache_->get(layout, head, k_device, false, [&] { return rows(k_bits_, layout, k_device, head); });
+  visit_sorted_tiles(*q, *k, tile, visit);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,14 +267,12 @@ bool HashMask::allowed(std::int64_t q, std::int64_t p, std::int64_t head) const 
 SortedRows HashMask::rows(const std::vector<std::int32_t>& rank, std::span<const Progression> positions,
                           std::int64_t head) const {
   SortedRows r;
-  r.group.reserve(total_count(positions));
-  r.pos.reserve(total_count(positions));
+  r.key.resize(total_count(positions));
   const std::int32_t* ranks = rank.data() + head * n_seq_;
-  for_each_position(positions, n_seq_, [&](std::int64_t p) {
-    r.group.push_back(ranks[p]);
-    r.pos.push_back(p);
-  });
-  sort_rows(r, bucket_count(head));
+  std::size_t n = 0;
+  for_each_position(positions, n_seq_, [&](std::int64_t p) { r.key[n++] = SortedRows::make_key(ranks[p], p); });
+  r.key.resize(n);
+  sort_rows(r, bucket_count(head), increasing(positions));
   return r;
 }
 
@@ -285,7 +301,9 @@ std::int64_t HashMask::count(std::span<const Progression> q, std::span<const Pro
 void HashMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
                            std::int64_t head, TileVisitor visit) const {
   check_block(layout, n_seq_, q_device, k_device, head, heads_);
-  visit_sorted_tiles(rows(q_rank_, layout, q_device, head), rows(k_rank_, layout, k_device, head), tile, visit);
+  const auto q = cache_->get(layout, head, q_device, true, [&] { return rows(q_rank_, layout, q_device, head); });
+  const auto k = cache_->get(layout, head, k_device, false, [&] { return rows(k_rank_, layout, k_device, head); });
+  visit_sorted_tiles(*q, *k, tile, visit);
 }
 
 }  // namespace ringsim::models

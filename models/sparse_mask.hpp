@@ -6,12 +6,14 @@
 // the kernel's visited-tile range rule. Generators, loaders and the spec parser live in
 // models/sparse_gen.hpp and models/sparse_io.hpp.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "models/layout.hpp"
 #include "models/mask.hpp"
+#include "models/sparse_rows_cache.hpp"
 #include "models/sparse_tiles.hpp"
 
 namespace ringsim::models {
@@ -69,6 +71,7 @@ class QKDropMask final : public Mask {
   std::vector<std::uint64_t> k_bits_;
   std::vector<std::int64_t> q_kept_;   // kept queries per head
   std::vector<std::int64_t> k_kept_;
+  std::unique_ptr<SparseRowsCache> cache_ = std::make_unique<SparseRowsCache>();
 };
 
 // Hash buckets: a query attends the keys of its own bucket at positions <= its own.
@@ -112,6 +115,7 @@ class HashMask final : public Mask {
   std::vector<std::int32_t> q_rank_;  // head-major, n_seq per head
   std::vector<std::int32_t> k_rank_;
   std::vector<std::vector<std::int64_t>> ids_;
+  std::unique_ptr<SparseRowsCache> cache_ = std::make_unique<SparseRowsCache>();
 };
 
 }  // namespace ringsim::models

@@ -12,14 +12,26 @@
 
 namespace ringsim::models {
 
-// Rows of Q or of K/V after SCFA's per-device preprocessing: sorted by (group, position),
-// positions distinct. `group` empty means every row is in group 0 (query/key dropping), which
-// lets the counting skip the group comparisons.
+// Rows of Q or of K/V after SCFA's per-device preprocessing, as one sorted array of keys
+// (group << 32) | position: sorted by group, then position. One 64-bit compare orders rows,
+// which keeps the merges branch-free. Query/key dropping uses group 0 throughout; positions
+// are < 2^32 (the masks accept n_seq <= 2^30), groups < 2^31, positions distinct.
 struct SortedRows {
-  std::vector<std::int32_t> group;
-  std::vector<std::int64_t> pos;
-  [[nodiscard]] std::int64_t size() const noexcept { return static_cast<std::int64_t>(pos.size()); }
-  [[nodiscard]] bool grouped() const noexcept { return !group.empty(); }
+  static constexpr int kPositionBits = 32;
+  static constexpr std::uint64_t kPositionMask = (std::uint64_t{1} << kPositionBits) - 1;
+
+  std::vector<std::uint64_t> key;
+
+  [[nodiscard]] static std::uint64_t make_key(std::int64_t group, std::int64_t pos) noexcept {
+    return (static_cast<std::uint64_t>(group) << kPositionBits) | static_cast<std::uint64_t>(pos);
+  }
+  [[nodiscard]] std::int64_t size() const noexcept { return static_cast<std::int64_t>(key.size()); }
+  [[nodiscard]] std::int64_t group(std::int64_t i) const noexcept {
+    return static_cast<std::int64_t>(key[static_cast<std::size_t>(i)] >> kPositionBits);
+  }
+  [[nodiscard]] std::int64_t pos(std::int64_t i) const noexcept {
+    return static_cast<std::int64_t>(key[static_cast<std::size_t>(i)] & kPositionMask);
+  }
 };
 
 // Visits every tile of the (q rows) x (k rows) grid cut into tile.q x tile.k pieces, row-major;
@@ -33,9 +45,11 @@ void visit_sorted_tiles(const SortedRows& q, const SortedRows& k, TileShape tile
 // Allowed (query row, key row) pairs in total, O(rows) by a merge.
 [[nodiscard]] std::int64_t count_sorted_pairs(const SortedRows& q, const SortedRows& k);
 
-// Sorts rows by (group, position) in place: a stable counting sort by group when positions are
-// already increasing and groups are few, a comparison sort otherwise. n_groups bounds the group
-// ids (0 <= group < n_groups); ignored for ungrouped rows.
-void sort_rows(SortedRows& rows, std::int64_t n_groups);
+// Sorts keys in place: a stable counting sort by group when positions are already increasing
+// and groups are few (O(rows + groups)), a comparison sort otherwise. n_groups bounds the
+// group ids (0 <= group < n_groups). positions_increasing = true promises that positions
+// already increase in the current order (callers that know it from the layout skip a pass);
+// false means "unknown", and sort_rows checks.
+void sort_rows(SortedRows& rows, std::int64_t n_groups, bool positions_increasing = false);
 
 }  // namespace ringsim::models

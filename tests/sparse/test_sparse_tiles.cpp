@@ -9,6 +9,7 @@
 #include "models/error.hpp"
 #include "models/sparse_gen.hpp"
 #include "models/sparse_mask.hpp"
+#include "models/sparse_rows_cache.hpp"
 #include "oracle.hpp"
 
 using namespace ringsim;
@@ -260,4 +261,33 @@ TEST_CASE("sparse masks report their heads and reject bad blocks", "[sparse]") {
   CHECK(qk.kept().q == kept.q);
   CHECK(qk.kept().k == kept.k);
   CHECK(qk.kept_query_count(1) == static_cast<std::int64_t>(kept.q[1].size()));
+}
+
+TEST_CASE("the per-device rows memo builds once, evicts by size, skips permutations", "[sparse][cache]") {
+  const Layout striped = Layout::striped(64, 4);
+  int builds = 0;
+  auto build = [&] {
+    ++builds;
+    models::SortedRows r;
+    r.key.assign(100, 1);  // ~800 bytes
+    return r;
+  };
+  models::SparseRowsCache cache(2000);  // room for two entries
+  const auto a = cache.get(striped, 0, 1, true, build);
+  CHECK(cache.get(striped, 0, 1, true, build) == a);
+  CHECK(builds == 1);
+  (void)cache.get(striped, 0, 1, false, build);  // other side
+  (void)cache.get(striped, 1, 1, true, build);   // other head: evicts the first entry
+  CHECK(builds == 3);
+  (void)cache.get(striped, 0, 1, true, build);
+  CHECK(builds == 4);
+  CHECK(a->key.size() == 100);  // handed-out rows outlive eviction
+  // Different layouts of the same kind differ in n_dev or width, so they never share entries.
+  (void)cache.get(Layout::block_cyclic(64, 4, 2), 0, 1, true, build);
+  (void)cache.get(Layout::block_cyclic(64, 4, 4), 0, 1, true, build);
+  CHECK(builds == 6);
+  const Layout perm = Layout::permutation({1, 0, 2, 3}, 2);
+  (void)cache.get(perm, 0, 0, true, build);
+  (void)cache.get(perm, 0, 0, true, build);
+  CHECK(builds == 8);
 }
