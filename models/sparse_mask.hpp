@@ -3,8 +3,10 @@
 // dropping and per-head hash buckets. Each device preprocesses its own Q block and each K/V
 // block as SCFA does on one GPU (compaction of kept rows / stable sort by bucket), and the
 // tile counts come from visit_sorted_tiles (models/sparse_tiles.hpp): exact allowed pairs plus
-// the kernel's visited-tile range rule. Generators, loaders and the spec parser live in
-// models/sparse_gen.hpp and models/sparse_io.hpp.
+// the kernel's visited-tile range rule. Each device's rows are built once per (layout, head,
+// side) and memoised inside the mask (models/sparse_rows_cache.hpp), so visiting all N x N
+// blocks of a ring costs O(n_seq log) for the rows plus O(rows + tiles) per block.
+// Generators, loaders and the spec parser live in models/sparse_gen.hpp and models/sparse_io.hpp.
 #include <cstdint>
 #include <memory>
 #include <span>

@@ -40,6 +40,10 @@ struct SortedRows {
 // are sorted by group), then trimmed to end after the last of them whose smallest key position
 // is <= the query tile's largest query position (empty if there is none). With one group that
 // is the QK-sparse rule "key tiles [0, end)". O(rows + tiles).
+// Two deliberate differences from the public Triton code (epfml/dynamic-sparse-flash-attention):
+// its hash kernel starts the trimmed end at the untrimmed one, so a query tile whose whole
+// bucket overlap lies in its future visits all of it (a ring implementation skips such work,
+// and so do we); and its hash kernel masks with q > k where the paper and ringsim use k <= q.
 void visit_sorted_tiles(const SortedRows& q, const SortedRows& k, TileShape tile, TileVisitor visit);
 
 // Allowed (query row, key row) pairs in total, O(rows) by a merge.
