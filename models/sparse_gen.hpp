@@ -2,9 +2,11 @@
 // Seeded, deterministic generators of the index lists behind the sparse masks: random query/key
 // dropping, random (uniform or Zipf-skewed) buckets, and angular LSH buckets as in Reformer.
 // Every head, and within it queries and keys, draws from its own stream derived from the seed,
-// so a head's lists do not depend on how many heads there are. The generators use their own
-// integer-to-real and Gaussian transforms (not <random>'s distributions, whose algorithms are
-// implementation-defined): the same seed gives the same lists with any standard library.
+// so a head's lists do not depend on how many heads there are. The engines are mt19937_64
+// (output fixed by the standard) and the transforms are our own, not <random>'s distributions
+// (implementation-defined): dropping and uniform buckets are bit-identical everywhere; Zipf
+// and LSH also go through libm (pow, log, sin, cos), exact on one platform, and elsewhere a
+// last-bit difference may move a rare token to a neighbouring bucket.
 #include <cstdint>
 #include <span>
 #include <vector>
