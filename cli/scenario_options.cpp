@@ -22,7 +22,7 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("batch", "sequences per step", cxxopts::value<std::string>()->default_value("1"))
     ("layout", "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE",
      cxxopts::value<std::string>()->default_value(default_layouts))
-    ("mask", "causal|full|window:W|docs:FILE", cxxopts::value<std::string>()->default_value("causal"))
+    ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
     ("profile", "profile name or JSON path (default: the hardware's)", cxxopts::value<std::string>()->default_value(""))
     ("seed", "seed for generated masks", cxxopts::value<std::string>()->default_value("1"));

@@ -45,7 +45,8 @@ Prediction predict(const ResolvedScenario& s) {
       kv_bytes * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
   const double t_kv = cost.transfer_s(kv_bytes, inter);
   const double t_kv_dkv = cost.transfer_s(kv_bytes + dkv_bytes, inter);
-  const double t_dkv = cost.transfer_s(dkv_bytes, inter);
+  // A ring of one device moves nothing: its dK/dV never leave home.
+  const double t_dkv = n > 1 ? cost.transfer_s(dkv_bytes, inter) : 0.0;
 
   double fwd_layer = 0, bwd_layer = 0, fwd_exposed = 0, bwd_exposed = 0, imbalance_sum = 0, useful_layer = 0;
   double area_frac_sum = 0;

@@ -6,6 +6,7 @@
 
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/sparse_io.hpp"
 
 namespace ringsim::models {
 
@@ -86,7 +87,10 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.model.check_parallelism(spec.mp);
   r.profile = catalog.profile(spec.profile, r.hardware);
   r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
-  r.mask = parse_mask(spec.mask, spec.n_seq);
+  // Index-based sparse masks (SCFA) have one mask per attention head of the model.
+  r.mask = is_sparse_mask_spec(spec.mask)
+               ? parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed)
+               : parse_mask(spec.mask, spec.n_seq);
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
     r.tile = *spec.tile;
