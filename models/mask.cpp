@@ -67,7 +67,7 @@ class CausalMask final : public Mask {
   // On monotone layouts a tile holds an allowed pair iff its first key precedes its last query,
   // so each tile row's computed tiles are a prefix found by binary search: O(rows log tiles)
   // per block instead of O(tiles).
-  bool block_shortcut(const Layout& l, std::int64_t j, std::int64_t k, TileShape t, BlockTotals& out) const override {
+  bool block_shortcut(const Layout& l, std::int64_t j, std::int64_t k, TileShape t, BlockStats& out) const override {
     if (!l.monotone()) return false;
     const std::int64_t c = l.block();
     const std::int64_t nq = (c + t.q - 1) / t.q;
@@ -128,7 +128,7 @@ class CausalMask final : public Mask {
 
 class FullMask final : public Mask {
  public:
-  bool block_shortcut(const Layout& l, std::int64_t, std::int64_t, TileShape t, BlockTotals& out) const override {
+  bool block_shortcut(const Layout& l, std::int64_t, std::int64_t, TileShape t, BlockStats& out) const override {
     const std::int64_t c = l.block();
     const std::int64_t tiles = ((c + t.q - 1) / t.q) * ((c + t.k - 1) / t.k);
     out = {tiles, tiles, tiles, c * c, c * c, 0, 0};
@@ -298,7 +298,7 @@ void Mask::visit_block(const Layout& layout, std::int64_t qd, std::int64_t kd, T
   }
 }
 
-bool Mask::block_shortcut(const Layout&, std::int64_t, std::int64_t, TileShape, BlockTotals&) const { return false; }
+bool Mask::block_shortcut(const Layout&, std::int64_t, std::int64_t, TileShape, BlockStats&) const { return false; }
 
 std::optional<std::int64_t> Mask::decided_by_range(std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                                                    std::int64_t) const noexcept {

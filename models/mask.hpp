@@ -34,8 +34,8 @@ struct TileCount {
 
 using TileVisitor = FunctionRef<void(const TileCount&)>;
 
-// Totals of one block's tiles (the fields of Workload's BlockStats).
-struct BlockTotals {
+// Totals of one (Q block, K/V block) pair's tiles, summed over mask heads.
+struct BlockStats {
   std::int64_t tiles_total = 0;
   std::int64_t tiles_computed = 0;
   std::int64_t tiles_visited = 0;
@@ -43,6 +43,7 @@ struct BlockTotals {
   std::int64_t visited_area = 0;
   std::int64_t masked_area = 0;   // visited area in tiles that also hold masked pairs
   std::int64_t skipped_area = 0;  // area of tiles not visited
+  friend bool operator==(const BlockStats&, const BlockStats&) = default;
 };
 
 enum class MaskKind { Causal, Full, Window, Documents, QKDrop, Hash };
@@ -71,7 +72,7 @@ class Mask {
   // this layout; returns false to fall back on visit_block. (Declared here, BlockStats is
   // models/workload.hpp's; the default has no shortcut.)
   [[nodiscard]] virtual bool block_shortcut(const Layout& layout, std::int64_t q_device, std::int64_t k_device,
-                                            TileShape tile, BlockTotals& out) const;
+                                            TileShape tile, BlockStats& out) const;
 
   // Counts depend only on q - p (causal, full, window): blocks of shift-invariant layouts then
   // depend only on the device difference.

@@ -59,9 +59,8 @@ BlockStats Workload::count_block_by_tiles(const Layout& layout, const Mask& mask
 
 BlockStats Workload::count_block(const Layout& layout, const Mask& mask, std::int64_t j, std::int64_t k,
                                  TileShape tile) {
-  if (BlockTotals t; mask.heads() == 1 && mask.block_shortcut(layout, j, k, tile, t))
-    return {t.tiles_total, t.tiles_computed, t.tiles_visited, t.allowed_pairs, t.visited_area, t.masked_area,
-            t.skipped_area};
+  if (BlockStats t; mask.heads() == 1 && mask.block_shortcut(layout, j, k, tile, t))
+    return t;
   return count_block_by_tiles(layout, mask, j, k, tile);
 }
 

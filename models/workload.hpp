@@ -17,16 +17,6 @@
 
 namespace ringsim::models {
 
-struct BlockStats {
-  std::int64_t tiles_total = 0;
-  std::int64_t tiles_computed = 0;  // tiles holding at least one allowed pair (summed over mask heads)
-  std::int64_t tiles_visited = 0;   // tiles the kernel runs (== computed for structured masks)
-  std::int64_t allowed_pairs = 0;   // summed over mask heads
-  std::int64_t visited_area = 0;    // sum of rows x cols over visited tiles: what the kernel pays for
-  std::int64_t masked_area = 0;     // part of visited_area in tiles that also hold masked pairs (need the mask applied)
-  std::int64_t skipped_area = 0;    // sum of rows x cols over tiles the kernel skips
-  friend bool operator==(const BlockStats&, const BlockStats&) = default;
-};
 
 struct DeviceRound {
   std::int64_t round = 0;
