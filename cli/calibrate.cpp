@@ -12,6 +12,7 @@
 #include "calibration/timings.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/scenario_options.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
 
@@ -28,72 +29,32 @@ std::string today() {
                      static_cast<unsigned>(ymd.day()));
 }
 
-double finite_number(const std::string& text, const std::string& file, std::int64_t line, const std::string& field) {
-  const auto t = models::trim(text);
-  double v = 0;
-  std::size_t used = 0;
-  try {
-    v = std::stod(std::string(t), &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (t.empty() || used != t.size() || !std::isfinite(v))
-    throw InputError(file, line, field, "expected a finite number, got '" + std::string(t) + "'");
-  return v;
-}
-
-std::int64_t positive_int(const std::string& text, const std::string& file, std::int64_t line, const std::string& field) {
-  try {
-    return models::parse_positive_int(text, field);
-  } catch (const InputError& e) {
-    throw InputError(file, line, field, e.message());
-  }
-}
-
-std::vector<std::string> split_names(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const auto end = s.find(',', start);
-    const auto piece = std::string(models::trim(s.substr(start, end - start)));
-    if (!piece.empty()) out.push_back(piece);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
-
 std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, const std::string& hardware,
                                                    const models::Catalog& catalog) {
   const CsvTable t = read_csv(path);
-  const auto c_hw = t.require_column("hardware");
-  const auto c_model = t.require_column("model");
-  const auto c_mp = t.require_column("mp");
-  const auto c_sp = t.require_column("sp");
-  const auto c_n = t.require_column("n_seq");
+  const ScenarioColumns cols(t);
   const auto c_speedup = t.require_column("speedup");
   const auto c_tms = t.column("tms");
   (void)catalog.hardware(hardware);  // unknown hardware: InputError naming the catalog
   std::vector<calibration::SpeedupRow> rows;
   std::vector<std::string> seen;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const auto& r = t.rows[i];
     const auto line = t.lines[i];
-    const std::string hw(models::trim(r[c_hw]));
+    const std::string hw = t.text(i, cols.hardware);
     if (hw != hardware) {
       if (std::find(seen.begin(), seen.end(), hw) == seen.end()) seen.push_back(hw);
       continue;
     }
+    const auto spec = cols.spec(t, i);
     calibration::SpeedupRow row;
     row.hardware = hw;
-    row.model = std::string(models::trim(r[c_model]));
-    if (row.model.empty()) throw InputError(path, line, "model", "empty value");
-    row.mp = positive_int(r[c_mp], path, line, "mp");
-    row.sp = positive_int(r[c_sp], path, line, "sp");
-    row.n_seq = positive_int(r[c_n], path, line, "n_seq");
-    row.speedup = finite_number(r[c_speedup], path, line, "speedup");
+    row.model = spec.model;
+    row.mp = spec.mp;
+    row.sp = spec.sp;
+    row.n_seq = spec.n_seq;
+    row.speedup = t.number(i, c_speedup);
     if (row.speedup <= 0) throw InputError(path, line, "speedup", "expected a positive speedup");
-    if (c_tms && !models::trim(r[*c_tms]).empty()) row.tms = finite_number(r[*c_tms], path, line, "tms");
+    if (!t.text_or(i, c_tms, "").empty()) row.tms = t.number(i, *c_tms);
     if (row.n_seq % row.sp != 0) throw InputError(path, line, "n_seq", "n_seq is not divisible by sp");
     row.line = line;
     rows.push_back(row);
@@ -115,7 +76,9 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   const auto rows = read_speedups(path, hardware, catalog);
   const auto hw = catalog.hardware(hardware);
   const auto base = catalog.profile(a["profile"].as<std::string>(), hw);
-  const auto free = split_names(a["free"].as<std::string>());
+  std::vector<std::string> free;
+  for (auto& name : models::split(a["free"].as<std::string>(), ','))
+    if (!name.empty()) free.push_back(std::move(name));
   if (free.empty()) throw InputError({}, 0, "free", "no free parameters named");
   for (const auto& f : free) (void)calibration::find_parameter(f);
   if (rows.size() < free.size())
@@ -212,25 +175,20 @@ std::vector<calibration::KernelTiming> read_timings(const std::string& path) {
   const auto c_dur = t.require_column("duration_s");
   std::vector<calibration::KernelTiming> rows;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const auto& r = t.rows[i];
     const auto line = t.lines[i];
     calibration::KernelTiming k;
-    k.kernel = std::string(models::trim(r[c_kernel]));
-    try {
-      k.precision = models::parse_precision(models::trim(r[c_dtype]));
-    } catch (const InputError& e) {
-      throw InputError(path, line, "dtype", e.message());
-    }
-    k.head_dim = positive_int(r[c_hd], path, line, "head_dim");
-    k.heads = positive_int(r[c_heads], path, line, "heads");
-    k.batch = positive_int(r[c_batch], path, line, "batch");
-    k.tiles_visited = positive_int(r[c_tiles], path, line, "tiles_visited");
-    k.visited_area = positive_int(r[c_area], path, line, "visited_area");
-    const double masked = finite_number(r[c_masked], path, line, "masked_area");
+    k.kernel = t.text_or(i, c_kernel, "");
+    k.precision = t.parsed(i, c_dtype, [](std::string_view v) { return models::parse_precision(models::trim(v)); });
+    k.head_dim = t.positive_int(i, c_hd);
+    k.heads = t.positive_int(i, c_heads);
+    k.batch = t.positive_int(i, c_batch);
+    k.tiles_visited = t.positive_int(i, c_tiles);
+    k.visited_area = t.positive_int(i, c_area);
+    const double masked = t.number(i, c_masked);
     if (masked < 0 || masked > static_cast<double>(k.visited_area))
       throw InputError(path, line, "masked_area", "expected a value in [0, visited_area]");
     k.masked_area = static_cast<std::int64_t>(masked);
-    k.duration_s = finite_number(r[c_dur], path, line, "duration_s");
+    k.duration_s = t.number(i, c_dur);
     if (k.duration_s <= 0) throw InputError(path, line, "duration_s", "expected a positive duration");
     k.line = line;
     rows.push_back(k);

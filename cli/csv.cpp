@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/error.hpp"
+#include "models/parse.hpp"
 
 namespace ringsim::cli {
 
@@ -21,6 +22,28 @@ std::optional<std::size_t> CsvTable::column(const std::string& name) const {
 std::size_t CsvTable::require_column(const std::string& name) const {
   if (auto c = column(name)) return *c;
   throw InputError(file, 1, name, "missing required column");
+}
+
+std::string CsvTable::text(std::size_t row, std::size_t col) const {
+  return parsed(row, col, [&](std::string_view v) {
+    const auto t = models::trim(v);
+    if (t.empty()) throw InputError({}, 0, header[col], "empty value");
+    return std::string(t);
+  });
+}
+
+std::string CsvTable::text_or(std::size_t row, std::optional<std::size_t> col, std::string fallback) const {
+  if (!col) return fallback;
+  const auto t = models::trim(rows[row][*col]);
+  return t.empty() ? fallback : std::string(t);
+}
+
+std::int64_t CsvTable::positive_int(std::size_t row, std::size_t col) const {
+  return parsed(row, col, [&](std::string_view v) { return models::parse_positive_int(v, header[col]); });
+}
+
+double CsvTable::number(std::size_t row, std::size_t col) const {
+  return parsed(row, col, [&](std::string_view v) { return models::parse_double(v, header[col]); });
 }
 
 namespace {

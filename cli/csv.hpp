@@ -4,8 +4,11 @@
 // renamed, so a failed run never leaves a half-written file.
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
+
+#include "models/error.hpp"
 
 namespace ringsim::cli {
 
@@ -18,7 +21,26 @@ struct CsvTable {
   [[nodiscard]] std::optional<std::size_t> column(const std::string& name) const;
   // Throws InputError naming the file and the missing column.
   [[nodiscard]] std::size_t require_column(const std::string& name) const;
+
+  // Strict cell readers: every error names this file, the row's source line and the column.
+  // `parse(text)` may throw InputError; it is re-thrown located at the cell.
+  template <class Parse>
+  [[nodiscard]] auto parsed(std::size_t row, std::size_t col, Parse&& parse) const -> decltype(parse(std::string_view{}));
+  [[nodiscard]] std::string text(std::size_t row, std::size_t col) const;  // trimmed, non-empty
+  // Trimmed text, or `fallback` when the column is absent or the cell empty.
+  [[nodiscard]] std::string text_or(std::size_t row, std::optional<std::size_t> col, std::string fallback) const;
+  [[nodiscard]] std::int64_t positive_int(std::size_t row, std::size_t col) const;
+  [[nodiscard]] double number(std::size_t row, std::size_t col) const;  // finite
 };
+
+template <class Parse>
+auto CsvTable::parsed(std::size_t row, std::size_t col, Parse&& parse) const -> decltype(parse(std::string_view{})) {
+  try {
+    return parse(std::string_view(rows[row][col]));
+  } catch (const models::InputError& e) {
+    throw models::InputError(file, lines[row], header[col], e.message());
+  }
+}
 
 // Lines starting with '#' before the header are comments; blank lines are skipped.
 [[nodiscard]] CsvTable read_csv(const std::string& path);

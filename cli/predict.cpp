@@ -102,11 +102,7 @@ void print_table(const std::vector<LayoutResult>& results, double tms, std::stri
 std::string run_batch(const std::string& path, const std::string& format, const models::Catalog& catalog,
                       const cxxopts::ParseResult& args) {
   const CsvTable t = read_csv(path);
-  const auto c_hw = t.require_column("hardware");
-  const auto c_model = t.require_column("model");
-  const auto c_mp = t.require_column("mp");
-  const auto c_sp = t.require_column("sp");
-  const auto c_n = t.require_column("n_seq");
+  const ScenarioColumns cols(t);
   const auto c_tq = t.column("tile_q");
   const auto c_tk = t.column("tile_k");
   const auto c_layout = t.column("layout");
@@ -129,30 +125,19 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   }
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto& row = t.rows[i];
-    const auto line = t.lines[i];
     std::vector<std::string> values;
+    models::ScenarioSpec spec = cols.spec(t, i);
+    if (c_batch) spec.batch = t.positive_int(i, *c_batch);
+    if (c_tq) spec.tile = models::TileShape{t.positive_int(i, *c_tq), t.positive_int(i, *c_tk)};
+    if (c_mask) spec.mask = t.text(i, *c_mask);
+    spec.profile = t.text_or(i, c_profile, "");
+    if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
+    const auto layout = t.text_or(i, c_layout, "");
     try {
-      auto field = [&](std::size_t col, const char* name) -> const std::string& {
-        if (models::trim(row[col]).empty()) throw InputError({}, 0, name, "empty value");
-        return row[col];
-      };
-      models::ScenarioSpec spec;
-      spec.hardware = std::string(models::trim(field(c_hw, "hardware")));
-      spec.model = std::string(models::trim(field(c_model, "model")));
-      try { spec.mp = models::parse_positive_int(field(c_mp, "mp"), "mp"); } catch (const InputError& e) { throw e.with_field("mp"); }
-      try { spec.sp = models::parse_positive_int(field(c_sp, "sp"), "sp"); } catch (const InputError& e) { throw e.with_field("sp"); }
-      try { spec.n_seq = models::parse_positive_int(field(c_n, "n_seq"), "n_seq"); } catch (const InputError& e) { throw e.with_field("n_seq"); }
-      if (c_batch) spec.batch = models::parse_positive_int(field(*c_batch, "batch"), "batch");
-      if (c_tq) spec.tile = models::TileShape{models::parse_positive_int(field(*c_tq, "tile_q"), "tile_q"),
-                                              models::parse_positive_int(field(*c_tk, "tile_k"), "tile_k")};
-      if (c_mask) spec.mask = std::string(models::trim(field(*c_mask, "mask")));
-      if (c_profile && !models::trim(row[*c_profile]).empty()) spec.profile = std::string(models::trim(row[*c_profile]));
-      if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
       const auto ring = run_one(spec, "contiguous", catalog);
       const auto striped = run_one(spec, "striped", catalog);
       double layout_step = striped.prediction.step_s;
-      if (c_layout && !models::trim(row[*c_layout]).empty())
-        layout_step = run_one(spec, std::string(models::trim(row[*c_layout])), catalog).prediction.step_s;
+      if (!layout.empty()) layout_step = run_one(spec, layout, catalog).prediction.step_s;
       const double tms = models::theoretical_max_speedup(ring.scenario);
       const double speedup = ring.prediction.step_s / striped.prediction.step_s;
       values = {fmt::format("{:.4f}", tms),
@@ -166,7 +151,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
                 ring.scenario.profile.name,
                 ring.scenario.profile.provenance.calibrated ? "true" : "false"};
     } catch (const InputError& e) {
-      throw InputError(path, line, e.field(), e.message());
+      throw InputError(path, t.lines[i], e.field(), e.message());
     }
     if (format == "csv") {
       auto r = row;

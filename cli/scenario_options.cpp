@@ -57,6 +57,23 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   return a;
 }
 
+ScenarioColumns::ScenarioColumns(const CsvTable& t)
+    : hardware(t.require_column("hardware")),
+      model(t.require_column("model")),
+      mp(t.require_column("mp")),
+      sp(t.require_column("sp")),
+      n_seq(t.require_column("n_seq")) {}
+
+models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) const {
+  models::ScenarioSpec s;
+  s.hardware = t.text(row, hardware);
+  s.model = t.text(row, model);
+  s.mp = t.positive_int(row, mp);
+  s.sp = t.positive_int(row, sp);
+  s.n_seq = t.positive_int(row, n_seq);
+  return s;
+}
+
 std::string human_seconds(double s) {
   const double a = std::fabs(s);
   if (a >= 1) return fmt::format("{:.3g} s", s);

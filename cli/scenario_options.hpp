@@ -6,6 +6,7 @@
 
 #include <cxxopts.hpp>
 
+#include "cli/csv.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::cli {
@@ -19,6 +20,14 @@ struct ScenarioArgs {
 
 // Throws InputError for malformed values (mesh, tile, sizes).
 [[nodiscard]] ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r);
+
+// The columns every scenario CSV carries (hardware,model,mp,sp,n_seq), read into a spec; the
+// batch predictor and the speedup calibration share them.
+struct ScenarioColumns {
+  explicit ScenarioColumns(const CsvTable& t);
+  [[nodiscard]] models::ScenarioSpec spec(const CsvTable& t, std::size_t row) const;
+  std::size_t hardware, model, mp, sp, n_seq;
+};
 
 // Human-friendly figures: 1.23 s / 45.6 ms / 7.8 us; 1.2 M; 12.3 GiB.
 [[nodiscard]] std::string human_seconds(double s);
