@@ -1,6 +1,9 @@
 #pragma once
 // Sub-commands of `ringsim`. Each parses its own flags, calls the libraries and prints; they
 // throw models::InputError for bad input (main turns it into one line and exit code 2).
+#include <initializer_list>
+#include <string>
+
 #include <cxxopts.hpp>
 
 namespace ringsim::cli {
@@ -12,5 +15,9 @@ int run_calibrate(int argc, char** argv);
 
 // cxxopts' own parse errors (unknown flag, missing value) become InputError.
 [[nodiscard]] cxxopts::ParseResult parse_or_throw(cxxopts::Options& options, int argc, char** argv);
+
+// The value of option `name`, which must be one of `choices` (else InputError naming them).
+[[nodiscard]] std::string one_of(const cxxopts::ParseResult& r, const std::string& name,
+                                 std::initializer_list<const char*> choices);
 
 }  // namespace ringsim::cli

@@ -194,9 +194,7 @@ int run_predict(int argc, char** argv) {
     std::fputs(o.help().c_str(), stdout);
     return 0;
   }
-  const auto format = r["format"].as<std::string>();
-  if (format != "table" && format != "csv" && format != "json")
-    throw InputError({}, 0, "format", "expected table, csv or json, got '" + format + "'");
+  const auto format = one_of(r, "format", {"table", "csv", "json"});
   const models::Catalog catalog;
   const auto output = r["output"].as<std::string>();
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty()) {

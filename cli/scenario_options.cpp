@@ -4,12 +4,31 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::cli {
 
 using models::InputError;
+
+cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) {
+  try {
+    return o.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw InputError({}, 0, "options", e.what());
+  }
+}
+
+std::string one_of(const cxxopts::ParseResult& r, const std::string& name, std::initializer_list<const char*> choices) {
+  const auto value = r[name].as<std::string>();
+  std::string list;
+  for (const char* c : choices) {
+    if (value == c) return value;
+    list += (list.empty() ? "" : ", ") + std::string(c);
+  }
+  throw InputError({}, 0, name, "expected one of " + list + ", got '" + value + "'");
+}
 
 void add_scenario_options(cxxopts::Options& o, const std::string& default_layouts) {
   o.add_options("scenario")

@@ -175,15 +175,9 @@ int run_show(int argc, char** argv) {
     std::fputs(o.help().c_str(), stdout);
     return 0;
   }
-  const auto metric = r["metric"].as<std::string>();
-  if (metric != "area" && metric != "pairs" && metric != "tiles")
-    throw InputError({}, 0, "metric", "expected area, pairs or tiles, got '" + metric + "'");
-  const auto color = r["color"].as<std::string>();
-  if (color != "auto" && color != "always" && color != "never")
-    throw InputError({}, 0, "color", "expected auto, always or never");
-  const auto matrix = r["matrix"].as<std::string>();
-  if (matrix != "auto" && matrix != "always" && matrix != "never")
-    throw InputError({}, 0, "matrix", "expected auto, always or never");
+  const auto metric = one_of(r, "metric", {"area", "pairs", "tiles"});
+  const auto color = one_of(r, "color", {"auto", "always", "never"});
+  const auto matrix = one_of(r, "matrix", {"auto", "always", "never"});
   const auto args = parse_scenario_args(r);
   const models::Catalog catalog;
   std::vector<std::unique_ptr<models::ResolvedScenario>> ss;

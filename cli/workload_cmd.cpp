@@ -10,14 +10,6 @@ namespace ringsim::cli {
 
 using models::InputError;
 
-cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) {
-  try {
-    return o.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw InputError({}, 0, "options", e.what());
-  }
-}
-
 int run_workload(int argc, char** argv) {
   cxxopts::Options o("ringsim workload", "Exact per-(round, device) tile and pair counts");
   add_scenario_options(o, "contiguous");
@@ -29,8 +21,7 @@ int run_workload(int argc, char** argv) {
     std::fputs(o.help().c_str(), stdout);
     return 0;
   }
-  const auto format = r["format"].as<std::string>();
-  if (format != "csv" && format != "table") throw InputError({}, 0, "format", "expected csv or table, got '" + format + "'");
+  const auto format = one_of(r, "format", {"csv", "table"});
   const auto args = parse_scenario_args(r);
   if (args.layouts.size() != 1) throw InputError({}, 0, "layout", "workload takes exactly one layout");
   const auto s = models::resolve(args.base, models::Catalog());
