@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -101,32 +99,20 @@ Layout Layout::parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_d
   }
   if (spec.starts_with("perm:")) {
     const std::string file(spec.substr(5));
-    std::ifstream in(file);
-    if (!in) throw InputError(file, 0, "layout", "cannot open permutation file");
-    std::vector<std::int64_t> tokens;
-    std::string line;
-    std::int64_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      std::istringstream ls(line);
-      std::string word;
-      while (ls >> word) {
-        try {
-          tokens.push_back(parse_int(word, "token"));
-        } catch (const InputError& e) {
-          throw e.located(file, line_no);
-        }
-      }
-    }
-    if (static_cast<std::int64_t>(tokens.size()) != n_seq)
-      throw InputError(file, line_no, "layout",
-                       "permutation lists " + std::to_string(tokens.size()) + " tokens, expected n_seq = " +
+    const auto items = read_int_list(file, "token", "permutation file");
+    if (static_cast<std::int64_t>(items.size()) != n_seq)
+      throw InputError(file, items.empty() ? 0 : items.back().line, "layout",
+                       "permutation lists " + std::to_string(items.size()) + " tokens, expected n_seq = " +
                            std::to_string(n_seq));
+    std::vector<std::int64_t> tokens;
+    tokens.reserve(items.size());
+    for (const auto& it : items) tokens.push_back(it.value);
     try {
       return permutation(std::move(tokens), n_dev, "perm:" + file);
     } catch (const InputError& e) {
-      throw InputError(file, e.line(), e.field(), e.message());
+      // permutation() numbers slots from 1; name the file line the slot's token stands on.
+      const auto slot = static_cast<std::size_t>(e.line());
+      throw InputError(file, slot >= 1 && slot <= items.size() ? items[slot - 1].line : 0, e.field(), e.message());
     }
   }
   throw InputError({}, 0, "layout",

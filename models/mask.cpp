@@ -1,8 +1,6 @@
 #include "models/mask.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -333,31 +331,16 @@ std::unique_ptr<Mask> parse_mask(std::string_view spec, std::int64_t n_seq) {
   if (spec.starts_with("window:")) return make_window(parse_int(spec.substr(7), "mask"));
   if (spec.starts_with("docs:")) {
     const std::string file(spec.substr(5));
-    std::ifstream in(file);
-    if (!in) throw InputError(file, 0, "mask", "cannot open document-boundary file");
     std::vector<std::int64_t> starts;
-    std::string line;
-    std::int64_t line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      std::istringstream ls(line);
-      std::string word;
-      while (ls >> word) {
-        try {
-          const auto v = parse_int(word, "document start");
-          if (v < 0 || v >= n_seq)
-            throw InputError({}, 0, "document start",
-                             "position " + std::to_string(v) + " is outside [0, n_seq = " + std::to_string(n_seq) + ")");
-          if (!starts.empty() && v <= starts.back())
-            throw InputError({}, 0, "document start",
-                             "starts must be strictly increasing (" + std::to_string(starts.back()) + " then " +
-                                 std::to_string(v) + ")");
-          starts.push_back(v);
-        } catch (const InputError& e) {
-          throw e.located(file, line_no);
-        }
-      }
+    for (const auto& [v, line] : read_int_list(file, "document start", "document-boundary file")) {
+      if (v < 0 || v >= n_seq)
+        throw InputError(file, line, "document start",
+                         "position " + std::to_string(v) + " is outside [0, n_seq = " + std::to_string(n_seq) + ")");
+      if (!starts.empty() && v <= starts.back())
+        throw InputError(file, line, "document start",
+                         "starts must be strictly increasing (" + std::to_string(starts.back()) + " then " +
+                             std::to_string(v) + ")");
+      starts.push_back(v);
     }
     return make_documents(std::move(starts), n_seq);
   }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "models/error.hpp"
 
@@ -55,6 +57,28 @@ std::vector<std::string> split(std::string_view text, char sep) {
     out.emplace_back(trim(text.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
+  }
+  return out;
+}
+
+std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field, std::string_view what) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, std::string(field), "cannot open " + std::string(what));
+  std::vector<LocatedInt> out;
+  std::string line;
+  std::int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream ls(line);
+    std::string word;
+    while (ls >> word) {
+      try {
+        out.push_back({parse_int(word, field), line_no});
+      } catch (const InputError& e) {
+        throw e.located(path, line_no);
+      }
+    }
   }
   return out;
 }

@@ -16,4 +16,14 @@ namespace ringsim::models {
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
 [[nodiscard]] std::string_view trim(std::string_view text) noexcept;
 
+// Whitespace-separated integers of a small text file ('#' starts a comment), each with the line
+// it stands on, so callers can name the line of a value they reject. `what` names the file's
+// role in the "cannot open" message.
+struct LocatedInt {
+  std::int64_t value = 0;
+  std::int64_t line = 0;
+};
+[[nodiscard]] std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field,
+                                                    std::string_view what);
+
 }  // namespace ringsim::models

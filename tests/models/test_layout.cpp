@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
 
@@ -119,4 +121,26 @@ TEST_CASE("bad layout input is rejected with the field named", "[layout][errors]
     CHECK(std::string(e.what()).find("not divisible") != std::string::npos);
   }
   CHECK(Layout::parse("ring", 8, 2).kind() == LayoutKind::Contiguous);
+}
+
+TEST_CASE("a permutation file's errors name the line of the offending token", "[layout][errors]") {
+  const std::string path = "ringsim_test_perm.txt";
+  {
+    std::ofstream f(path);
+    f << "# four tokens, two per line\n0 1\n\n1 3\n";
+  }
+  try {
+    (void)Layout::parse("perm:" + path, 4, 2);
+    FAIL("duplicate token accepted");
+  } catch (const InputError& e) {
+    CHECK(e.file() == path);
+    CHECK(e.line() == 4);
+    CHECK(std::string(e.what()).find("twice") != std::string::npos);
+  }
+  {
+    std::ofstream f(path);
+    f << "3 2 1 0\n";
+  }
+  CHECK(Layout::parse("perm:" + path, 4, 2).token(1, 1) == 0);
+  std::filesystem::remove(path);
 }
