@@ -77,7 +77,7 @@ std::vector<Progression> device_segments(const Layout& layout, std::int64_t devi
 // QKDropMask
 
 QKDropMask::QKDropMask(const KeptPositions& kept, std::int64_t n_seq, std::string name)
-    : name_(std::move(name)), n_seq_(n_seq) {
+    : SortedRowsMask(std::move(name), n_seq) {
   check_common(n_seq, kept.q.size(), kept.k.size());
   heads_ = static_cast<std::int64_t>(kept.q.size());
   words_ = (n_seq + 63) / 64;
@@ -153,41 +153,15 @@ SortedRows QKDropMask::rows(const std::vector<std::uint64_t>& bits, std::span<co
   return r;
 }
 
-SortedRows QKDropMask::rows(const std::vector<std::uint64_t>& bits, const Layout& layout, std::int64_t device,
-                            std::int64_t head) const {
-  const auto segs = device_segments(layout, device);
-  return rows(bits, segs, head);
-}
-
-SortedRows QKDropMask::query_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
-  check_block(layout, n_seq_, device, device, head, heads_);
-  return rows(q_bits_, layout, device, head);
-}
-
-SortedRows QKDropMask::key_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
-  check_block(layout, n_seq_, device, device, head, heads_);
-  return rows(k_bits_, layout, device, head);
-}
-
-std::int64_t QKDropMask::count(std::span<const Progression> q, std::span<const Progression> k) const {
-  std::int64_t total = 0;
-  for (std::int64_t h = 0; h < heads_; ++h) total += count_sorted_pairs(rows(q_bits_, q, h), rows(k_bits_, k, h));
-  return total;
-}
-
-void QKDropMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
-                             std::int64_t head, TileVisitor visit) const {
-  check_block(layout, n_seq_, q_device, k_device, head, heads_);
-  const auto q = cache_->get(layout, head, q_device, true, [&] { return rows(q_bits_, layout, q_device, head); });
-  const auto k = cache_->get(layout, head, k_device, false, [&] { return rows(k_bits_, layout, k_device, head); });
-  visit_sorted_tiles(*q, *k, tile, visit);
+SortedRows QKDropMask::side_rows(bool query, std::span<const Progression> positions, std::int64_t head) const {
+  return rows(query ? q_bits_ : k_bits_, positions, head);
 }
 
 // ---------------------------------------------------------------------------------------------
 // HashMask
 
 HashMask::HashMask(const BucketIds& buckets, std::int64_t n_seq, std::string name)
-    : name_(std::move(name)), n_seq_(n_seq) {
+    : SortedRowsMask(std::move(name), n_seq) {
   check_common(n_seq, buckets.q.size(), buckets.k.size());
   heads_ = static_cast<std::int64_t>(buckets.q.size());
   q_rank_.resize(idx(heads_ * n_seq));
@@ -276,33 +250,39 @@ SortedRows HashMask::rows(const std::vector<std::int32_t>& rank, std::span<const
   return r;
 }
 
-SortedRows HashMask::rows(const std::vector<std::int32_t>& rank, const Layout& layout, std::int64_t device,
-                          std::int64_t head) const {
+SortedRows HashMask::side_rows(bool query, std::span<const Progression> positions, std::int64_t head) const {
+  return rows(query ? q_rank_ : k_rank_, positions, head);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SortedRowsMask
+
+SortedRows SortedRowsMask::device_rows(bool query, const Layout& layout, std::int64_t device, std::int64_t head) const {
   const auto segs = device_segments(layout, device);
-  return rows(rank, segs, head);
+  return side_rows(query, segs, head);
 }
 
-SortedRows HashMask::query_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
+SortedRows SortedRowsMask::query_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
   check_block(layout, n_seq_, device, device, head, heads_);
-  return rows(q_rank_, layout, device, head);
+  return device_rows(true, layout, device, head);
 }
 
-SortedRows HashMask::key_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
+SortedRows SortedRowsMask::key_rows(const Layout& layout, std::int64_t device, std::int64_t head) const {
   check_block(layout, n_seq_, device, device, head, heads_);
-  return rows(k_rank_, layout, device, head);
+  return device_rows(false, layout, device, head);
 }
 
-std::int64_t HashMask::count(std::span<const Progression> q, std::span<const Progression> k) const {
+std::int64_t SortedRowsMask::count(std::span<const Progression> q, std::span<const Progression> k) const {
   std::int64_t total = 0;
-  for (std::int64_t h = 0; h < heads_; ++h) total += count_sorted_pairs(rows(q_rank_, q, h), rows(k_rank_, k, h));
+  for (std::int64_t h = 0; h < heads_; ++h) total += count_sorted_pairs(side_rows(true, q, h), side_rows(false, k, h));
   return total;
 }
 
-void HashMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
-                           std::int64_t head, TileVisitor visit) const {
+void SortedRowsMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
+                                 std::int64_t head, TileVisitor visit) const {
   check_block(layout, n_seq_, q_device, k_device, head, heads_);
-  const auto q = cache_->get(layout, head, q_device, true, [&] { return rows(q_rank_, layout, q_device, head); });
-  const auto k = cache_->get(layout, head, k_device, false, [&] { return rows(k_rank_, layout, k_device, head); });
+  const auto q = cache_->get(layout, head, q_device, true, [&] { return device_rows(true, layout, q_device, head); });
+  const auto k = cache_->get(layout, head, k_device, false, [&] { return device_rows(false, layout, k_device, head); });
   visit_sorted_tiles(*q, *k, tile, visit);
 }
 
