@@ -252,7 +252,6 @@ void Mask::visit_block(const Layout& layout, std::int64_t qd, std::int64_t kd, T
   const std::int64_t nq = (c + tile.q - 1) / tile.q;
   const std::int64_t nk = (c + tile.k - 1) / tile.k;
   struct Side {
-    std::vector<Progression> segs;
     std::int64_t lo = 0, hi = 0;  // index range into segs
     std::int64_t min = 0, max = 0;
   };

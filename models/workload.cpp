@@ -88,7 +88,6 @@ DeviceRound Workload::device_round(std::int64_t round, std::int64_t device) cons
 }
 
 RoundSummary Workload::round_summary(std::int64_t round) const {
-  const std::int64_t n = layout_->n_dev();
   RoundSummary r;
   r.round = round;
   r.min_visited_area = INT64_MAX;
@@ -106,35 +105,35 @@ RoundSummary Workload::round_summary(std::int64_t round) const {
     r.sum_allowed_pairs += s.allowed_pairs * count;
     r.sum_tiles_visited += s.tiles_visited * count;
   };
-  if (classes_ != Classes::ByPair) {
-    // In round i devices j >= i hold block j - i (difference i) and devices j < i hold block
-    // j - i + N (difference i - N): two classes, whatever N is.
-    if (round < n) take(round, block(round, round), n - round);
-    if (round > 0) take(0, block(round, 0), round);
-    return r;
-  }
-  for (std::int64_t j = 0; j < n; ++j) take(j, block(round, j), 1);
+  for_each_class(round, take);
   return r;
 }
 
-WorkloadTotals Workload::totals() const {
-  WorkloadTotals t;
+void Workload::for_each_class(std::int64_t round,
+                              FunctionRef<void(std::int64_t device, const BlockStats&, std::int64_t count)> f) const {
   const std::int64_t n = layout_->n_dev();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto add = [&](const BlockStats& s, std::int64_t count) {
+  if (classes_ != Classes::ByPair) {
+    // In round i devices j >= i hold block j - i (difference i) and devices j < i hold block
+    // j - i + N (difference i - N): two classes, whatever N is.
+    if (round < n) f(round, block(round, round), n - round);
+    if (round > 0) f(0, block(round, 0), round);
+    return;
+  }
+  for (std::int64_t j = 0; j < n; ++j) f(j, block(round, j), 1);
+}
+
+BlockStats Workload::totals() const {
+  BlockStats t;
+  for (std::int64_t i = 0; i < layout_->n_dev(); ++i)
+    for_each_class(i, [&](std::int64_t, const BlockStats& s, std::int64_t count) {
       t.tiles_total += s.tiles_total * count;
       t.tiles_computed += s.tiles_computed * count;
       t.tiles_visited += s.tiles_visited * count;
       t.allowed_pairs += s.allowed_pairs * count;
       t.visited_area += s.visited_area * count;
-    };
-    if (classes_ != Classes::ByPair) {
-      if (i < n) add(block(i, i), n - i);
-      if (i > 0) add(block(i, 0), i);
-    } else {
-      for (std::int64_t j = 0; j < n; ++j) add(block(i, j), 1);
-    }
-  }
+      t.masked_area += s.masked_area * count;
+      t.skipped_area += s.skipped_area * count;
+    });
   return t;
 }
 

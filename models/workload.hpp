@@ -41,13 +41,6 @@ struct RoundSummary {
   BlockStats max_block;
 };
 
-struct WorkloadTotals {
-  std::int64_t tiles_total = 0;
-  std::int64_t tiles_computed = 0;
-  std::int64_t tiles_visited = 0;
-  std::int64_t allowed_pairs = 0;
-  std::int64_t visited_area = 0;
-};
 
 class Workload {
  public:
@@ -69,7 +62,8 @@ class Workload {
   [[nodiscard]] const BlockStats& block(std::int64_t round, std::int64_t device) const;
   [[nodiscard]] DeviceRound device_round(std::int64_t round, std::int64_t device) const;
   [[nodiscard]] RoundSummary round_summary(std::int64_t round) const;
-  [[nodiscard]] WorkloadTotals totals() const;
+  // Sums over every (round, device) block of the ring.
+  [[nodiscard]] BlockStats totals() const;
   // Every tile of one device-round, in row-major tile order, per mask head.
   void for_each_tile(std::int64_t round, std::int64_t device, FunctionRef<void(std::int64_t head, const TileCount&)> visit) const;
 
@@ -81,6 +75,9 @@ class Workload {
                                               std::int64_t k_device, TileShape tile);
 
  private:
+  // Calls f once per distinct block of the round, with a device holding it and how many do.
+  void for_each_class(std::int64_t round,
+                      FunctionRef<void(std::int64_t device, const BlockStats&, std::int64_t count)> f) const;
   // Class of block (j, k): equal keys guarantee equal counts.
   [[nodiscard]] std::int64_t class_key(std::int64_t q_device, std::int64_t k_device) const noexcept;
 
