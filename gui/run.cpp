@@ -29,16 +29,6 @@ std::vector<std::int64_t> sweep_points(std::int64_t n_seq) {
   return out;
 }
 
-// CostModel keeps pointers to the hardware, profile and model inside the ResolvedScenario, so
-// moving one (as make_unique<ResolvedScenario>(resolve(...)) does) leaves them dangling into the
-// moved-from object. Rebuild the cost model where the scenario finally lives.
-std::unique_ptr<models::ResolvedScenario> resolve_owned(const models::ScenarioSpec& spec, const models::Catalog& catalog) {
-  auto s = std::make_unique<models::ResolvedScenario>(models::resolve(spec, catalog));
-  s->cost = std::make_unique<models::CostModel>(s->hardware, s->profile, s->model, s->spec.mp, s->spec.batch,
-                                                s->mask->heads());
-  return s;
-}
-
 }  // namespace
 
 void validate(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
@@ -56,7 +46,7 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std
   for (std::size_t li = 0; li < layouts.size(); ++li) {
     LayoutRun run;
     run.layout = layouts[li];
-    run.scenario = resolve_owned(with_layout(base, run.layout), catalog);
+    run.scenario = std::make_unique<models::ResolvedScenario>(models::resolve(with_layout(base, run.layout), catalog));
     const auto& w = *run.scenario->workload;
     const std::int64_t n = w.devices();
     run.n = n;

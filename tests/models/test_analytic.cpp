@@ -136,3 +136,11 @@ TEST_CASE("scenario resolution rejects impossible scenarios", "[analytic][errors
   CHECK(s.tile_clamped);
   CHECK(s.tile.q == 1024);
 }
+
+TEST_CASE("a resolved scenario stays usable after it is moved", "[analytic]") {
+  auto s = scenario("a100-80gb", "ringattn-1b", 2, 4, 65536, "striped");
+  const double before = predict(s).step_s;
+  const auto moved = std::make_unique<ResolvedScenario>(std::move(s));
+  CHECK(predict(*moved).step_s == before);
+  CHECK(moved->cost->hardware().name == "a100-80gb");
+}
