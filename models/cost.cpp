@@ -126,7 +126,19 @@ nlohmann::json Profile::to_json() const {
 
 CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
                      std::int64_t batch, std::int64_t mask_heads)
-    : hw_(hw), profile_(profile), model_(model), mp_(mp), batch_(batch) {
+    : head_dim_(static_cast<double>(model.head_dim)),
+      tile_overhead_s_(profile.tile_overhead_s),
+      attention_bwd_factor_(profile.attention_bwd_factor),
+      masked_tile_penalty_(profile.masked_tile_penalty),
+      skipped_tile_cost_(profile.skipped_tile_cost),
+      overlap_(profile.overlap),
+      memory_bytes_per_s_(hw.hbm_bandwidth_bytes_per_s * profile.memory_efficiency),
+      intra_bytes_per_s_(hw.intra_link_bandwidth_bytes_per_s * profile.link_efficiency),
+      inter_bytes_per_s_(hw.inter_node_bandwidth_bytes_per_s * profile.link_efficiency),
+      intra_latency_s_(profile.link_latency_s.value_or(hw.intra_link_latency_s)),
+      inter_latency_s_(profile.link_latency_s.value_or(hw.inter_node_latency_s)),
+      mp_(mp),
+      batch_(batch) {
   model.check_parallelism(mp);
   heads_per_device_ = model.heads / mp;
   kv_heads_per_device_ = std::max<std::int64_t>(1, model.kv_heads / mp);
@@ -146,40 +158,38 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
 }
 
 double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {
-  return 4.0 * static_cast<double>(b.visited_area) * static_cast<double>(model_.head_dim) * head_multiplier_ *
+  return 4.0 * static_cast<double>(b.visited_area) * head_dim_ * head_multiplier_ *
          static_cast<double>(batch_);
 }
 
 double CostModel::attention_useful_fwd_flops(const BlockStats& b) const noexcept {
-  return 4.0 * static_cast<double>(b.allowed_pairs) * static_cast<double>(model_.head_dim) * head_multiplier_ *
+  return 4.0 * static_cast<double>(b.allowed_pairs) * head_dim_ * head_multiplier_ *
          static_cast<double>(batch_);
 }
 
 double CostModel::masked_factor(const BlockStats& b) const noexcept {
   if (b.visited_area <= 0) return 1.0;
-  return 1.0 + (profile_.masked_tile_penalty * static_cast<double>(b.masked_area) +
-                profile_.skipped_tile_cost * static_cast<double>(b.skipped_area)) /
+  return 1.0 + (masked_tile_penalty_ * static_cast<double>(b.masked_area) +
+                skipped_tile_cost_ * static_cast<double>(b.skipped_area)) /
                    static_cast<double>(b.visited_area);
 }
 
 double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
-  return static_cast<double>(b.tiles_visited * batch_) * profile_.tile_overhead_s +
+  return static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
          attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
 }
 
 double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
-  return static_cast<double>(b.tiles_visited * batch_) * profile_.tile_overhead_s +
-         profile_.attention_bwd_factor * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+  return static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
+         attention_bwd_factor_ * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
 }
 
 double CostModel::link_bandwidth_bytes_per_s(bool inter_node) const noexcept {
-  return (inter_node ? hw_.inter_node_bandwidth_bytes_per_s : hw_.intra_link_bandwidth_bytes_per_s) *
-         profile_.link_efficiency;
+  return inter_node ? inter_bytes_per_s_ : intra_bytes_per_s_;
 }
 
 double CostModel::link_latency_s(bool inter_node) const noexcept {
-  if (profile_.link_latency_s) return *profile_.link_latency_s;
-  return inter_node ? hw_.inter_node_latency_s : hw_.intra_link_latency_s;
+  return inter_node ? inter_latency_s_ : intra_latency_s_;
 }
 
 double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
@@ -188,13 +198,13 @@ double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
 }
 
 double CostModel::overlapped_s(double compute_s, double transfer) const noexcept {
-  return std::max(compute_s, transfer) + (1.0 - profile_.overlap) * std::min(compute_s, transfer);
+  return std::max(compute_s, transfer) + (1.0 - overlap_) * std::min(compute_s, transfer);
 }
 
 double CostModel::op_s(const Op& op, bool collective_inter_node) const noexcept {
   switch (op.kind) {
     case OpKind::Matmul: return op.flops / matmul_flops_per_s_;
-    case OpKind::Memory: return op.bytes / (hw_.hbm_bandwidth_bytes_per_s * profile_.memory_efficiency);
+    case OpKind::Memory: return op.bytes / memory_bytes_per_s_;
     case OpKind::Collective: {
       // Ring all-reduce over mp devices: 2 (mp - 1) steps of bytes / mp each.
       if (mp_ <= 1) return 0;

@@ -66,9 +66,6 @@ class CostModel {
   CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp, std::int64_t batch,
             std::int64_t mask_heads);
 
-  [[nodiscard]] const Hardware& hardware() const noexcept { return hw_; }
-  [[nodiscard]] const Profile& profile() const noexcept { return profile_; }
-
   // Seconds a device spends on one block's attention tiles.
   [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
   [[nodiscard]] double attention_bwd_s(const BlockStats& b) const noexcept;
@@ -90,10 +87,17 @@ class CostModel {
   [[nodiscard]] std::int64_t kv_heads_per_device() const noexcept { return kv_heads_per_device_; }
 
  private:
-  // Copies, not pointers: a CostModel stays valid when the scenario that built it is moved.
-  Hardware hw_;
-  Profile profile_;
-  ModelConfig model_;
+  // The figures the formulas read, copied as numbers: a CostModel stays valid when the
+  // scenario that built it is moved, and building one allocates nothing.
+  double head_dim_;
+  double tile_overhead_s_;
+  double attention_bwd_factor_;
+  double masked_tile_penalty_;
+  double skipped_tile_cost_;
+  double overlap_;
+  double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
+  double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency
+  double intra_latency_s_, inter_latency_s_;  // the profile's override, else the hardware's
   std::int64_t mp_;
   std::int64_t batch_;
   std::int64_t heads_per_device_;
