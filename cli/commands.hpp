@@ -11,6 +11,7 @@ namespace ringsim::cli {
 int run_predict(int argc, char** argv);
 int run_workload(int argc, char** argv);
 int run_show(int argc, char** argv);
+int run_simulate(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
 
 // cxxopts' own parse errors (unknown flag, missing value) become InputError.

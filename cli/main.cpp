@@ -19,6 +19,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"predict", ringsim::cli::run_predict, "analytic step time, tokens/s, MFU and speedups for ring vs striped vs zigzag"},
     {"workload", ringsim::cli::run_workload, "per (round, device) tiles and allowed pairs of a scenario"},
+    {"simulate", ringsim::cli::run_simulate, "discrete-event simulation of a training step (topology, overlap, trace)"},
     {"show", ringsim::cli::run_show, "terminal heatmaps of the (device x round) work and the attention matrix"},
     {"calibrate", ringsim::cli::run_calibrate, "fit a profile to published speedups or kernel timings"},
 };

@@ -1,0 +1,216 @@
+// The step simulator against the analytic model (where the analytic assumptions hold), against
+// conservation laws, and against simple physics.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/analytic.hpp"
+#include "models/error.hpp"
+#include "sim/step.hpp"
+#include "sim/trace.hpp"
+
+using namespace ringsim;
+
+namespace {
+
+models::ResolvedScenario scenario(const std::string& model, std::int64_t mp, std::int64_t sp, std::int64_t n_seq,
+                                  const std::string& layout, const std::string& mask, models::TileShape tile) {
+  models::ScenarioSpec s;
+  s.hardware = "h100-sxm";
+  s.model = model;
+  s.mp = mp;
+  s.sp = sp;
+  s.n_seq = n_seq;
+  s.layout = layout;
+  s.mask = mask;
+  s.tile = tile;
+  return models::resolve(s, models::Catalog());
+}
+
+// Links of effectively unlimited bandwidth and zero latency, perfect overlap: the regime in
+// which the lock-step simulation must equal the closed form.
+void make_ideal(models::ResolvedScenario& s) {
+  s.hardware.intra_link_bandwidth_bytes_per_s = 1e30;
+  s.hardware.inter_node_bandwidth_bytes_per_s = 1e30;
+  s.profile.link_latency_s = 0.0;
+  s.profile.overlap = 1.0;
+  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads());
+}
+
+void rebuild_cost(models::ResolvedScenario& s) {
+  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads());
+}
+
+sim::StepOptions femto(sim::Sync sync) {
+  sim::StepOptions o;
+  o.sync = sync;
+  o.ticks_per_s = sim::kFemtosecondsPerSecond;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("lock-step simulation equals the analytic model with ideal links, every layout and mask", "[step]") {
+  std::mt19937_64 rng(42);
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::int64_t sp = 2 + static_cast<std::int64_t>(rng() % 5);
+    const std::int64_t c = 64 * (1 + static_cast<std::int64_t>(rng() % 4));
+    // An explicit random permutation and random document boundaries, as files.
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(sp * c));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    {
+      std::ofstream f("ringsim_step_perm.txt");
+      for (auto t : perm) f << t << "\n";
+      std::ofstream g("ringsim_step_docs.txt");
+      for (std::int64_t p = 0; p < sp * c; p += 1 + static_cast<std::int64_t>(rng() % 97)) g << p << "\n";
+    }
+    const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag", "cyclic:2", "perm:ringsim_step_perm.txt"};
+    const std::vector<std::string> masks = {"causal", "full", "window:37", "docs:ringsim_step_docs.txt"};
+    const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
+    const models::TileShape tile{16 * (1 + static_cast<std::int64_t>(rng() % 4)), 16 * (1 + static_cast<std::int64_t>(rng() % 4))};
+    for (const auto& layout : layouts)
+      for (const auto& mask : masks) {
+        auto s = scenario("ringattn-1b", mp, sp, sp * c, layout, mask, tile);
+        make_ideal(s);
+        const double analytic = models::predict(s).step_s;
+        const auto barrier = sim::simulate_step(s, femto(sim::Sync::Barrier));
+        const auto async = sim::simulate_step(s, femto(sim::Sync::Async));
+        INFO(layout << " " << mask << " mp=" << mp << " sp=" << sp << " c=" << c);
+        CHECK(barrier.step_s == Approx(analytic).epsilon(1e-9));
+        // Without the barrier a device may run ahead: never slower than lock-step.
+        CHECK(async.step_s <= barrier.step_s * (1 + 1e-12));
+      }
+  }
+}
+
+TEST_CASE("without a barrier, causal contiguous and striped rings still match the closed form", "[step]") {
+  // Their last device is the busiest in every round and never waits, so the dependency chain
+  // is the sum of per-round maxima.
+  for (const char* layout : {"contiguous", "striped"}) {
+    auto s = scenario("ringattn-1b", 1, 8, 8 * 512, layout, "causal", {64, 64});
+    make_ideal(s);
+    CHECK(sim::simulate_step(s, femto(sim::Sync::Async)).step_s == Approx(models::predict(s).step_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("conservation: bytes, tiles and compute", "[step]") {
+  auto s = scenario("ringattn-1b", 2, 4, 4 * 1024, "striped", "causal", {128, 256});
+  sim::StepOptions o;
+  o.granularity = sim::Granularity::Tile;
+  const auto tiles = sim::simulate_step(s, o);
+  o.granularity = sim::Granularity::Round;
+  const auto rounds = sim::simulate_step(s, o);
+  // Per tile or per device-round: the same step.
+  CHECK(tiles.step_s == rounds.step_s);
+  CHECK(tiles.events > rounds.events);
+  // Every device runs exactly its workload's tiles, forward and backward, every layer.
+  std::int64_t visited = 0;
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 4; ++j) visited += s.workload->block(i, j).tiles_visited;
+  CHECK(tiles.tiles_executed == visited * 2 /*rings*/ * 2 /*passes*/ * s.model.layers);
+  CHECK(rounds.tiles_executed == tiles.tiles_executed);
+  // Bytes sent equal bytes received on every link; K/V + dK/dV per hop add up.
+  std::int64_t total = 0;
+  for (const auto& l : rounds.link_bytes) {
+    CHECK(l.bytes_sent == l.bytes_received);
+    total += l.bytes_sent;
+  }
+  CHECK(total > 0);
+  // Compute matrices add up to the busy time spent in attention.
+  double matrix = 0;
+  for (double x : rounds.compute_s) matrix += x;
+  double busy = 0;
+  for (double x : rounds.busy_s) busy += x;
+  CHECK(matrix < busy);
+  CHECK(matrix > 0);
+  for (double w : rounds.wait_s) CHECK(w >= 0);
+}
+
+TEST_CASE("physics: bandwidth matters only when the ring is transfer-bound", "[step]") {
+  SECTION("compute-bound: halving link bandwidth costs only the last, unhideable hop") {
+    // Every K/V and dK/dV transfer hides behind compute except the accumulators' final trip
+    // home after the last backward round: once per layer.
+    auto s = scenario("ringattn-1b", 1, 4, 4 * 16384, "striped", "causal", {1024, 1024});
+    const double base = sim::simulate_step(s, {}).step_s;
+    const double bw = s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency;
+    const double dkv_bytes = static_cast<double>(s.workload->kv_block_bytes()) *
+                             static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+    s.hardware.intra_link_bandwidth_bytes_per_s /= 2;
+    rebuild_cost(s);
+    const double halved = sim::simulate_step(s, {}).step_s;
+    CHECK(halved - base == Approx(static_cast<double>(s.model.layers) * dkv_bytes / bw).epsilon(1e-6));
+  }
+  SECTION("transfer-bound: halving bandwidth adds the exposed transfer time once more") {
+    // A tiny attention-only model: compute is negligible next to moving K/V.
+    auto s = scenario("attn:1:1:64", 1, 4, 4 * 256, "striped", "causal", {64, 64});
+    s.profile.link_latency_s = 0.0;
+    rebuild_cost(s);
+    auto at = [&](double bw) {
+      s.hardware.intra_link_bandwidth_bytes_per_s = bw;
+      rebuild_cost(s);
+      return sim::simulate_step(s, femto(sim::Sync::Async)).step_s;
+    };
+    const double compute_only = at(1e30);
+    const double full = at(1e8);
+    const double half = at(5e7);
+    INFO("compute only " << compute_only << " full " << full << " half " << half);
+    CHECK(full > 10 * compute_only);
+    CHECK(half - full == Approx(full - compute_only).epsilon(0.02));
+  }
+}
+
+TEST_CASE("the Chrome trace parses back as Trace Event JSON", "[step][trace]") {
+  auto s = scenario("ringattn-1b", 1, 4, 4 * 1024, "contiguous", "causal", {256, 256});
+  sim::StepOptions o;
+  o.record_trace = true;
+  const auto r = sim::simulate_step(s, o);
+  const auto doc = nlohmann::json::parse(sim::chrome_trace_json(r));
+  REQUIRE(doc.contains("traceEvents"));
+  const auto& ev = doc["traceEvents"];
+  REQUIRE(ev.is_array());
+  std::size_t complete = 0;
+  for (const auto& e : ev) {
+    REQUIRE(e.contains("ph"));
+    if (e["ph"] == "X") {
+      ++complete;
+      CHECK(e["ts"].get<double>() >= 0);
+      CHECK(e["dur"].get<double>() >= 0);
+      CHECK(e["tid"].get<std::int64_t>() < static_cast<std::int64_t>(r.lanes.size()));
+    }
+  }
+  CHECK(complete == r.trace.size());
+  CHECK(complete > 0);
+  const auto csv = sim::matrices_csv(r);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 4 * 4);
+}
+
+TEST_CASE("bad simulation input is rejected", "[step][errors]") {
+  auto s = scenario("ringattn-1b", 1, 4, 4 * 1024, "striped", "causal", {256, 256});
+  sim::StepOptions o;
+  o.buffers = 0;
+  CHECK_THROWS_AS(sim::simulate_step(s, o), models::InputError);
+  o.buffers = 2;
+  o.topology = "node:2";  // 4 devices do not fit
+  CHECK_THROWS_AS(sim::simulate_step(s, o), models::InputError);
+  o.topology = "ring:4";
+  CHECK_THROWS_AS(sim::simulate_step(s, o), models::InputError);
+  o.topology = "";
+  s.hardware.intra_link_bandwidth_bytes_per_s = 0;
+  CHECK_THROWS_AS(sim::simulate_step(s, o), models::InputError);
+}
+
+TEST_CASE("one buffer serialises transfers with compute", "[step]") {
+  auto s = scenario("ringattn-1b", 1, 4, 4 * 4096, "striped", "causal", {512, 512});
+  sim::StepOptions two, one;
+  one.buffers = 1;
+  const auto r2 = sim::simulate_step(s, two);
+  const auto r1 = sim::simulate_step(s, one);
+  CHECK(r1.step_s > r2.step_s);
+  CHECK(r1.exposed_communication_s > r2.exposed_communication_s);
+}
