@@ -232,9 +232,9 @@ class StepSim {
     direct_received_.assign(direct_sent_.size(), 0);
   }
 
-  // A hop whose links no other hop uses never shares bandwidth: its transfer time is closed
-  // form (latency + bytes / narrowest link), with no network events. Hops that share links go
-  // through the max-min network.
+  // A hop whose links no other hop uses shares bandwidth only with its own traffic: when that
+  // is one flow at a time its transfer time is closed form (latency + bytes / narrowest link),
+  // with no network events. Everything else goes through the max-min network.
   void decide_direct_hops() {
     std::vector<int> uses(static_cast<std::size_t>(topology_->link_count()), 0);
     for (std::int64_t k = 0; k < mp_; ++k)
@@ -448,7 +448,9 @@ class StepSim {
     const auto to = static_cast<std::uint32_t>(dv.succ);
     const Call call = engine_.bind(kind == TransferKind::KV ? h_kv_ : h_dkv_, to);
     (kind == TransferKind::KV ? dv.kv_out : dv.dkv_out).push_back(engine_.now());
-    if (direct_[static_cast<std::size_t>(d)]) {
+    // Closed form only where one flow at a time can use the hop: in the forward pass. In the
+    // backward pass K/V and dK/dV overlap on the same hop and must share it (network).
+    if (direct_[static_cast<std::size_t>(d)] && !backward(dv)) {
       const double bw = embedding_->hop_bottleneck_bytes_per_s(dv.ring, dv.pos);
       const double secs = embedding_->hop_latency_s(dv.ring, dv.pos) +
                           (std::isfinite(bw) ? static_cast<double>(bytes) / bw : 0.0);
