@@ -7,7 +7,8 @@
 //      ring, 8 MiB per hop at 300 GiB/s, 1 us latency, R = N rounds x 32 layers x 2 passes,
 //      one event per transfer), lock-step and --jitter, on the engine and on a plain binary
 //      heap loop written here after the baseline's README, both measured in the same run.
-//      The ratio engine / heap of the two real times is the figure the design's speed bar uses.
+//      The ratio engine / heap of the two real times is the figure the design's speed bar uses;
+//  (c) a whole training step through the step simulator (sim/step.hpp).
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -16,8 +17,10 @@
 #include <queue>
 #include <vector>
 
+#include "models/scenario.hpp"
 #include "sim/engine.hpp"
 #include "sim/network.hpp"
+#include "sim/step.hpp"
 #include "sim/topology.hpp"
 
 namespace {
@@ -292,6 +295,32 @@ void BM_RingPassNetwork(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_RingPassNetwork)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// A whole training step through the step simulator: llama2-7b (32 layers), 1024 tokens per
+// device, striped causal, device-round granularity; the design's yardstick is 1024 devices in
+// < 1 s and <= 0.25x the bare heap ring pass above.
+void BM_TrainingStep(benchmark::State& state) {
+  ringsim::models::ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama2-7b";
+  spec.sp = state.range(0);
+  spec.n_seq = spec.sp * 1024;
+  spec.layout = "striped";
+  spec.tile = ringsim::models::TileShape{128, 128};
+  const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());
+  std::int64_t events = 0;
+  double step_s = 0;
+  for (auto _ : state) {
+    const auto r = ringsim::sim::simulate_step(s, {});
+    events = r.events;
+    step_s = r.step_s;
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["sim_step_s"] = step_s;
+}
+BENCHMARK(BM_TrainingStep)->Arg(64)->Arg(1024)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 
