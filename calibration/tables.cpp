@@ -6,6 +6,7 @@
 
 #include "models/analytic.hpp"
 #include "models/error.hpp"
+#include "sim/step.hpp"
 
 namespace ringsim::calibration {
 
@@ -13,7 +14,7 @@ using models::InputError;
 
 std::string SpeedupRow::mesh() const { return hardware + " " + std::to_string(mp) + "x" + std::to_string(sp); }
 
-double AnalyticPredictor::operator()(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
+double ScenarioPredictor::operator()(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
   models::ScenarioSpec spec = spec_in;
   // The tile comes from the profile being fitted, not from the catalog's profile file.
   if (!spec.tile && spec.n_seq > 0 && spec.sp > 0) {
@@ -30,7 +31,7 @@ double AnalyticPredictor::operator()(const models::ScenarioSpec& spec_in, const 
   auto& r = it->second;
   r.profile = profile;
   r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads());
-  return models::predict(r).step_s;
+  return engine_ == Engine::Des ? sim::simulate_step(r, {}).step_s : models::predict(r).step_s;
 }
 
 const std::vector<FreeParameter>& known_parameters() {

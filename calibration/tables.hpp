@@ -29,15 +29,21 @@ struct SpeedupRow {
 // Seconds of one training step for a scenario under a profile.
 using StepPredictor = std::function<double(const models::ScenarioSpec&, const models::Profile&)>;
 
-// The analytic model, with each scenario's layout, mask and workload resolved once and only
-// the cost model rebuilt per profile. Not thread-safe (memoised).
-class AnalyticPredictor {
+// Each scenario's layout, mask and workload are resolved once and only the cost model is
+// rebuilt per profile. Not thread-safe (memoised).
+enum class Engine { Analytic, Des };
+
+// Step time of a scenario under a candidate profile, from the analytic model or the
+// discrete-event simulator; resolved scenarios are cached, since a fit changes only the profile.
+class ScenarioPredictor {
  public:
-  explicit AnalyticPredictor(models::Catalog catalog) : catalog_(std::move(catalog)) {}
+  explicit ScenarioPredictor(models::Catalog catalog, Engine engine = Engine::Analytic)
+      : catalog_(std::move(catalog)), engine_(engine) {}
   [[nodiscard]] double operator()(const models::ScenarioSpec& spec, const models::Profile& profile);
 
  private:
   models::Catalog catalog_;
+  Engine engine_;
   std::map<std::string, models::ResolvedScenario> cache_;
 };
 

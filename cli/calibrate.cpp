@@ -84,10 +84,13 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   if (rows.size() < free.size())
     throw InputError(path, 0, "rows",
                      fmt::format("{} rows of {} for {} free parameters", rows.size(), hardware, free.size()));
-  calibration::AnalyticPredictor analytic{models::Catalog(catalog)};
+  const auto engine_name = one_of(a, "engine", {"analytic", "des"});
+  calibration::ScenarioPredictor step_time{models::Catalog(catalog),
+                                           engine_name == "des" ? calibration::Engine::Des : calibration::Engine::Analytic};
   const calibration::StepPredictor predictor = [&](const models::ScenarioSpec& s, const models::Profile& p) {
-    return analytic(s, p);
+    return step_time(s, p);
   };
+  const std::string engine_label = engine_name == "des" ? "discrete-event simulator" : "analytic predictor";
   calibration::SpeedupCalibration c;
   try {
     c = calibration::calibrate_speedups(rows, base, free, predictor);
@@ -95,8 +98,8 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
     throw InputError(path, e.line(), e.field(), e.message());
   }
   const auto& f = c.fit;
-  std::string out = fmt::format("ringsim calibrate: {} rows of {} from {}; analytic predictor; {} free parameters\n",
-                                rows.size(), hardware, path, free.size());
+  std::string out = fmt::format("ringsim calibrate: {} rows of {} from {}; {}; {} free parameters\n", rows.size(),
+                                hardware, path, engine_label, free.size());
   std::string notes = "Free parameters (fitted, bounds): ";
   for (std::size_t k = 0; k < free.size(); ++k) {
     const auto& p = c.free[k];
@@ -114,13 +117,13 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   out += fmt::format("leave-one-mesh-out MAE {}; leave-one-n_seq-out MAE {}\n", cv_text(c.by_mesh), cv_text(c.by_length));
   notes += fmt::format(". Other parameters are {}'s values ({}). Residual MAE {:.4f} (R^2 {:.3f}) over {} rows; "
                        "leave-one-mesh-out MAE {}; leave-one-n_seq-out MAE {}. Speedup = ring step / striped step of "
-                       "the analytic model.",
+                       "the {}.",
                        base.name, base.provenance.method, f.mae, f.r_squared, rows.size(), cv_text(c.by_mesh),
-                       cv_text(c.by_length));
+                       cv_text(c.by_length), engine_label);
   models::Profile p = c.profile;
   p.version = base.version + 1;
   p.provenance.calibrated = true;
-  p.provenance.method = "fit to published speedups (bounded Levenberg-Marquardt, analytic predictor)";
+  p.provenance.method = "fit to published speedups (bounded Levenberg-Marquardt, " + engine_label + ")";
   p.provenance.fitted_from = path;
   p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
   p.provenance.residual = f.mae;
@@ -244,6 +247,7 @@ int run_calibrate(int argc, char** argv) {
                  ("hardware", "hardware name: rows to use / peak FLOP/s", cxxopts::value<std::string>()->default_value(""))
                  ("profile", "base profile (name or path); default: the hardware's", cxxopts::value<std::string>()->default_value(""))
                  ("free", "parameters to fit (speedups)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
+                 ("engine", "analytic | des: what predicts each step during the fit", cxxopts::value<std::string>()->default_value("analytic"))
                  ("date", "provenance date (default: today)", cxxopts::value<std::string>()->default_value(""))
                  ("o,output", "write the fitted profile JSON here (atomically)", cxxopts::value<std::string>()->default_value(""))
                  ("report", "write per-row predicted vs published CSV here", cxxopts::value<std::string>()->default_value(""))
