@@ -153,42 +153,56 @@ int run_measure(int argc, char** argv) {
   const std::string driver = gpu::cuda_version_text(info.driver_version);
   const std::string runtime = gpu::cuda_version_text(info.runtime_version);
   const std::string clock = std::to_string(info.sm_clock_khz / 1000);
+  // Inputs are allocated and filled once per (block, dtype, head config), schedules once per
+  // block: filling 16k-token blocks on the host costs more than timing them.
+  struct Measured {
+    const MaskCase* mask;
+    std::int32_t tile_q, tile_k;
+    kernels::TileSchedule schedule;
+    kernels::cuda::ScheduleBuffer device_schedule;
+    std::int64_t visited = 0, masked = 0, allowed = -1;  // allowed < 0: not counted
+  };
+  const auto masks = mask_cases();
   std::size_t configs = 0;
   for (const auto n : sw.blocks) {
+    std::vector<Measured> blocks;
     for (const auto& [tq, tk] : sw.tiles) {
       if (tq > n || tk > n) continue;
-      for (const auto& m : mask_cases()) {
-        const auto schedule = kernels::build_schedule(make_spec(m, n, tq, tk, seed));
+      for (const auto& m : masks) {
+        auto schedule = kernels::build_schedule(make_spec(m, n, tq, tk, seed));
         if (schedule.items.empty()) continue;
-        const kernels::cuda::ScheduleBuffer device_schedule(schedule);
-        std::int64_t masked = 0;
+        Measured b{&m, tq, tk, {}, kernels::cuda::ScheduleBuffer(schedule), schedule.visited_pairs(), 0, -1};
         for (const auto& it : schedule.items) {
           if (it.kind != TileKind::Full)
-            masked += std::int64_t{schedule.q_tile_rows(it.q_tile)} * schedule.k_tile_cols(it.k_tile);
+            b.masked += std::int64_t{schedule.q_tile_rows(it.q_tile)} * schedule.k_tile_cols(it.k_tile);
         }
-        const auto visited = schedule.visited_pairs();
-        const bool counted = visited <= kMaxCountedPairs;
-        const auto allowed = counted ? schedule.allowed_pairs() : 0;
-        for (const auto dtype : sw.dtypes) {
-          for (const auto d : sw.head_dims) {
-            for (const auto& h : sw.heads) {
-              const gpu::AttentionBuffers buffers(dtype, n, n, h.q_heads, h.kv_heads, d, seed + configs);
-              const calibration::LaunchTag tag{0, device, tq, tk, m.kind};
-              const auto times =
-                  gpu::time_launches(collector, buffers.args(device_schedule), tag, static_cast<int>(warmup), repeats);
-              ++configs;
-              for (std::size_t i = 0; i < times.size(); ++i) {
-                std::vector<std::string> row = {
-                    info.name, driver, runtime, clock, date, "attention_fwd",
-                    dtype == kernels::cuda::DType::BF16 ? "bf16" : "fp16", std::to_string(d),
-                    std::to_string(h.q_heads), std::to_string(h.kv_heads), "1", std::to_string(tq), std::to_string(tk),
-                    std::to_string(n), std::to_string(n), std::to_string(schedule.items.size()),
-                    std::to_string(visited), std::to_string(masked), counted ? std::to_string(allowed) : "", m.kind,
-                    counted ? fmt::format("{:.6f}", static_cast<double>(allowed) / static_cast<double>(visited)) : "",
-                    fmt::format("{:.6e}", times[i]), std::to_string(i)};
-                for (const auto& [name, value] : extra) row.push_back(value);
-                csv += csv_line(row);
-              }
+        if (b.visited <= kMaxCountedPairs) b.allowed = schedule.allowed_pairs();
+        b.schedule = std::move(schedule);
+        blocks.push_back(std::move(b));
+      }
+    }
+    for (const auto dtype : sw.dtypes) {
+      for (const auto d : sw.head_dims) {
+        for (const auto& h : sw.heads) {
+          const gpu::AttentionBuffers buffers(dtype, n, n, h.q_heads, h.kv_heads, d, seed + configs);
+          for (const auto& b : blocks) {
+            const calibration::LaunchTag tag{0, device, b.tile_q, b.tile_k, b.mask->kind};
+            const auto times =
+                gpu::time_launches(collector, buffers.args(b.device_schedule), tag, static_cast<int>(warmup), repeats);
+            ++configs;
+            const bool counted = b.allowed >= 0;
+            for (std::size_t i = 0; i < times.size(); ++i) {
+              std::vector<std::string> row = {
+                  info.name, driver, runtime, clock, date, "attention_fwd",
+                  dtype == kernels::cuda::DType::BF16 ? "bf16" : "fp16", std::to_string(d), std::to_string(h.q_heads),
+                  std::to_string(h.kv_heads), "1", std::to_string(b.tile_q), std::to_string(b.tile_k),
+                  std::to_string(n), std::to_string(n), std::to_string(b.schedule.items.size()),
+                  std::to_string(b.visited), std::to_string(b.masked), counted ? std::to_string(b.allowed) : "",
+                  b.mask->kind,
+                  counted ? fmt::format("{:.6f}", static_cast<double>(b.allowed) / static_cast<double>(b.visited)) : "",
+                  fmt::format("{:.6e}", times[i]), std::to_string(i)};
+              for (const auto& [name, value] : extra) row.push_back(value);
+              csv += csv_line(row);
             }
           }
         }
