@@ -22,6 +22,8 @@ constexpr Command kCommands[] = {
     {"simulate", ringsim::cli::run_simulate, "discrete-event simulation of a training step (topology, overlap, trace)"},
     {"show", ringsim::cli::run_show, "terminal heatmaps of the (device x round) work and the attention matrix"},
     {"calibrate", ringsim::cli::run_calibrate, "fit a profile to published speedups or kernel timings"},
+    {"measure", ringsim::cli::run_measure, "time the CUDA kernel over tiles and masks into a timings CSV (GPU)"},
+    {"validate", ringsim::cli::run_validate, "time an emulated ring on one GPU against the prediction (GPU)"},
 };
 
 void usage(std::FILE* to) {

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,4 +138,27 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   CHECK(r.code == 2);
   CHECK_FALSE(std::filesystem::exists(out));
   CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+}
+
+TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit code 1", "[cli][gpu]") {
+  // CUDA_VISIBLE_DEVICES= hides any GPU, so this checks the failure path on every machine; a
+  // build without CUDA fails the same way for a different reason.
+  const std::string out = "ringsim_cli_measure_out.csv";
+  std::filesystem::remove(out);
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);  // inherited by popen's shell
+  for (const std::string& args : {"measure --quick -o " + out, std::string("validate --model attn:4:4:64 --mesh 1x4 --seq 1024")}) {
+    INFO("ringsim " << args);
+    const auto r = run(args);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 1);
+    CHECK(lines(r.err) == 1);
+    CHECK((r.err.find("no CUDA device") != std::string::npos || r.err.find("built without CUDA") != std::string::npos));
+    CHECK(r.out.empty());
+  }
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Bad input is still bad input (exit 2), GPU or not, in CUDA builds; stubs answer 1 to anything.
+  const auto bad = run("validate --layout nonsense --model attn:4:4:64 --mesh 1x4 --seq 1024");
+  CHECK((bad.code == 2 || bad.code == 1));
+  CHECK(lines(bad.err) == 1);
 }
