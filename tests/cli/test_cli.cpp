@@ -1,6 +1,7 @@
 // The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
 // line on stderr and exit code 2, leaving no output file behind.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +21,8 @@ struct Run {
 };
 
 Run run(const std::string& args) {
-  const std::string err_file = "ringsim_cli_test_stderr.txt";
+  // ctest runs test cases as parallel processes in one folder: one stderr file per process.
+  const std::string err_file = "ringsim_cli_test_stderr." + std::to_string(getpid()) + ".txt";
   const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -30,10 +32,13 @@ Run run(const std::string& args) {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
+  {
+    std::ifstream e(err_file);
+    std::stringstream ss;
+    ss << e.rdbuf();
+    r.err = ss.str();
+  }
+  std::filesystem::remove(err_file);
   return r;
 }
 
