@@ -82,8 +82,8 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std
       run.timeline = timeline_from_prediction(run);
       run.timeline.note = "one layer's forward ring, analytic lock-step rounds (" + std::to_string(devices) +
                           " devices: more than the " + std::to_string(kMaxSimulatedDevices) +
-                          " the simulator runs interactively); first " +
-                          std::to_string(std::min<std::int64_t>(run.n, 64)) + " devices";
+                          " the simulator runs interactively)";
+      if (run.n > 64) run.timeline.note += "; first 64 of " + std::to_string(run.n) + " devices";
     }
     for (std::size_t s = 0; s < result.sweep_n_seq.size(); ++s) {
       if (cancel.load(std::memory_order_relaxed)) return std::nullopt;
@@ -171,14 +171,16 @@ Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64
     auto& b = busy[d];
     std::sort(b.begin(), b.end());
     double t = 0;
-    const double eps = 1e-12 * r.step_s;  // below a picosecond tick: back to back
+    const double eps = 1e-12 * r.step_s;  // rounding of tick -> second conversions, not waiting
     for (const auto& [start, end] : b) {
       if (start - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, start, SpanKind::Wait});
       t = std::max(t, end);
     }
     if (r.step_s - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, r.step_s, SpanKind::Wait});
   }
-  tl.note = "one layer, discrete-event simulation (" + r.topology + ", asynchronous, 2 K/V buffers)";
+  tl.note = "one layer, discrete-event simulation (" + r.topology + ", " +
+            (opt.sync == sim::Sync::Barrier ? "lock-step" : "asynchronous") + ", " + std::to_string(opt.buffers) +
+            " K/V buffer" + (opt.buffers == 1 ? "" : "s") + ")";
   if (r.devices > shown)
     tl.note += "; first " + std::to_string(shown) + " of " + std::to_string(r.devices) + " devices";
   if (r.trace_truncated) tl.note += "; trace truncated";
