@@ -10,6 +10,7 @@
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
+#include "sim/step.hpp"
 
 namespace ringsim::cli {
 
@@ -17,16 +18,32 @@ using models::InputError;
 
 namespace {
 
+// Which model times the step: the closed-form lock-step rounds, or the discrete-event
+// simulation of the same scenario (asynchronous rounds, shared links; sim::simulate_step).
+enum class Engine { Analytic, Des };
+
+const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"; }
+
 struct LayoutResult {
   std::string layout;
   models::ResolvedScenario scenario;
   models::Prediction prediction;
 };
 
-LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog) {
+// With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
+// (attention, other, collectives) is the cost model's either way, and the analytic `exposed`
+// and `imbalance` keep their lock-step meaning rather than mixing two definitions.
+LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+                     Engine engine) {
   spec.layout = layout;
   LayoutResult r{layout, models::resolve(spec, catalog), {}};
   r.prediction = models::predict(r.scenario);
+  if (engine == Engine::Des) {
+    const auto sim = sim::simulate_step(r.scenario, sim::StepOptions{});
+    r.prediction.step_s = sim.step_s;
+    r.prediction.tokens_per_s = sim.tokens_per_s;
+    r.prediction.mfu = sim.mfu;
+  }
   return r;
 }
 
@@ -57,12 +74,16 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"rounds_fwd_one_layer", rounds}};
 }
 
-void print_table(const std::vector<LayoutResult>& results, double tms, std::string& out) {
+void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out) {
   const auto& s0 = results.front().scenario;
   const auto& spec = s0.spec;
   out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
                      s0.model.name, s0.hardware.name, s0.hardware.description, spec.mp, spec.sp, spec.n_seq,
                      s0.layout->block(), spec.batch);
+  out += fmt::format("engine {}{}\n", engine_name(engine),
+                     engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
+                                             "other columns from the cost model)"
+                                           : " (lock-step closed form)");
   out += fmt::format("profile {} [{}]; mask {}; tile {}x{}{}\n\n", profile_label(s0.profile), s0.profile.provenance.method,
                      s0.mask->name(), s0.tile.q, s0.tile.k,
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
@@ -100,7 +121,7 @@ void print_table(const std::vector<LayoutResult>& results, double tms, std::stri
 
 // Batch mode: one output row per input row, input columns untouched, then predictions.
 std::string run_batch(const std::string& path, const std::string& format, const models::Catalog& catalog,
-                      const cxxopts::ParseResult& args) {
+                      const cxxopts::ParseResult& args, Engine engine) {
   const CsvTable t = read_csv(path);
   const ScenarioColumns cols(t);
   const auto c_tq = t.column("tile_q");
@@ -115,7 +136,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
                                           "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
                                           "pred_layout_step_s", "pred_tile",            "pred_profile",
-                                          "pred_profile_calibrated"};
+                                          "pred_profile_calibrated", "pred_engine"};
   std::string out;
   nlohmann::json rows = nlohmann::json::array();
   if (format == "csv") {
@@ -134,10 +155,10 @@ std::string run_batch(const std::string& path, const std::string& format, const 
     if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
     const auto layout = t.text_or(i, c_layout, "");
     try {
-      const auto ring = run_one(spec, "contiguous", catalog);
-      const auto striped = run_one(spec, "striped", catalog);
+      const auto ring = run_one(spec, "contiguous", catalog, engine);
+      const auto striped = run_one(spec, "striped", catalog, engine);
       double layout_step = striped.prediction.step_s;
-      if (!layout.empty()) layout_step = run_one(spec, layout, catalog).prediction.step_s;
+      if (!layout.empty()) layout_step = run_one(spec, layout, catalog, engine).prediction.step_s;
       const double tms = models::theoretical_max_speedup(ring.scenario);
       const double speedup = ring.prediction.step_s / striped.prediction.step_s;
       values = {fmt::format("{:.4f}", tms),
@@ -149,7 +170,8 @@ std::string run_batch(const std::string& path, const std::string& format, const 
                 fmt::format("{:.6g}", layout_step),
                 fmt::format("{}x{}", ring.scenario.tile.q, ring.scenario.tile.k),
                 ring.scenario.profile.name,
-                ring.scenario.profile.provenance.calibrated ? "true" : "false"};
+                ring.scenario.profile.provenance.calibrated ? "true" : "false",
+                engine_name(engine)};
     } catch (const InputError& e) {
       throw InputError(path, t.lines[i], e.field(), e.message());
     }
@@ -169,10 +191,11 @@ std::string run_batch(const std::string& path, const std::string& format, const 
     // A readable view of the same rows.
     std::string s;
     for (std::size_t c = 0; c < t.header.size(); ++c) s += fmt::format("{:>12} ", t.header[c]);
-    s += fmt::format("{:>9} {:>13}\n", "pred_tms", "pred_speedup");
+    s += fmt::format("{:>9} {:>13} {:>11}\n", "pred_tms", "pred_speedup", "pred_engine");
     for (const auto& r : rows) {
       for (std::size_t c = 0; c < t.header.size(); ++c) s += fmt::format("{:>12} ", r[t.header[c]].get<std::string>());
-      s += fmt::format("{:>9} {:>13}\n", r["pred_tms"].get<std::string>(), r["pred_speedup"].get<std::string>());
+      s += fmt::format("{:>9} {:>13} {:>11}\n", r["pred_tms"].get<std::string>(), r["pred_speedup"].get<std::string>(),
+                       r["pred_engine"].get<std::string>());
     }
     return s;
   }
@@ -182,10 +205,12 @@ std::string run_batch(const std::string& path, const std::string& format, const 
 }  // namespace
 
 int run_predict(int argc, char** argv) {
-  cxxopts::Options o("ringsim predict", "Analytic prediction of a training step for ring, striped and other layouts");
+  cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
   add_scenario_options(o, "contiguous,striped,zigzag");
   o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch)",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
+                  cxxopts::value<std::string>()->default_value("analytic"))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -195,20 +220,21 @@ int run_predict(int argc, char** argv) {
     return 0;
   }
   const auto format = one_of(r, "format", {"table", "csv", "json"});
+  const Engine engine = one_of(r, "engine", {"analytic", "des"}) == "des" ? Engine::Des : Engine::Analytic;
   const models::Catalog catalog;
   const auto output = r["output"].as<std::string>();
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty()) {
-    write_output(output, run_batch(batch, format, catalog, r));
+    write_output(output, run_batch(batch, format, catalog, r, engine));
     return 0;
   }
   const auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
-  for (const auto& l : args.layouts) results.push_back(run_one(args.base, l, catalog));
+  for (const auto& l : args.layouts) results.push_back(run_one(args.base, l, catalog, engine));
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
   if (format == "table") {
-    print_table(results, tms, out);
+    print_table(results, tms, engine, out);
   } else if (format == "json") {
     const auto& s0 = results.front().scenario;
     nlohmann::json j;
@@ -218,13 +244,15 @@ int run_predict(int argc, char** argv) {
                      {"block_tokens", s0.layout->block()}};
     j["profile"] = s0.profile.to_json();
     j["pred_tms"] = tms;
+    j["pred_engine"] = engine_name(engine);
     j["results"] = nlohmann::json::array();
     for (const auto& x : results) j["results"].push_back(prediction_json(x));
     out = j.dump(2) + "\n";
   } else {
     out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
                      "step_s", "tokens_per_s", "mfu", "attention_fwd_s", "attention_bwd_s", "other_compute_s",
-                     "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first"});
+                     "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first",
+                     "pred_engine"});
     for (const auto& x : results) {
       const auto& s = x.scenario;
       const auto& p = x.prediction;
@@ -237,7 +265,7 @@ int run_predict(int argc, char** argv) {
                        fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
                        fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
                        fmt::format("{:.4f}", tms),
-                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s)});
+                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine)});
     }
   }
   write_output(output, out);

@@ -299,10 +299,9 @@ void MainWindow::show_layout_views() {
   const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
   const auto& run = result_->layouts[std::min(i, result_->layouts.size() - 1)];
   matrix_->set_data(&run);
-  const auto tl = timeline_from_prediction(run);
-  timeline_->set_timeline(tl, tr("%1: one layer's forward ring, lock-step rounds (analytic)%2")
-                                  .arg(QString::fromStdString(run.layout))
-                                  .arg(run.n > 64 ? tr("; first 64 of %1 devices").arg(run.n) : QString()));
+  // Computed on the worker (the simulation may take a while); the title carries its note.
+  timeline_->set_timeline(run.timeline, tr("%1: %2").arg(QString::fromStdString(run.layout),
+                                                        QString::fromStdString(run.timeline.note)));
 }
 
 QWidget* MainWindow::current_view() const {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "models/error.hpp"
+#include "sim/step.hpp"
 
 namespace ringsim::gui {
 
@@ -73,6 +74,17 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std
         progress((static_cast<double>(li) + 0.5 * static_cast<double>(i + 1) / static_cast<double>(n)) / n_layouts);
     }
     run.prediction = models::predict(*run.scenario);
+    if (cancel.load(std::memory_order_relaxed)) return std::nullopt;
+    const std::int64_t devices = run.scenario->spec.mp * run.scenario->spec.sp;
+    if (devices <= kMaxSimulatedDevices) {
+      run.timeline = timeline_from_simulation(*run.scenario);
+    } else {
+      run.timeline = timeline_from_prediction(run);
+      run.timeline.note = "one layer's forward ring, analytic lock-step rounds (" + std::to_string(devices) +
+                          " devices: more than the " + std::to_string(kMaxSimulatedDevices) +
+                          " the simulator runs interactively)";
+      if (run.n > 64) run.timeline.note += "; first 64 of " + std::to_string(run.n) + " devices";
+    }
     for (std::size_t s = 0; s < result.sweep_n_seq.size(); ++s) {
       if (cancel.load(std::memory_order_relaxed)) return std::nullopt;
       auto spec = with_layout(base, run.layout);
@@ -113,6 +125,65 @@ Timeline timeline_from_prediction(const LayoutRun& run, std::int64_t max_devices
     t += r.round_s;
   }
   tl.end_s = t;
+  return tl;
+}
+
+Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64_t max_devices) {
+  sim::StepOptions opt;
+  opt.record_trace = true;
+  sim::StepResult r;
+  {
+    // Restores the layer count even if the simulation throws.
+    struct Restore {
+      models::ResolvedScenario& s;
+      std::int64_t layers;
+      ~Restore() { s.model.layers = layers; }
+    } restore{scenario, scenario.model.layers};
+    scenario.model.layers = 1;
+    r = sim::simulate_step(scenario, opt);
+  }
+  Timeline tl;
+  tl.simulated = true;
+  tl.end_s = r.step_s;
+  const std::int64_t shown = std::min(r.devices, max_devices);
+  // The simulator's lanes are 2d (compute stream of device d in ring order) and 2d + 1 (its
+  // copy engine); the GUI keeps that order under shorter names.
+  for (std::int64_t d = 0; d < shown; ++d) {
+    tl.lanes.push_back("dev " + std::to_string(d));
+    tl.lanes.push_back("dev " + std::to_string(d) + " copy");
+  }
+  std::vector<std::vector<std::pair<double, double>>> busy(static_cast<std::size_t>(shown));
+  for (const auto& sp : r.trace) {
+    if (sp.lane >= 2 * shown) continue;
+    const int lane = static_cast<int>(sp.lane);
+    const double end = sp.start_s + sp.duration_s;
+    SpanKind kind = SpanKind::Other;
+    if (sp.lane % 2 == 1)
+      kind = sp.name == "dK/dV" ? SpanKind::GradTransfer : SpanKind::Transfer;
+    else if (sp.name.starts_with("attn"))
+      kind = SpanKind::Compute;
+    if (sp.lane % 2 == 0) busy[static_cast<std::size_t>(sp.lane / 2)].emplace_back(sp.start_s, end);
+    tl.spans.push_back({lane, sp.start_s, end, kind});
+  }
+  // Idle time is what the simulator does not record: the gaps between a compute stream's
+  // spans, up to the end of the step.
+  for (std::size_t d = 0; d < busy.size(); ++d) {
+    auto& b = busy[d];
+    std::sort(b.begin(), b.end());
+    double t = 0;
+    const double eps = 1e-12 * r.step_s;  // rounding of tick -> second conversions, not waiting
+    for (const auto& [start, end] : b) {
+      if (start - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, start, SpanKind::Wait});
+      t = std::max(t, end);
+    }
+    if (r.step_s - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, r.step_s, SpanKind::Wait});
+  }
+  tl.note = "one layer, discrete-event simulation (" + r.topology + ", " +
+            (opt.sync == sim::Sync::Barrier ? "lock-step" : "asynchronous") + ", " + std::to_string(opt.buffers) +
+            " K/V buffer" + (opt.buffers == 1 ? "" : "s") + ")";
+  if (r.devices > shown)
+    tl.note += "; first " + std::to_string(shown) + " of " + std::to_string(r.devices) + " devices";
+  if (r.trace_truncated) tl.note += "; trace truncated";
   return tl;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What one GUI run computes, as plain data (no Qt): for each compared layout, the resolved
-// scenario, its (device x round) work matrices, the analytic prediction and a speedup sweep
-// over n_seq. Produced on a worker thread, then handed whole to the GUI thread, which alone
+// scenario, its (device x round) work matrices, the analytic prediction, a speedup sweep over
+// n_seq and a timeline from the discrete-event simulator. Produced on a worker thread, then handed whole to the GUI thread, which alone
 // touches it afterwards (Workload memoises lazily and is not thread-safe).
 #include <atomic>
 #include <cstdint>
@@ -18,6 +18,35 @@ namespace ringsim::gui {
 
 enum class Metric { Area, Pairs, Tiles };
 
+// A timeline a widget can draw: lanes of spans. Normally the discrete-event simulator's trace
+// (compute and copy-engine lanes per device); the analytic lock-step rounds where the ring is
+// too large to simulate while the user waits.
+enum class SpanKind {
+  Compute,       // attention (one ring round)
+  Other,         // the non-attention ops of the layer, the LM head
+  Wait,          // a compute stream with nothing to do
+  Transfer,      // K/V on its way to the successor
+  GradTransfer,  // dK/dV accumulator on its way (backward)
+};
+struct TimelineSpan {
+  int lane = 0;
+  double start_s = 0;
+  double end_s = 0;
+  SpanKind kind = SpanKind::Compute;
+};
+struct Timeline {
+  std::vector<std::string> lanes;
+  std::vector<TimelineSpan> spans;
+  double end_s = 0;
+  bool simulated = false;  // from sim::simulate_step, not the analytic rounds
+  std::string note;        // what is shown, or why it is the analytic fallback
+};
+
+// Above this many devices (mp x sp) the timeline falls back to the analytic rounds: the
+// one-layer trace grows as devices^2 (~0.3 M spans at 256, millions beyond) and the
+// simulation cannot be interrupted by Cancel.
+inline constexpr std::int64_t kMaxSimulatedDevices = 256;
+
 struct LayoutRun {
   std::string layout;
   std::unique_ptr<models::ResolvedScenario> scenario;
@@ -27,6 +56,7 @@ struct LayoutRun {
   std::vector<float> area, pairs, tiles;
   models::Prediction prediction;
   std::vector<double> sweep_step_s;  // per RunResult::sweep_n_seq; NaN where impossible
+  Timeline timeline;                 // simulated, or analytic above kMaxSimulatedDevices
 
   [[nodiscard]] const std::vector<float>& values(Metric m) const noexcept {
     return m == Metric::Area ? area : m == Metric::Pairs ? pairs : tiles;
@@ -49,24 +79,17 @@ struct RunResult {
 void validate(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
               const models::Catalog& catalog);
 
-// A timeline a widget can draw: lanes of spans. Filled from the analytic lock-step rounds for
-// now; the discrete-event simulator's trace maps onto the same struct.
-enum class SpanKind { Compute, Wait, Transfer };
-struct TimelineSpan {
-  int lane = 0;
-  double start_s = 0;
-  double end_s = 0;
-  SpanKind kind = SpanKind::Compute;
-};
-struct Timeline {
-  std::vector<std::string> lanes;
-  std::vector<TimelineSpan> spans;
-  double end_s = 0;
-};
-
 // One layer's forward ring: per device, compute then wait for the round's slowest device or
 // the transfer; the link lane holds each round's K/V transfer. At most max_devices lanes.
 [[nodiscard]] Timeline timeline_from_prediction(const LayoutRun& run, std::int64_t max_devices = 64);
+
+// One layer of the step as the discrete-event simulator runs it (default StepOptions:
+// asynchronous rounds, two K/V buffers): its non-attention ops, the forward ring, the LM head,
+// the backward ring with travelling dK/dV. A compute and a copy-engine lane per device for
+// the first max_devices devices; gaps on a compute lane become Wait spans. The scenario is
+// simulated with its model cut to one layer (restored before returning), because the whole
+// step repeats the same layer and its trace would be layers times larger.
+[[nodiscard]] Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64_t max_devices = 64);
 
 // Parses "MPxSP" (e.g. "1x8") and "QxK" tile text; throw InputError naming `field`.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(const std::string& text, const std::string& field);

@@ -10,10 +10,12 @@
 namespace ringsim::gui {
 
 namespace {
-constexpr int kLeft = 80, kTop = 26, kRight = 40, kBottom = 46;
+constexpr int kLeft = 92, kTop = 26, kRight = 40, kBottom = 46;
 const QColor kCompute(66, 110, 200);
+const QColor kOther(150, 150, 160);
 const QColor kWait(220, 80, 70);
 const QColor kTransfer(60, 170, 90);
+const QColor kGradTransfer(230, 150, 40);
 
 QString format_s(double s) {
   if (s >= 1) return QString::number(s, 'g', 4) + " s";
@@ -52,19 +54,27 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
   const double lane_h = static_cast<double>(g.height()) / lanes;
   auto x_of = [&](double t) { return g.left() + (t - view_start_s_) / view_span_s_ * g.width(); };
   p.setClipRect(g);
-  for (const auto& s : timeline_.spans) {
-    const double x0 = x_of(s.start_s), x1 = x_of(s.end_s);
-    if (x1 < g.left() || x0 > g.right()) continue;
-    // A one-pixel gap keeps back-to-back rounds apart when there is room for it.
-    const double w = x1 - x0 > 3 ? x1 - x0 - 1 : std::max(1.0, x1 - x0);
-    const QRectF r(x0, g.top() + s.lane * lane_h + lane_h * 0.1, w, std::max(1.0, lane_h * 0.8));
-    switch (s.kind) {
-      case SpanKind::Compute: p.fillRect(r, kCompute); break;
-      case SpanKind::Transfer: p.fillRect(r, kTransfer); break;
-      case SpanKind::Wait:
-        p.fillRect(r, kWait.lighter(160));
-        p.fillRect(r, QBrush(kWait, Qt::BDiagPattern));
-        break;
+  // dK/dV shares the copy engine with K/V in the backward pass and overlaps it in time, so it
+  // is drawn afterwards in the lower half of the lane: both stay visible.
+  for (const bool grad_pass : {false, true}) {
+    for (const auto& s : timeline_.spans) {
+      if ((s.kind == SpanKind::GradTransfer) != grad_pass) continue;
+      const double x0 = x_of(s.start_s), x1 = x_of(s.end_s);
+      if (x1 < g.left() || x0 > g.right()) continue;
+      // A one-pixel gap keeps back-to-back rounds apart when there is room for it.
+      const double w = x1 - x0 > 3 ? x1 - x0 - 1 : std::max(1.0, x1 - x0);
+      const double top = g.top() + s.lane * lane_h + lane_h * (grad_pass ? 0.5 : 0.1);
+      const QRectF r(x0, top, w, std::max(1.0, lane_h * (grad_pass ? 0.4 : 0.8)));
+      switch (s.kind) {
+        case SpanKind::Compute: p.fillRect(r, kCompute); break;
+        case SpanKind::Other: p.fillRect(r, kOther); break;
+        case SpanKind::Transfer: p.fillRect(r, kTransfer); break;
+        case SpanKind::GradTransfer: p.fillRect(r, kGradTransfer); break;
+        case SpanKind::Wait:
+          p.fillRect(r, kWait.lighter(160));
+          p.fillRect(r, QBrush(kWait, Qt::BDiagPattern));
+          break;
+      }
     }
   }
   p.setClipping(false);
@@ -93,9 +103,17 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     p.drawText(QRect(x + 16, y - 3, 300, 18), Qt::AlignLeft | Qt::AlignVCenter, text);
     x += 26 + p.fontMetrics().horizontalAdvance(text);
   };
-  swatch(kCompute, tr("attention compute"), false);
-  swatch(kWait, tr("waiting for the round's slowest device / transfer"), true);
-  swatch(kTransfer, tr("K/V transfer"), false);
+  if (timeline_.simulated) {
+    swatch(kCompute, tr("attention"), false);
+    swatch(kOther, tr("other ops"), false);
+    swatch(kWait, tr("idle"), true);
+    swatch(kTransfer, tr("K/V"), false);
+    swatch(kGradTransfer, tr("dK/dV"), false);
+  } else {
+    swatch(kCompute, tr("attention compute"), false);
+    swatch(kWait, tr("waiting for the round's slowest device / transfer"), true);
+    swatch(kTransfer, tr("K/V transfer"), false);
+  }
   p.drawText(QRect(x, y - 3, width() - x, 18), Qt::AlignLeft | Qt::AlignVCenter, tr("(wheel: zoom, drag: pan)"));
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Per-device compute lanes and a link lane over time; waiting is drawn as hatched red so the
-// lock-step idle time is visible. Wheel zooms around the cursor, drag pans, double-click resets.
+// Per-device compute and copy-engine lanes over time (or, for the analytic fallback, compute
+// lanes and one link lane); idle time is drawn as hatched red so waiting is visible. Wheel zooms around the cursor, drag pans, double-click resets.
 #include <QWidget>
 
 #include "gui/run.hpp"

@@ -93,6 +93,29 @@ TEST_CASE("batch prediction passes input columns through and adds pred_tms and p
   CHECK(j.out.front() == '[');
 }
 
+TEST_CASE("predict --engine des times the step with the simulator and says so", "[cli]") {
+  const std::string scenario = "predict --hardware a100-80gb --model ringattn-1b --mesh 1x4 --seq 16384";
+  const auto a = run(scenario);
+  const auto d = run(scenario + " --engine des");
+  REQUIRE(a.code == 0);
+  REQUIRE(d.code == 0);
+  CHECK(a.out.find("engine analytic") != std::string::npos);
+  CHECK(d.out.find("engine des") != std::string::npos);
+  CHECK(d.out.find("nan") == std::string::npos);
+  // Batch mode: pred_engine closes the pred_ columns, so earlier positions stay where they were.
+  write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
+  const auto b = run("predict --scenarios engine_batch.csv --format csv --engine des");
+  REQUIRE(b.code == 0);
+  CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
+  const auto header_end = b.out.find('\n');
+  CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine"));
+  CHECK(b.out.substr(header_end + 1).ends_with(",des\n"));
+  const auto ba = run("predict --scenarios engine_batch.csv --format csv");
+  REQUIRE(ba.code == 0);
+  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic\n"));
+  CHECK(b.out.find("nan") == std::string::npos);
+}
+
 TEST_CASE("workload prints one row per (round, device)", "[cli]") {
   const auto r = run("workload --mesh 1x4 --seq 4096 --layout striped --tile 256x256");
   REQUIRE(r.code == 0);
@@ -121,6 +144,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --layout spiral", "unknown layout");
   expect_bad("predict --mask window:0", "window");
   expect_bad("predict --format xml", "format");
+  expect_bad("predict --engine quantum", "engine");
   expect_bad("predict --no-such-flag", "no-such-flag");
   expect_bad("predict --hardware-file /nonexistent.json", "cannot open");
   expect_bad("frobnicate", "unknown command");

@@ -1,6 +1,8 @@
 // The GUI driven as a user would: fill the form, press Run, read the pixels it paints.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -96,6 +98,56 @@ TEST_CASE("heatmaps: contiguous shows the triangular imbalance, striped is unifo
   const QColor s_cell = si.pixelColor(striped.cell_center(3, 3));
   CHECK(distance(s_cell, ci.pixelColor(contiguous.cell_center(3, 0))) > 100);
   CHECK(distance(s_cell, ci.pixelColor(contiguous.cell_center(3, 7))) > 100);
+}
+
+TEST_CASE("the timeline comes from the discrete-event simulator", "[gui]") {
+  app();
+  gui::MainWindow w{models::Catalog()};
+  w.set_scenario(paper_scenario());
+  REQUIRE(run_and_wait(w));
+  REQUIRE(w.result() != nullptr);
+  for (const auto& run : w.result()->layouts) {
+    INFO(run.layout);
+    const auto& tl = run.timeline;
+    CHECK(tl.simulated);
+    CHECK(tl.note.find("simulation") != std::string::npos);
+    // A compute lane and a copy-engine lane per device (8 devices, under the 64 shown).
+    REQUIRE(tl.lanes.size() == 16);
+    CHECK(tl.lanes[1].find("copy") != std::string::npos);
+    REQUIRE(tl.end_s > 0);
+    std::map<gui::SpanKind, int> kinds;
+    for (const auto& s : tl.spans) {
+      ++kinds[s.kind];
+      CHECK(s.start_s >= 0);
+      CHECK(s.end_s <= tl.end_s * (1 + 1e-9));
+      CHECK(s.end_s >= s.start_s);
+      const bool copy_lane = s.lane % 2 == 1;
+      CHECK(copy_lane == (s.kind == gui::SpanKind::Transfer || s.kind == gui::SpanKind::GradTransfer));
+    }
+    // Forward and backward rings: 8 rounds per device each, K/V over 7 hops and dK/dV over 8.
+    CHECK(kinds[gui::SpanKind::Compute] == 2 * 8 * 8);
+    CHECK(kinds[gui::SpanKind::Transfer] == 2 * 8 * 7);
+    CHECK(kinds[gui::SpanKind::GradTransfer] == 8 * 8);
+    CHECK(kinds[gui::SpanKind::Other] > 0);
+  }
+  // Contiguous leaves devices idle (the causal imbalance): the gaps are there as Wait spans.
+  const auto& c = w.result()->layouts[0].timeline;
+  CHECK(std::count_if(c.spans.begin(), c.spans.end(), [](const auto& s) { return s.kind == gui::SpanKind::Wait; }) > 0);
+}
+
+TEST_CASE("above the simulated size the timeline falls back to the analytic rounds and says so", "[gui]") {
+  auto spec = paper_scenario().spec;
+  spec.sp = 2 * gui::kMaxSimulatedDevices;
+  spec.n_seq = spec.sp * 1024;
+  spec.tile.reset();
+  const std::atomic<bool> cancel{false};
+  const auto r = gui::compute_run(spec, {"striped"}, models::Catalog(), cancel, {});
+  REQUIRE(r.has_value());
+  const auto& tl = r->layouts.front().timeline;
+  CHECK_FALSE(tl.simulated);
+  CHECK(tl.note.find("analytic") != std::string::npos);
+  CHECK(tl.lanes.size() == 65);  // 64 devices and the link
+  CHECK_FALSE(tl.spans.empty());
 }
 
 TEST_CASE("an invalid entry disables Run and says why", "[gui]") {
