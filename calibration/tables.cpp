@@ -29,7 +29,8 @@ double AnalyticPredictor::operator()(const models::ScenarioSpec& spec_in, const 
   if (it == cache_.end()) it = cache_.emplace(key, models::resolve(spec, catalog_)).first;
   auto& r = it->second;
   r.profile = profile;
-  r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads());
+  r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads(),
+                                                 r.mask->kind());
   return models::predict(r).step_s;
 }
 
