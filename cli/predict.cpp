@@ -98,6 +98,28 @@ void print_table(const std::vector<LayoutResult>& results, double tms, std::stri
   }
 }
 
+// The same scenario under a baseline mask (SCFA's comparison: the sparse kernel against dense
+// causal flash attention at the same tile size), attention only: forward and forward+backward.
+void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
+                      const std::string& baseline_mask, const models::Catalog& catalog, std::string& out) {
+  models::ScenarioSpec spec = base;
+  spec.mask = baseline_mask;
+  out += fmt::format("attention per step: mask {} against {} (same tile, profile, layout)\n",
+                     results.front().scenario.mask->name(), baseline_mask);
+  out += fmt::format("{:<12} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", "fwd", "base fwd", "speedup",
+                     "fwd+bwd", "base f+b", "speedup");
+  for (const auto& x : results) {
+    const auto b = run_one(spec, x.layout, catalog);
+    const auto& p = x.prediction;
+    const auto& q = b.prediction;
+    const double fb = p.attention_fwd_s + p.attention_bwd_s, qb = q.attention_fwd_s + q.attention_bwd_s;
+    out += fmt::format("{:<12} {:>11} {:>11} {:>8.2f}x {:>11} {:>11} {:>8.2f}x\n", x.layout,
+                       human_seconds(p.attention_fwd_s), human_seconds(q.attention_fwd_s),
+                       q.attention_fwd_s / p.attention_fwd_s, human_seconds(fb), human_seconds(qb), qb / fb);
+  }
+  out += "speedup = baseline time / this mask's time; sparse masks include the gather/sort/scatter around the kernel.\n";
+}
+
 // Batch mode: one output row per input row, input columns untouched, then predictions.
 std::string run_batch(const std::string& path, const std::string& format, const models::Catalog& catalog,
                       const cxxopts::ParseResult& args) {
@@ -186,6 +208,8 @@ int run_predict(int argc, char** argv) {
   add_scenario_options(o, "contiguous,striped,zigzag");
   o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch)",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -207,6 +231,15 @@ int run_predict(int argc, char** argv) {
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
+  const auto compare = r["compare-mask"].as<std::string>();
+  if (!compare.empty()) {
+    if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
+    print_table(results, tms, out);
+    out += "\n";
+    print_comparison(results, args.base, compare, catalog, out);
+    write_output(output, out);
+    return 0;
+  }
   if (format == "table") {
     print_table(results, tms, out);
   } else if (format == "json") {
