@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibration/fit.hpp"
+#include "models/analytic.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::calibration {
@@ -35,6 +36,8 @@ class AnalyticPredictor {
  public:
   explicit AnalyticPredictor(models::Catalog catalog) : catalog_(std::move(catalog)) {}
   [[nodiscard]] double operator()(const models::ScenarioSpec& spec, const models::Profile& profile);
+  // The whole prediction (attention forward/backward apart), same memoisation.
+  [[nodiscard]] models::Prediction prediction(const models::ScenarioSpec& spec, const models::Profile& profile);
 
  private:
   models::Catalog catalog_;
