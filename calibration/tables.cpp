@@ -15,6 +15,15 @@ using models::InputError;
 std::string SpeedupRow::mesh() const { return hardware + " " + std::to_string(mp) + "x" + std::to_string(sp); }
 
 double ScenarioPredictor::operator()(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
+  auto& r = resolved(spec_in, profile);
+  return engine_ == Engine::Des ? sim::simulate_step(r, {}).step_s : models::predict(r).step_s;
+}
+
+models::Prediction ScenarioPredictor::prediction(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
+  return models::predict(resolved(spec_in, profile));
+}
+
+models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
   models::ScenarioSpec spec = spec_in;
   // The tile comes from the profile being fitted, not from the catalog's profile file.
   if (!spec.tile && spec.n_seq > 0 && spec.sp > 0) {
@@ -30,8 +39,9 @@ double ScenarioPredictor::operator()(const models::ScenarioSpec& spec_in, const 
   if (it == cache_.end()) it = cache_.emplace(key, models::resolve(spec, catalog_)).first;
   auto& r = it->second;
   r.profile = profile;
-  r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads());
-  return engine_ == Engine::Des ? sim::simulate_step(r, {}).step_s : models::predict(r).step_s;
+  r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads(),
+                                                 r.mask->kind());
+  return r;
 }
 
 const std::vector<FreeParameter>& known_parameters() {
@@ -45,6 +55,11 @@ const std::vector<FreeParameter>& known_parameters() {
       {"tile_overhead_s", 0, 0.01, "fixed seconds per visited tile"},
       {"link_efficiency", 0.02, 1, "fraction of link bandwidth a ring transfer reaches"},
       {"matmul_efficiency", 0.02, 1, "fraction of peak reached by projection and MLP matmuls"},
+      {"sparse_kernel_efficiency", 0.05, 2,
+       "the sparse (index-based) kernel's attention efficiency relative to attention_efficiency"},
+      {"sparse_prep_bytes_per_element", 0, 1024,
+       "HBM bytes per token x head x head_dim element of the sparse gathers/scatter, per pass"},
+      {"hash_sort_bytes_per_token", 0, 65536, "HBM bytes per token x head of the hash mask's stable sort"},
   };
   return params;
 }
@@ -67,6 +82,9 @@ double* field(models::Profile& p, const std::string& name) {
   if (name == "tile_overhead_s") return &p.tile_overhead_s;
   if (name == "link_efficiency") return &p.link_efficiency;
   if (name == "matmul_efficiency") return &p.matmul_efficiency;
+  if (name == "sparse_kernel_efficiency") return &p.sparse_kernel_efficiency;
+  if (name == "sparse_prep_bytes_per_element") return &p.sparse_prep_bytes_per_element;
+  if (name == "hash_sort_bytes_per_token") return &p.hash_sort_bytes_per_token;
   (void)find_parameter(name);  // throws for unknown names
   return nullptr;
 }

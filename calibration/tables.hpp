@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibration/fit.hpp"
+#include "models/analytic.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::calibration {
@@ -29,19 +30,22 @@ struct SpeedupRow {
 // Seconds of one training step for a scenario under a profile.
 using StepPredictor = std::function<double(const models::ScenarioSpec&, const models::Profile&)>;
 
-// Each scenario's layout, mask and workload are resolved once and only the cost model is
-// rebuilt per profile. Not thread-safe (memoised).
 enum class Engine { Analytic, Des };
 
 // Step time of a scenario under a candidate profile, from the analytic model or the
-// discrete-event simulator; resolved scenarios are cached, since a fit changes only the profile.
+// discrete-event simulator. Each scenario's layout, mask and workload are resolved once and only
+// the cost model is rebuilt per profile (a fit changes only the profile). Not thread-safe.
 class ScenarioPredictor {
  public:
   explicit ScenarioPredictor(models::Catalog catalog, Engine engine = Engine::Analytic)
       : catalog_(std::move(catalog)), engine_(engine) {}
   [[nodiscard]] double operator()(const models::ScenarioSpec& spec, const models::Profile& profile);
+  // The whole analytic prediction (attention forward/backward apart), same memoisation.
+  [[nodiscard]] models::Prediction prediction(const models::ScenarioSpec& spec, const models::Profile& profile);
 
  private:
+  // The cached scenario of `spec`, with its cost model rebuilt for `profile`.
+  [[nodiscard]] models::ResolvedScenario& resolved(const models::ScenarioSpec& spec, const models::Profile& profile);
   models::Catalog catalog_;
   Engine engine_;
   std::map<std::string, models::ResolvedScenario> cache_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibration/tables.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 // Which model times the step: the closed-form lock-step rounds, or the discrete-event
 // simulation of the same scenario (asynchronous rounds, shared links; sim::simulate_step).
-enum class Engine { Analytic, Des };
+using calibration::Engine;
 
 const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"; }
 
@@ -119,6 +120,29 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   }
 }
 
+// The same scenario under a baseline mask (SCFA's comparison: the sparse kernel against dense
+// causal flash attention at the same tile size), attention only: forward and forward+backward.
+void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
+                      const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
+                      std::string& out) {
+  models::ScenarioSpec spec = base;
+  spec.mask = baseline_mask;
+  out += fmt::format("attention per step: mask {} against {} (same tile, profile, layout)\n",
+                     results.front().scenario.mask->name(), baseline_mask);
+  out += fmt::format("{:<12} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", "fwd", "base fwd", "speedup",
+                     "fwd+bwd", "base f+b", "speedup");
+  for (const auto& x : results) {
+    const auto b = run_one(spec, x.layout, catalog, engine);
+    const auto& p = x.prediction;
+    const auto& q = b.prediction;
+    const double fb = p.attention_fwd_s + p.attention_bwd_s, qb = q.attention_fwd_s + q.attention_bwd_s;
+    out += fmt::format("{:<12} {:>11} {:>11} {:>8.2f}x {:>11} {:>11} {:>8.2f}x\n", x.layout,
+                       human_seconds(p.attention_fwd_s), human_seconds(q.attention_fwd_s),
+                       q.attention_fwd_s / p.attention_fwd_s, human_seconds(fb), human_seconds(qb), qb / fb);
+  }
+  out += "speedup = baseline time / this mask's time; sparse masks include the gather/sort/scatter around the kernel.\n";
+}
+
 // Batch mode: one output row per input row, input columns untouched, then predictions.
 std::string run_batch(const std::string& path, const std::string& format, const models::Catalog& catalog,
                       const cxxopts::ParseResult& args, Engine engine) {
@@ -211,6 +235,8 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
                   cxxopts::value<std::string>()->default_value("analytic"))
+                 ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -233,6 +259,15 @@ int run_predict(int argc, char** argv) {
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
+  const auto compare = r["compare-mask"].as<std::string>();
+  if (!compare.empty()) {
+    if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
+    print_table(results, tms, engine, out);
+    out += "\n";
+    print_comparison(results, args.base, compare, catalog, engine, out);
+    write_output(output, out);
+    return 0;
+  }
   if (format == "table") {
     print_table(results, tms, engine, out);
   } else if (format == "json") {

@@ -83,6 +83,10 @@ Prediction predict(const ResolvedScenario& s) {
     rt.round_s = round_f;
     p.rounds_fwd.push_back(rt);
   }
+  // SCFA's gathers/sort before and scatter after the kernel, once per layer for the device's
+  // own block: K/V are prepared where they live and travel prepared (0 unless index-based).
+  fwd_layer += cost.sparse_prep_fwd_s(s.layout->block());
+  bwd_layer += cost.sparse_prep_bwd_s(s.layout->block());
   p.attention_fwd_s = fwd_layer * layers;
   p.attention_bwd_s = bwd_layer * layers;
   p.exposed_transfer_s = (fwd_exposed + bwd_exposed) * layers;

@@ -62,6 +62,9 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   num("overlap", p.overlap);
   num("link_efficiency", p.link_efficiency);
   num("attention_bwd_factor", p.attention_bwd_factor);
+  num("sparse_kernel_efficiency", p.sparse_kernel_efficiency);
+  num("sparse_prep_bytes_per_element", p.sparse_prep_bytes_per_element);
+  num("hash_sort_bytes_per_token", p.hash_sort_bytes_per_token);
   if (const auto* v = f.find("link_latency_s"); v && !v->is_null()) p.link_latency_s = f.number("link_latency_s");
   if (auto v = f.optional_number("kv_wire_bytes")) p.kv_wire_bytes = static_cast<std::int64_t>(*v);
   if (auto v = f.optional_number("dkv_wire_bytes")) p.dkv_wire_bytes = static_cast<std::int64_t>(*v);
@@ -90,6 +93,12 @@ void Profile::validate(const std::string& file) const {
   in("masked_tile_penalty", masked_tile_penalty, 0, 10);
   in("skipped_tile_cost", skipped_tile_cost, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
+  in("sparse_kernel_efficiency", sparse_kernel_efficiency, 0.01, 4);
+  in("sparse_prep_bytes_per_element", sparse_prep_bytes_per_element, 0, 1e4);
+  in("hash_sort_bytes_per_token", hash_sort_bytes_per_token, 0, 1e6);
+  if (attention_efficiency * sparse_kernel_efficiency > 1)
+    throw InputError(file, 0, "sparse_kernel_efficiency",
+                     "attention_efficiency x sparse_kernel_efficiency exceeds 1 (faster than peak)");
   in("kv_wire_bytes", static_cast<double>(kv_wire_bytes), 1, 8);
   in("dkv_wire_bytes", static_cast<double>(dkv_wire_bytes), 1, 8);
   if (link_latency_s) in("link_latency_s", *link_latency_s, 0, 1);
@@ -119,13 +128,16 @@ nlohmann::json Profile::to_json() const {
   j["kv_wire_bytes"] = kv_wire_bytes;
   j["dkv_wire_bytes"] = dkv_wire_bytes;
   j["attention_bwd_factor"] = attention_bwd_factor;
+  j["sparse_kernel_efficiency"] = sparse_kernel_efficiency;
+  j["sparse_prep_bytes_per_element"] = sparse_prep_bytes_per_element;
+  j["hash_sort_bytes_per_token"] = hash_sort_bytes_per_token;
   j["recompute"] = recompute;
   j["default_tile"] = {{"q", default_tile.q}, {"k", default_tile.k}};
   return j;
 }
 
 CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
-                     std::int64_t batch, std::int64_t mask_heads)
+                     std::int64_t batch, std::int64_t mask_heads, MaskKind mask_kind)
     : head_dim_(static_cast<double>(model.head_dim)),
       tile_overhead_s_(profile.tile_overhead_s),
       attention_bwd_factor_(profile.attention_bwd_factor),
@@ -155,6 +167,24 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
   }
   attn_flops_per_s_ = hw.peak_flops_per_s(profile.attention_precision) * profile.attention_efficiency;
   matmul_flops_per_s_ = hw.peak_flops_per_s(profile.matmul_precision) * profile.matmul_efficiency;
+  index_mask_ = mask_kind == MaskKind::QKDrop || mask_kind == MaskKind::Hash;
+  if (index_mask_) {
+    attn_flops_per_s_ *= profile.sparse_kernel_efficiency;
+    // Per local token: every head of the device, every sequence of the batch.
+    const double token_heads = static_cast<double>(heads_per_device_) * static_cast<double>(batch);
+    prep_fwd_bytes_per_token_ = token_heads * profile.sparse_prep_bytes_per_element * head_dim_;
+    prep_bwd_bytes_per_token_ = prep_fwd_bytes_per_token_;
+    // The backward reuses the forward's permutation: it sorts nothing.
+    if (mask_kind == MaskKind::Hash) prep_fwd_bytes_per_token_ += token_heads * profile.hash_sort_bytes_per_token;
+  }
+}
+
+double CostModel::sparse_prep_fwd_s(std::int64_t tokens) const noexcept {
+  return prep_fwd_bytes_per_token_ * static_cast<double>(tokens) / memory_bytes_per_s_;
+}
+
+double CostModel::sparse_prep_bwd_s(std::int64_t tokens) const noexcept {
+  return prep_bwd_bytes_per_token_ * static_cast<double>(tokens) / memory_bytes_per_s_;
 }
 
 double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {

@@ -51,6 +51,18 @@ struct Profile {
   std::int64_t kv_wire_bytes = 2;     // dtype bytes of K/V on the wire
   std::int64_t dkv_wire_bytes = 4;    // dtype bytes of the travelling dK/dV accumulators
   double attention_bwd_factor = 2.5;  // backward attention FLOPs / forward (flash: 5 vs 2 matmuls)
+  // Index-based sparse masks (qkdrop, hash) run SCFA's kernel, not the dense/causal one: its
+  // efficiency relative to attention_efficiency (a less tuned Triton kernel is below 1).
+  double sparse_kernel_efficiency = 1.0;
+  // Work outside the sparse kernel, memory-bound at memory_efficiency of HBM bandwidth and
+  // linear in tokens x heads (x head_dim): HBM bytes per token x head x head_dim element that
+  // the gathers and the scatter move, in the forward and again in the backward. 16 = read +
+  // write of four bf16 tensors (forward: gather Q, K, V, scatter O; backward: gather dO,
+  // scatter dQ, dK, dV).
+  double sparse_prep_bytes_per_element = 16;
+  // Hash masks only, forward: HBM bytes per token x head of the stable sort by bucket. 256 =
+  // Q and K sides x (8-byte key + 8-byte index) x read + write x 4 radix passes (an assumption).
+  double hash_sort_bytes_per_token = 256;
   bool recompute = false;             // activation recomputation of non-attention ops
   TileShape default_tile{128, 128};
 
@@ -63,8 +75,9 @@ struct Profile {
 
 class CostModel {
  public:
+  // mask_kind: index-based masks (QKDrop, Hash) run the sparse kernel and pay its preprocessing.
   CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp, std::int64_t batch,
-            std::int64_t mask_heads);
+            std::int64_t mask_heads, MaskKind mask_kind = MaskKind::Causal);
 
   // Seconds a device spends on one block's attention tiles.
   [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
@@ -76,6 +89,13 @@ class CostModel {
   [[nodiscard]] double attention_fwd_flops(const BlockStats& b) const noexcept;
   // Useful FLOPs (allowed pairs only), forward: what MFU counts.
   [[nodiscard]] double attention_useful_fwd_flops(const BlockStats& b) const noexcept;
+
+  // Seconds one device spends per layer outside the sparse kernel on `tokens` local tokens of
+  // all its heads (gather/scatter, and for hash masks the sort): 0 for masks that are not
+  // index-based, which the kernel reads directly.
+  [[nodiscard]] double sparse_prep_fwd_s(std::int64_t tokens) const noexcept;
+  [[nodiscard]] double sparse_prep_bwd_s(std::int64_t tokens) const noexcept;
+  [[nodiscard]] bool index_mask() const noexcept { return index_mask_; }
 
   [[nodiscard]] double link_bandwidth_bytes_per_s(bool inter_node) const noexcept;
   [[nodiscard]] double link_latency_s(bool inter_node) const noexcept;
@@ -105,6 +125,9 @@ class CostModel {
   double head_multiplier_;  // heads each counted tile stands for
   double attn_flops_per_s_;
   double matmul_flops_per_s_;
+  bool index_mask_ = false;
+  double prep_fwd_bytes_per_token_ = 0;  // per token of one device, all its heads and the batch
+  double prep_bwd_bytes_per_token_ = 0;
 };
 
 }  // namespace ringsim::models

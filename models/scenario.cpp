@@ -99,7 +99,8 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
     r.tile = {std::min(r.profile.default_tile.q, c), std::min(r.profile.default_tile.k, c)};
     r.tile_clamped = r.tile != r.profile.default_tile;
   }
-  r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, spec.mp, spec.batch, r.mask->heads());
+  r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, spec.mp, spec.batch, r.mask->heads(),
+                                       r.mask->kind());
   const std::int64_t kv_bytes =
       kv_block_bytes(c, r.cost->kv_heads_per_device(), r.model.head_dim, r.profile.kv_wire_bytes) * spec.batch;
   r.workload = std::make_unique<Workload>(*r.layout, *r.mask, r.tile, kv_bytes);

@@ -172,6 +172,10 @@ class StepSim {
       else
         layer_bwd += t;
     }
+    // SCFA's gather/sort/scatter around the sparse kernel (0 unless the mask is index-based):
+    // device-local memory-bound work, as in models::predict.
+    layer_fwd += s_.cost->sparse_prep_fwd_s(s_.layout->block());
+    layer_bwd += s_.cost->sparse_prep_bwd_s(s_.layout->block());
     const auto layers = m.layers;
     for (std::int64_t l = 0; l < layers; ++l) {
       if (layer_fwd > 0) phases_.push_back({PhaseKind::Other, engine_.to_ticks(layer_fwd), "ops fwd L" + std::to_string(l)});

@@ -32,6 +32,11 @@ models::ResolvedScenario scenario(const std::string& model, std::int64_t mp, std
   return models::resolve(s, models::Catalog());
 }
 
+void rebuild_cost(models::ResolvedScenario& s) {
+  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads(),
+                                                s.mask->kind());
+}
+
 // Links of effectively unlimited bandwidth and zero latency, perfect overlap: the regime in
 // which the lock-step simulation must equal the closed form.
 void make_ideal(models::ResolvedScenario& s) {
@@ -39,12 +44,9 @@ void make_ideal(models::ResolvedScenario& s) {
   s.hardware.inter_node_bandwidth_bytes_per_s = 1e30;
   s.profile.link_latency_s = 0.0;
   s.profile.overlap = 1.0;
-  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads());
+  rebuild_cost(s);
 }
 
-void rebuild_cost(models::ResolvedScenario& s) {
-  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads());
-}
 
 sim::StepOptions femto(sim::Sync sync) {
   sim::StepOptions o;
