@@ -54,12 +54,14 @@ void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
   const std::int64_t n = ss.front()->workload->devices();
   double full = 0;  // one full block: the common scale
   {
+    // Per-head (sparse) masks count every head's tiles: a full block is then heads blocks.
     models::BlockStats b;
     const auto c = ss.front()->layout->block();
-    b.visited_area = c * c;
-    b.allowed_pairs = c * c;
+    const auto heads = ss.front()->mask->heads();
+    b.visited_area = c * c * heads;
+    b.allowed_pairs = c * c * heads;
     const auto& t = ss.front()->tile;
-    b.tiles_visited = ((c + t.q - 1) / t.q) * ((c + t.k - 1) / t.k);
+    b.tiles_visited = ((c + t.q - 1) / t.q) * ((c + t.k - 1) / t.k) * heads;
     full = metric_of(b, metric);
   }
   const std::int64_t shown = std::min<std::int64_t>(n, 32);
@@ -123,6 +125,7 @@ void matrices(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
     const auto& m = *s->mask;
     const std::int64_t n = l.n_dev();
     const std::int64_t seq = l.n_seq();
+    if (m.heads() > 1) out += fmt::format("\n{}: head 0 of {} (sparse mask: skipped tiles not shown)", s->spec.layout, m.heads());
     out += fmt::format("\n{}: attention matrix per round (rows = queries, columns = keys, original token order); "
                        "colour/glyph = device computing the pair, '.' = allowed but in a skipped tile, ' ' = masked\n",
                        s->spec.layout);
@@ -145,9 +148,11 @@ void matrices(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
             row += paint.color ? "\033[48;5;236m  \033[0m" : "  ";
             continue;
           }
-          // Computed iff its tile holds an allowed pair: check the tile's pairs.
+          // Computed iff its tile holds an allowed pair: check the tile's pairs. Sparse masks
+          // tile their compacted / bucket-sorted rows instead, so there every allowed pair is
+          // drawn as computed.
           const std::int64_t qt = pq.local / tile.q, kt = pk.local / tile.k;
-          bool computed = false;
+          bool computed = m.heads() > 1;
           for (std::int64_t a = qt * tile.q; a < std::min(l.block(), (qt + 1) * tile.q) && !computed; ++a)
             for (std::int64_t b = kt * tile.k; b < std::min(l.block(), (kt + 1) * tile.k) && !computed; ++b)
               computed = m.allowed(l.token(pq.device, a), l.token(k_dev, b), 0);

@@ -191,3 +191,11 @@ TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit c
   CHECK((bad.code == 2 || bad.code == 1));
   CHECK(lines(bad.err) == 1);
 }
+
+TEST_CASE("show accepts sparse (per-head) masks", "[cli]") {
+  const auto r = run("show --model attn:2:2:16 --mesh 1x4 --seq 32 --tile 2x2 --mask hash:2 --matrix always");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("head 0 of 2") != std::string::npos);
+  // Cells stay on the one-full-block scale (99 at most).
+  CHECK(r.out.find("nan") == std::string::npos);
+}
