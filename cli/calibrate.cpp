@@ -70,6 +70,19 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
 
 std::string fmt_se(double se) { return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound)"; }
 
+// One line per fitted parameter for the report, and the same compactly for the provenance.
+void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
+                  std::size_t name_width, std::string& out, std::string& notes) {
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const auto& p = params[k];
+    const double v = f.params[static_cast<Eigen::Index>(k)];
+    const double se = f.std_errors[static_cast<Eigen::Index>(k)];
+    out += fmt::format("  {:<{}} = {:.4g}  (std error {}, bounds [{:g}, {:g}]): {}\n", p.name, name_width, v, fmt_se(se),
+                       p.lower, p.upper, p.meaning);
+    notes += fmt::format("{}{} = {:.4g} +- {} in [{:g}, {:g}]", k ? "; " : "", p.name, v, fmt_se(se), p.lower, p.upper);
+  }
+}
+
 int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto path = a["from-speedups"].as<std::string>();
   const auto hardware = a["hardware"].as<std::string>();
@@ -102,14 +115,7 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   std::string out = fmt::format("ringsim calibrate: {} rows of {} from {}; {}; {} free parameters\n", rows.size(),
                                 hardware, path, engine_label, free.size());
   std::string notes = "Free parameters (fitted, bounds): ";
-  for (std::size_t k = 0; k < free.size(); ++k) {
-    const auto& p = c.free[k];
-    const double v = f.params[static_cast<Eigen::Index>(k)];
-    const double se = f.std_errors[static_cast<Eigen::Index>(k)];
-    out += fmt::format("  {:<22} = {:.4g}  (std error {}, bounds [{:g}, {:g}]): {}\n", p.name, v, fmt_se(se), p.lower,
-                       p.upper, p.meaning);
-    notes += fmt::format("{}{} = {:.4g} +- {} in [{:g}, {:g}]", k ? "; " : "", p.name, v, fmt_se(se), p.lower, p.upper);
-  }
+  describe_fit(c.free, f, 22, out, notes);
   const auto cv_text = [](const calibration::CrossValidation& cv) {
     return cv.available ? fmt::format("{:.4f}", cv.mae) : std::string("n/a (one group)");
   };
@@ -269,14 +275,7 @@ int from_scfa(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
                                 rows.size(), path, setting.hardware, setting.model, setting.batch, setting.tile.q,
                                 setting.tile.k);
   std::string notes = "Free parameters (fitted, bounds): ";
-  for (std::size_t k = 0; k < free.size(); ++k) {
-    const auto& p = c.free[k];
-    const double v = f.params[static_cast<Eigen::Index>(k)];
-    const double se = f.std_errors[static_cast<Eigen::Index>(k)];
-    out += fmt::format("  {:<30} = {:.4g}  (std error {}, bounds [{:g}, {:g}]): {}\n", p.name, v, fmt_se(se), p.lower,
-                       p.upper, p.meaning);
-    notes += fmt::format("{}{} = {:.4g} +- {} in [{:g}, {:g}]", k ? "; " : "", p.name, v, fmt_se(se), p.lower, p.upper);
-  }
+  describe_fit(c.free, f, 30, out, notes);
   double max_rel = 0, mean_rel = 0;
   out += fmt::format("{:<6} {:<9} {:>7} {:>10} {:>10} {:>9}\n", "method", "param", "n_seq", "ms", "pred ms", "error");
   for (std::size_t i = 0; i < rows.size(); ++i) {
