@@ -310,15 +310,18 @@ void BM_TrainingStep(benchmark::State& state) {
   const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());
   std::int64_t events = 0;
   double step_s = 0;
+  std::int64_t passes = 0;
   for (auto _ : state) {
     const auto r = ringsim::sim::simulate_step(s, {});
     events = r.events;
     step_s = r.step_s;
+    passes = r.passes_simulated;
   }
   state.counters["events"] = static_cast<double>(events);
   state.counters["events_per_s"] =
       benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["sim_step_s"] = step_s;
+  state.counters["passes_simulated"] = static_cast<double>(passes);
 }
 BENCHMARK(BM_TrainingStep)->Arg(64)->Arg(1024)->Iterations(1)->Unit(benchmark::kSecond);
 

@@ -27,6 +27,14 @@ namespace ringsim::sim {
 
 enum class Sync { Async, Barrier };
 enum class Granularity { Round, Tile };
+// How the layers of a step go through the engine; all three give the same step (see
+// simulate_step), so the choice is speed only. Replay and PerLayer apply where every ring hop
+// has its links to itself; elsewhere the step is one pass.
+// - Replay: a layer whose devices enter it at the same relative times as the previous
+//   identical layer did repeats that layer's outcome, shifted: replayed, not simulated;
+// - PerLayer: one engine pass per layer, each simulated;
+// - Whole: the whole step as one engine pass.
+enum class LayerPasses { Replay, PerLayer, Whole };
 
 struct StepOptions {
   std::string topology;  // "node:G", "nodes:NxG", "torus:AxB[xC]"; empty: derived from the hardware
@@ -36,6 +44,7 @@ struct StepOptions {
   double ticks_per_s = kPicosecondsPerSecond;
   bool record_trace = false;
   std::int64_t trace_event_limit = 2'000'000;  // events kept for the Chrome trace
+  LayerPasses layer_passes = LayerPasses::Replay;
 };
 
 // One span of the Chrome trace: a lane (track) and a named interval.
@@ -70,7 +79,9 @@ struct StepResult {
   double exposed_communication_s = 0;  // step minus the busiest device's compute
   double imbalance = 0;                // mean over rounds of max / mean device attention compute
   std::vector<LinkBytes> link_bytes;   // links that carried anything
-  std::int64_t events = 0;
+  std::int64_t events = 0;           // events the engine executed (replayed layers run none)
+  std::int64_t passes_simulated = 0; // passes run through the engine (a pass: one layer, or the whole step)
+  std::int64_t passes_reused = 0;    // layers replayed from an identical earlier one
   std::int64_t tiles_executed = 0;     // tile granularity: tiles run (= the workload's visited tiles)
   std::vector<std::string> lanes;      // trace lanes
   std::vector<TraceSpan> trace;        // empty unless record_trace

@@ -216,3 +216,76 @@ TEST_CASE("one buffer serialises transfers with compute", "[step]") {
   CHECK(r1.step_s > r2.step_s);
   CHECK(r1.exposed_communication_s > r2.exposed_communication_s);
 }
+
+TEST_CASE("replayed and per-layer passes give the whole-step pass's step, matrices and bytes", "[step][layers]") {
+  std::mt19937_64 rng(7);
+  const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag", "cyclic:2"};
+  for (int trial = 0; trial < 8; ++trial) {
+    const std::int64_t sp = 2 + static_cast<std::int64_t>(rng() % 7);
+    const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
+    const std::int64_t c = 256 * (1 + static_cast<std::int64_t>(rng() % 4));
+    const auto& layout = layouts[rng() % layouts.size()];
+    auto s = scenario("ringattn-1b", mp, sp, sp * c, layout, trial % 3 == 0 ? "window:300" : "causal", {128, 128});
+    // Slow links on some trials, so that transfers (and the backward pass's shared hop) matter.
+    if (trial % 2 == 1) {
+      s.hardware.intra_link_bandwidth_bytes_per_s = 2e9;
+      s.hardware.inter_node_bandwidth_bytes_per_s = 1e9;
+      rebuild_cost(s);
+    }
+    sim::StepOptions o;
+    o.buffers = 1 + static_cast<std::int64_t>(rng() % 2);
+    o.sync = rng() % 4 == 0 ? sim::Sync::Barrier : sim::Sync::Async;
+    o.topology = rng() % 2 == 0 ? "" : "nodes:" + std::to_string(mp * sp) + "x1";  // one device per node: NIC hops
+    o.layer_passes = sim::LayerPasses::Whole;
+    const auto whole = sim::simulate_step(s, o);
+    o.layer_passes = sim::LayerPasses::PerLayer;
+    const auto per_layer = sim::simulate_step(s, o);
+    o.layer_passes = sim::LayerPasses::Replay;
+    const auto replay = sim::simulate_step(s, o);
+    INFO(layout << " mp=" << mp << " sp=" << sp << " c=" << c << " buffers=" << o.buffers << " topology=" << whole.topology);
+    CHECK(whole.passes_simulated == 1);
+    CHECK(per_layer.passes_simulated >= 2 * s.model.layers);
+    CHECK(replay.passes_simulated + replay.passes_reused == per_layer.passes_simulated);
+    for (const auto* r : {&per_layer, &replay}) {
+      CHECK(r->step_s == Approx(whole.step_s).epsilon(1e-12));
+      CHECK(r->tiles_executed == whole.tiles_executed);
+      REQUIRE(r->wait_s.size() == whole.wait_s.size());
+      for (std::size_t i = 0; i < whole.wait_s.size(); ++i) {
+        CHECK(r->compute_s[i] == Approx(whole.compute_s[i]).epsilon(1e-12));
+        CHECK(r->wait_s[i] == Approx(whole.wait_s[i]).epsilon(1e-9).margin(1e-15));
+        CHECK(r->transfer_s[i] == Approx(whole.transfer_s[i]).epsilon(1e-9).margin(1e-15));
+      }
+      for (std::size_t d = 0; d < whole.busy_s.size(); ++d) CHECK(r->busy_s[d] == Approx(whole.busy_s[d]).epsilon(1e-12));
+      REQUIRE(r->link_bytes.size() == whole.link_bytes.size());
+      for (std::size_t l = 0; l < whole.link_bytes.size(); ++l) {
+        CHECK(r->link_bytes[l].bytes_sent == whole.link_bytes[l].bytes_sent);
+        CHECK(r->link_bytes[l].bytes_received == whole.link_bytes[l].bytes_received);
+      }
+    }
+  }
+}
+
+TEST_CASE("identical layers are replayed once their entry times repeat", "[step][layers]") {
+  // 32 identical layers: once the devices enter a layer as they entered the previous one, the
+  // rest of the pass direction is replayed, so far fewer passes run than there are layers.
+  auto s = scenario("llama2-7b", 1, 16, 16 * 1024, "striped", "causal", {128, 128});
+  const auto r = sim::simulate_step(s, {});
+  INFO("simulated " << r.passes_simulated << " reused " << r.passes_reused);
+  CHECK(r.passes_reused > 0);
+  CHECK(r.passes_simulated < s.model.layers);
+  sim::StepOptions whole;
+  whole.layer_passes = sim::LayerPasses::Whole;
+  const auto w = sim::simulate_step(s, whole);
+  CHECK(r.step_s == Approx(w.step_s).epsilon(1e-12));
+  CHECK(r.events < w.events);
+}
+
+TEST_CASE("rings that share links are simulated as one pass", "[step][layers]") {
+  // Two rings on one NIC per node: their hops share links, so layers may interact.
+  auto s = scenario("ringattn-1b", 2, 4, 4 * 1024, "striped", "causal", {256, 256});
+  sim::StepOptions o;
+  o.topology = "torus:2x4";
+  const auto r = sim::simulate_step(s, o);
+  CHECK(r.passes_simulated == 1);
+  CHECK(r.passes_reused == 0);
+}
