@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -10,6 +9,7 @@
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "sim/network.hpp"
+#include "sim/ps_hops.hpp"
 #include "sim/topology.hpp"
 
 namespace ringsim::sim {
@@ -59,6 +59,12 @@ struct StepPlan {
     mp = s.spec.mp;
     n = s.spec.sp;
     d = mp * n;
+    for (std::int64_t dev = 0; dev < d; ++dev) {
+      const std::int64_t k = dev / n, j = dev % n;
+      pos.push_back(j);
+      succ.push_back(k * n + (j + 1) % n);
+      pred.push_back(k * n + (j + n - 1) % n);
+    }
     const auto& hw = s.hardware;
     const auto& p = s.profile;
     auto params = [&](double bw, double lat) {
@@ -78,14 +84,15 @@ struct StepPlan {
   }
 
   [[nodiscard]] std::int64_t ring_of(std::int64_t dev) const { return dev / n; }
-  [[nodiscard]] std::int64_t pos_of(std::int64_t dev) const { return dev % n; }
-  [[nodiscard]] std::int64_t succ_of(std::int64_t dev) const { return ring_of(dev) * n + (pos_of(dev) + 1) % n; }
-  [[nodiscard]] std::int64_t pred_of(std::int64_t dev) const { return ring_of(dev) * n + (pos_of(dev) + n - 1) % n; }
+  [[nodiscard]] std::int64_t pos_of(std::int64_t dev) const { return pos[static_cast<std::size_t>(dev)]; }
+  [[nodiscard]] std::int64_t succ_of(std::int64_t dev) const { return succ[static_cast<std::size_t>(dev)]; }
+  [[nodiscard]] std::int64_t pred_of(std::int64_t dev) const { return pred[static_cast<std::size_t>(dev)]; }
 
   const models::ResolvedScenario& s;
   const StepOptions& o;
   Engine clock;  // tick conversions only: every pass runs its own engine
   std::int64_t mp = 1, n = 1, d = 1;
+  std::vector<std::int64_t> pos, succ, pred;  // per device (ring k, position j) = k * n + j; no divisions per event
   std::unique_ptr<Topology> topology;
   std::unique_ptr<RingEmbedding> embedding;
   std::vector<Phase> phases;
@@ -97,6 +104,7 @@ struct StepPlan {
   // and the closed-form time of a lone K/V or dK/dV transfer on it.
   std::vector<char> direct;
   std::vector<Tick> kv_hop_ticks, dkv_hop_ticks;
+  std::vector<HopParams> hops;  // per device: its hop as a processor-sharing server
   bool isolated = true;  // every hop isolated: layers cannot interact (see simulate_step)
 
  private:
@@ -184,6 +192,7 @@ struct StepPlan {
     direct.assign(static_cast<std::size_t>(d), 1);
     kv_hop_ticks.assign(direct.size(), 0);
     dkv_hop_ticks.assign(direct.size(), 0);
+    hops.assign(direct.size(), HopParams{1, 0});
     for (std::int64_t k = 0; k < mp; ++k)
       for (std::int64_t j = 0; j < n; ++j) {
         const auto dev = static_cast<std::size_t>(k * n + j);
@@ -196,6 +205,7 @@ struct StepPlan {
         };
         kv_hop_ticks[dev] = lone(kv_bytes);
         dkv_hop_ticks[dev] = lone(dkv_bytes);
+        if (std::isfinite(bw)) hops[dev] = {bw, clock.to_ticks(embedding->hop_latency_s(k, j))};
       }
   }
 };
@@ -203,7 +213,7 @@ struct StepPlan {
 // What a pass did, with times relative to its origin (the earliest entry).
 struct PassOutcome {
   std::vector<Tick> exit, last_end;              // per device: left the pass; last compute ended
-  std::vector<double> compute, wait, transfer;   // device x round cells
+  std::vector<Tick> wait, transfer;              // round x device cells (compute is known in advance)
   std::vector<Tick> busy;                        // per device
   std::vector<std::int64_t> link_sent, link_received;
   std::int64_t events = 0, tiles = 0;
@@ -234,7 +244,9 @@ struct Dev {
   bool barrier_passed = false;
   std::int64_t tiles_left = 0;
   Tick tile_ticks = 0, tile_rem = 0;
-  std::deque<Tick> kv_out, dkv_out;  // start times of transfers in flight, per kind
+  // Start times of the transfers in flight, per kind ([head, size)); they arrive in order.
+  std::vector<Tick> kv_out, dkv_out;
+  std::size_t kv_head = 0, dkv_head = 0;
   Tick busy_ticks = 0;
   Tick finish = 0;
 };
@@ -244,9 +256,10 @@ struct Dev {
 class PassSim {
  public:
   PassSim(const StepPlan& plan, std::size_t begin, std::size_t end, Tick origin, const std::vector<Tick>& entry,
-          const std::vector<Tick>& last_end, TraceSink* trace)
+          const std::vector<Tick>& last_end, TraceSink* trace, PassOutcome recycled = {})
       : p_(plan), o_(plan.o), begin_(begin), end_(end), origin_(origin), entry_(entry), trace_(trace),
-        engine_(plan.o.ticks_per_s), network_(engine_, *plan.topology) {
+        engine_(plan.o.ticks_per_s), network_(engine_, *plan.topology), hops_(engine_, plan.hops),
+        out_(std::move(recycled)) {
     n_ = p_.n;
     d_ = p_.d;
     devs_.resize(static_cast<std::size_t>(d_));
@@ -255,7 +268,8 @@ class PassSim {
       devs_[i].last_end = last_end[i];
     }
     const auto cells = static_cast<std::size_t>(d_ * n_);
-    out_.compute.assign(cells, 0);
+    out_.tiles = 0;
+    out_.events = 0;
     out_.wait.assign(cells, 0);
     out_.transfer.assign(cells, 0);
     out_.link_sent.assign(static_cast<std::size_t>(p_.topology->link_count()), 0);
@@ -366,7 +380,7 @@ class PassSim {
         if (!dv.started) {
           if (!barrier(d)) return;
           dv.started = true;
-          start_compute(d, ph.other_ticks, -1);
+          start_compute(d, ph.other_ticks, false);
           return;
         }
         next_phase(d);
@@ -414,27 +428,27 @@ class PassSim {
     dv.done = dv.completed = false;
     const auto k = static_cast<std::size_t>(p_.pos_of(d) * n_ + r);
     const Tick t = backward(dv) ? p_.bwd_ticks[k] : p_.fwd_ticks[k];
-    const auto cell = static_cast<std::size_t>(d * n_ + r);
-    out_.wait[cell] += engine_.to_seconds(engine_.now() - dv.last_end);
-    start_compute(d, t, static_cast<std::int64_t>(cell));
+    // Round-major within a pass: the devices of one round run at about the same time.
+    const auto cell = static_cast<std::size_t>(r * d_ + d);
+    out_.wait[cell] += engine_.now() - dv.last_end;
+    start_compute(d, t, true);
     // Starting round r frees a buffer: the predecessor may forward its round-r block, and this
     // device may forward its own.
     send_ready(p_.pred_of(d));
     send_ready(d);
   }
 
-  void start_compute(std::int64_t d, Tick t, std::int64_t cell) {
+  void start_compute(std::int64_t d, Tick t, bool attention) {
     auto& dv = dev(d);
     dv.busy = true;
     dv.busy_ticks += t;
     const Tick start = engine_.now();
-    if (cell >= 0) out_.compute[static_cast<std::size_t>(cell)] += engine_.to_seconds(t);
     if (tracing()) {
       const auto& name = p_.phases[dv.phase].name;
-      span(2 * d, cell >= 0 ? name + " r" + std::to_string(dv.round) : name, start, start + t);
+      span(2 * d, attention ? name + " r" + std::to_string(dv.round) : name, start, start + t);
     }
     const auto arg = static_cast<std::uint32_t>(d);
-    const std::int64_t tiles = cell >= 0 ? p_.tiles[static_cast<std::size_t>(p_.pos_of(d) * n_ + dv.round)] : 0;
+    const std::int64_t tiles = attention ? p_.tiles[static_cast<std::size_t>(p_.pos_of(d) * n_ + dv.round)] : 0;
     if (o_.granularity == Granularity::Tile && tiles > 1) {
       // The same compute time, as one event per tile; the last tile takes the remainder.
       dv.tiles_left = tiles;
@@ -442,7 +456,7 @@ class PassSim {
       dv.tile_rem = t - dv.tile_ticks * tiles;
       engine_.schedule_after(dv.tile_ticks, h_tile_, arg);
     } else {
-      if (cell >= 0) out_.tiles += tiles;
+      if (attention) out_.tiles += tiles;
       engine_.schedule_after(t, h_done_, arg);
     }
   }
@@ -462,9 +476,9 @@ class PassSim {
     dv.busy = false;
     dv.done = true;
     dv.last_end = engine_.now();
-    if (ring_phase(dv)) {
-      send_ready(d);                 // buffers = 1: a computed block may leave now
-      send_ready(p_.pred_of(d));     // buffers = 1: this device's buffer is free for its predecessor
+    if (ring_phase(dv) && o_.buffers == 1) {
+      send_ready(d);                 // a computed block may leave now
+      send_ready(p_.pred_of(d));     // this device's buffer is free for its predecessor
     }
     progress(d);
   }
@@ -505,34 +519,41 @@ class PassSim {
     const auto& route = p_.embedding->hop_route(p_.ring_of(d), p_.pos_of(d));
     const auto to = static_cast<std::uint32_t>(p_.succ_of(d));
     const Call call = engine_.bind(kind == TransferKind::KV ? h_kv_ : h_dkv_, to);
-    (kind == TransferKind::KV ? dv.kv_out : dv.dkv_out).push_back(engine_.now());
-    const std::int64_t bytes = kind == TransferKind::KV ? p_.kv_bytes : p_.dkv_bytes;
-    // Closed form only where one flow at a time can use the hop: in the forward pass. In the
-    // backward pass K/V and dK/dV overlap on the same hop and must share it (network).
-    if (p_.direct[dk] && !backward(dv)) {
-      for (auto l : route) {
-        out_.link_sent[static_cast<std::size_t>(l)] += bytes;
-        out_.link_received[static_cast<std::size_t>(l)] += bytes;
-      }
-      engine_.schedule_after(kind == TransferKind::KV ? p_.kv_hop_ticks[dk] : p_.dkv_hop_ticks[dk], call);
-    } else {
-      network_.start(route, bytes, call);
+    auto& starts = kind == TransferKind::KV ? dv.kv_out : dv.dkv_out;
+    auto& head = kind == TransferKind::KV ? dv.kv_head : dv.dkv_head;
+    if (head == starts.size()) {  // all earlier ones arrived: start over, keeping the capacity
+      starts.clear();
+      head = 0;
     }
+    starts.push_back(engine_.now());
+    const std::int64_t bytes = kind == TransferKind::KV ? p_.kv_bytes : p_.dkv_bytes;
+    if (!p_.direct[dk]) {
+      network_.start(route, bytes, call);
+      return;
+    }
+    for (auto l : route) {
+      out_.link_sent[static_cast<std::size_t>(l)] += bytes;
+      out_.link_received[static_cast<std::size_t>(l)] += bytes;
+    }
+    // An isolated hop in the forward pass carries one K/V block at a time: closed form. In the
+    // backward pass K/V and dK/dV overlap on it and share it: processor sharing.
+    if (!backward(dv) || route.empty())
+      engine_.schedule_after(kind == TransferKind::KV ? p_.kv_hop_ticks[dk] : p_.dkv_hop_ticks[dk], call);
+    else
+      hops_.start(dk, bytes, call);
   }
 
   void on_arrive(std::uint32_t d, TransferKind kind) {
     auto& dv = dev(d);
     const auto pred = p_.pred_of(d);
     auto& from = dev(pred);
-    auto& q = kind == TransferKind::KV ? from.kv_out : from.dkv_out;
-    const Tick start = q.front();
-    q.pop_front();
+    const Tick start = kind == TransferKind::KV ? from.kv_out[from.kv_head++] : from.dkv_out[from.dkv_head++];
     if (tracing()) span(2 * pred + 1, kind == TransferKind::KV ? "K/V" : "dK/dV", start, engine_.now());
     if (kind == TransferKind::KV) {
       ++dv.kv_arrived;
       // The block of round kv_arrived: its travel time is that round's transfer.
-      const auto cell = static_cast<std::size_t>(static_cast<std::int64_t>(d) * n_ + dv.kv_arrived);
-      if (dv.kv_arrived < n_) out_.transfer[cell] += engine_.to_seconds(engine_.now() - start);
+      const auto cell = static_cast<std::size_t>(dv.kv_arrived * d_ + static_cast<std::int64_t>(d));
+      if (dv.kv_arrived < n_) out_.transfer[cell] += engine_.now() - start;
     } else {
       ++dv.dkv_arrived;
     }
@@ -547,6 +568,7 @@ class PassSim {
   TraceSink* trace_;
   Engine engine_;
   Network network_;
+  ProcessorSharingHops hops_;
   std::int64_t n_ = 1, d_ = 1;
   std::vector<Dev> devs_;
   PassOutcome out_;
@@ -579,18 +601,42 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
   r.topology = plan.topology->spec();
   r.devices = plan.d;
   r.rounds = plan.n;
-  r.compute_s.assign(cells, 0);
-  r.wait_s.assign(cells, 0);
-  r.transfer_s.assign(cells, 0);
   std::vector<Tick> entry(dn, 0), last_end(dn, 0), busy(dn, 0);
   std::vector<std::int64_t> sent(links, 0), received(links, 0);
 
-  auto accumulate = [&](const PassOutcome& out, Tick origin) {
-    for (std::size_t c = 0; c < cells; ++c) {
-      r.compute_s[c] += out.compute[c];
-      r.wait_s[c] += out.wait[c];
-      r.transfer_s[c] += out.transfer[c];
+  // Attention compute per cell does not depend on timing: every ring phase runs each round once.
+  r.compute_s.resize(cells);
+  r.wait_s.assign(cells, 0);
+  r.transfer_s.assign(cells, 0);
+  {
+    Tick fwd_phases = 0, bwd_phases = 0;
+    for (const auto& ph : plan.phases) {
+      fwd_phases += ph.kind == PhaseKind::RingFwd;
+      bwd_phases += ph.kind == PhaseKind::RingBwd;
     }
+    for (std::size_t c = 0; c < cells; ++c) {
+      const auto k = static_cast<std::size_t>(plan.pos_of(static_cast<std::int64_t>(c) / plan.n) * plan.n) +
+                     c % static_cast<std::size_t>(plan.n);
+      r.compute_s[c] = plan.clock.to_seconds(fwd_phases * plan.fwd_ticks[k] + bwd_phases * plan.bwd_ticks[k]);
+    }
+  }
+  // Per-device and per-link figures are added at once; the device x round cells `times` times
+  // at once, which for a replayed layer is deferred until its memo entry is replaced.
+  auto add_cells = [&](const PassOutcome& out, Tick times) {
+    if (times == 0) return;
+    // A transpose (round-major to device-major) in 64 x 64 blocks, to stay in cache.
+    const auto rounds = static_cast<std::size_t>(plan.n);
+    constexpr std::size_t kBlock = 64;
+    for (std::size_t r0 = 0; r0 < rounds; r0 += kBlock)
+      for (std::size_t d0 = 0; d0 < dn; d0 += kBlock)
+        for (std::size_t dev = d0; dev < std::min(dn, d0 + kBlock); ++dev)
+          for (std::size_t round = r0; round < std::min(rounds, r0 + kBlock); ++round) {
+            const auto from = round * dn + dev, to = dev * rounds + round;
+            r.wait_s[to] += plan.clock.to_seconds(times * out.wait[from]);
+            r.transfer_s[to] += plan.clock.to_seconds(times * out.transfer[from]);
+          }
+  };
+  auto advance = [&](const PassOutcome& out, Tick origin) {
     for (std::size_t i = 0; i < dn; ++i) {
       entry[i] = origin + out.exit[i];
       last_end[i] = origin + out.last_end[i];
@@ -607,37 +653,57 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
     PassOutcome out = PassSim(plan, 0, plan.phases.size(), 0, entry, last_end, trace).run();
     r.events += out.events;
     ++r.passes_simulated;
-    accumulate(out, 0);
+    advance(out, 0);
+    add_cells(out, 1);
   } else {
     struct Memo {
       std::vector<Tick> entry, last_end;  // relative to the origin
       PassOutcome out;
+      Tick pending = 0;                   // replays whose cells are not added yet
     };
     std::vector<std::optional<Memo>> memo(plan.segments.size());
     std::vector<Tick> rel_entry(dn), rel_last(dn);
-    for (const auto& seg : plan.segments) {
+    const bool replay = options.layer_passes == LayerPasses::Replay;
+    std::vector<std::size_t> last_use(plan.segments.size(), 0);  // per signature: its last segment
+    for (std::size_t k = 0; k < plan.segments.size(); ++k) last_use[plan.segments[k].signature] = k;
+    for (std::size_t k = 0; k < plan.segments.size(); ++k) {
+      const auto& seg = plan.segments[k];
       const Tick origin = *std::min_element(entry.begin(), entry.end());
       for (std::size_t i = 0; i < dn; ++i) {
         rel_entry[i] = entry[i] - origin;
         rel_last[i] = last_end[i] - origin;
       }
       auto& m = memo[seg.signature];
-      // A trace being recorded needs every span, so reuse waits until it is full.
-      const bool replay = options.layer_passes == LayerPasses::Replay;
-      const bool may_reuse = replay && (trace == nullptr || sink.truncated);
-      if (may_reuse && m && m->entry == rel_entry && m->last_end == rel_last) {
+      // A trace being recorded needs every span, so replay waits until it is full.
+      if (replay && (trace == nullptr || sink.truncated) && m && m->entry == rel_entry && m->last_end == rel_last) {
         ++r.passes_reused;
-        accumulate(m->out, origin);
+        ++m->pending;
+        advance(m->out, origin);
         continue;
       }
-      PassOutcome out = PassSim(plan, seg.begin, seg.end, origin, rel_entry, rel_last, trace).run();
+      // Buffers of 2 x rounds x devices ticks: take them from the memo entry this pass replaces,
+      // or from one no later segment can use, rather than fresh memory.
+      PassOutcome recycled;
+      auto retire = [&](std::optional<Memo>& old) {
+        add_cells(old->out, old->pending);
+        recycled = std::move(old->out);
+        old.reset();
+      };
+      if (m) retire(m);
+      for (std::size_t sig = 0; sig < memo.size() && recycled.wait.empty(); ++sig)
+        if (memo[sig] && last_use[sig] < k) retire(memo[sig]);
+      PassOutcome out = PassSim(plan, seg.begin, seg.end, origin, rel_entry, rel_last, trace, std::move(recycled)).run();
       r.events += out.events;
       ++r.passes_simulated;
-      accumulate(out, origin);
-      if (replay) m = Memo{rel_entry, rel_last, std::move(out)};
+      advance(out, origin);
+      if (replay)
+        m = Memo{rel_entry, rel_last, std::move(out), 1};
+      else
+        add_cells(out, 1);
     }
+    for (auto& m : memo)
+      if (m) add_cells(m->out, m->pending);
   }
-
   const Tick end = *std::max_element(entry.begin(), entry.end());
   r.step_s = plan.clock.to_seconds(end);
   r.tokens_per_s = static_cast<double>(s.spec.n_seq * s.spec.batch) / r.step_s;
