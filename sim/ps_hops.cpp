@@ -84,6 +84,16 @@ void ProcessorSharingHops::advance(Hop& h, Tick now) {
 }
 
 void ProcessorSharingHops::plan(Hop& h) {
+  if (h.flows.size() == 1) {  // the common case, without the general replay
+    Flow& f = flows_[h.flows.front()];
+    const Tick drain = h.last + engine_.to_ticks(f.remaining_bytes / h.bandwidth_bytes_per_s);
+    if (f.planned && f.drain_tick == drain) return;
+    f.drain_tick = drain;
+    f.planned = true;
+    ++f.generation;
+    engine_.schedule_at(f.drain_tick + h.latency_ticks, deliver_handler_, token(h.flows.front(), f.generation));
+    return;
+  }
   // Replays the schedule on a copy of the remaining bytes, in start order, so that ties drain
   // together and the arithmetic matches `advance` step for step.
   auto& rem = scratch_rem_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "models/analytic.hpp"
 #include "models/error.hpp"
@@ -97,8 +98,17 @@ struct StepPlan {
   std::unique_ptr<RingEmbedding> embedding;
   std::vector<Phase> phases;
   std::vector<Segment> segments;
-  std::vector<Tick> fwd_ticks, bwd_ticks;  // [pos * n + round]
-  std::vector<std::int64_t> tiles;
+  // The cost of a device-round: few distinct blocks (the workload's classes), so a small table
+  // and a per-cell index into it [pos * n + round].
+  struct RoundCost {
+    Tick fwd = 0, bwd = 0;
+    std::int64_t tiles = 0;
+  };
+  std::vector<RoundCost> costs;
+  std::vector<std::uint32_t> cost_of;
+  [[nodiscard]] const RoundCost& cost(std::int64_t position, std::int64_t round) const {
+    return costs[cost_of[static_cast<std::size_t>(position * n + round)]];
+  }
   std::int64_t kv_bytes = 0, dkv_bytes = 0;
   // Per device: whether its hop to the successor is isolated (no other hop uses its links),
   // and the closed-form time of a lone K/V or dK/dV transfer on it.
@@ -164,16 +174,17 @@ struct StepPlan {
     const auto& w = *s.workload;
     const auto& c = *s.cost;
     const Tick overhead = clock.to_ticks(s.profile.round_overhead_s);
-    fwd_ticks.resize(static_cast<std::size_t>(n * n));
-    bwd_ticks.resize(fwd_ticks.size());
-    tiles.resize(fwd_ticks.size());
+    cost_of.resize(static_cast<std::size_t>(n * n));
+    // The workload memoises blocks by class, so equal blocks are one object: key on its address.
+    std::unordered_map<const models::BlockStats*, std::uint32_t> index;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t i = 0; i < n; ++i) {
         const auto& b = w.block(i, j);
-        const auto k = static_cast<std::size_t>(j * n + i);
-        fwd_ticks[k] = overhead + clock.to_ticks(c.attention_fwd_s(b));
-        bwd_ticks[k] = overhead + clock.to_ticks(c.attention_bwd_s(b));
-        tiles[k] = b.tiles_visited * s.spec.batch;
+        auto [it, fresh] = index.try_emplace(&b, static_cast<std::uint32_t>(costs.size()));
+        if (fresh)
+          costs.push_back({overhead + clock.to_ticks(c.attention_fwd_s(b)), overhead + clock.to_ticks(c.attention_bwd_s(b)),
+                           b.tiles_visited * s.spec.batch});
+        cost_of[static_cast<std::size_t>(j * n + i)] = it->second;
       }
     const double kv = static_cast<double>(w.kv_block_bytes());
     kv_bytes = w.kv_block_bytes();
@@ -426,8 +437,8 @@ class PassSim {
     auto& dv = dev(d);
     dv.round = r;
     dv.done = dv.completed = false;
-    const auto k = static_cast<std::size_t>(p_.pos_of(d) * n_ + r);
-    const Tick t = backward(dv) ? p_.bwd_ticks[k] : p_.fwd_ticks[k];
+    const auto& cost = p_.cost(p_.pos_of(d), r);
+    const Tick t = backward(dv) ? cost.bwd : cost.fwd;
     // Round-major within a pass: the devices of one round run at about the same time.
     const auto cell = static_cast<std::size_t>(r * d_ + d);
     out_.wait[cell] += engine_.now() - dv.last_end;
@@ -448,7 +459,7 @@ class PassSim {
       span(2 * d, attention ? name + " r" + std::to_string(dv.round) : name, start, start + t);
     }
     const auto arg = static_cast<std::uint32_t>(d);
-    const std::int64_t tiles = attention ? p_.tiles[static_cast<std::size_t>(p_.pos_of(d) * n_ + dv.round)] : 0;
+    const std::int64_t tiles = attention ? p_.cost(p_.pos_of(d), dv.round).tiles : 0;
     if (o_.granularity == Granularity::Tile && tiles > 1) {
       // The same compute time, as one event per tile; the last tile takes the remainder.
       dv.tiles_left = tiles;
@@ -486,12 +497,15 @@ class PassSim {
   // Forwards whatever this device may forward now: K/V blocks and (backward) accumulators.
   void send_ready(std::int64_t d) {
     auto& dv = dev(d);
-    if (!ring_phase(dv) || n_ == 1) return;
+    if (n_ == 1 || dv.phase >= end_) return;
+    const PhaseKind kind = p_.phases[dv.phase].kind;
+    if (kind == PhaseKind::Other) return;
     auto& nx = dev(p_.succ_of(d));
-    const bool same_phase = nx.phase == dv.phase;
+    // Nothing goes to a successor in another phase: it has no buffer for this pass yet.
+    if (nx.phase != dv.phase) return;
     bool sent = false;
     // K/V of round s goes to the successor for its round s + 1 (none after the last round).
-    while (dv.kv_sent < n_ - 1 && dv.kv_sent <= dv.round && same_phase) {
+    while (dv.kv_sent < n_ - 1 && dv.kv_sent <= dv.round) {
       const std::int64_t s = dv.kv_sent;
       bool ok;
       if (o_.buffers >= 2)
@@ -504,7 +518,7 @@ class PassSim {
       sent = true;
     }
     // dK/dV of round s leaves once round s is complete; the last one goes home.
-    while (backward(dv) && same_phase && dv.dkv_sent <= dv.round && (dv.dkv_sent < dv.round || dv.completed)) {
+    while (kind == PhaseKind::RingBwd && dv.dkv_sent <= dv.round && (dv.dkv_sent < dv.round || dv.completed)) {
       ++dv.dkv_sent;
       transfer(d, TransferKind::DKV);
       sent = true;
@@ -614,11 +628,12 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
       fwd_phases += ph.kind == PhaseKind::RingFwd;
       bwd_phases += ph.kind == PhaseKind::RingBwd;
     }
-    for (std::size_t c = 0; c < cells; ++c) {
-      const auto k = static_cast<std::size_t>(plan.pos_of(static_cast<std::int64_t>(c) / plan.n) * plan.n) +
-                     c % static_cast<std::size_t>(plan.n);
-      r.compute_s[c] = plan.clock.to_seconds(fwd_phases * plan.fwd_ticks[k] + bwd_phases * plan.bwd_ticks[k]);
-    }
+    for (std::int64_t dev = 0; dev < plan.d; ++dev)
+      for (std::int64_t round = 0; round < plan.n; ++round) {
+        const auto& cost = plan.cost(plan.pos_of(dev), round);
+        r.compute_s[static_cast<std::size_t>(dev * plan.n + round)] =
+            plan.clock.to_seconds(fwd_phases * cost.fwd + bwd_phases * cost.bwd);
+      }
   }
   // Per-device and per-link figures are added at once; the device x round cells `times` times
   // at once, which for a replayed layer is deferred until its memo entry is replaced.
