@@ -21,6 +21,8 @@ int run_simulate(int argc, char** argv) {
   add_scenario_options(o, "contiguous,striped");
   o.add_options()("topology", "node:G | nodes:NxG | torus:AxB[xC] (default: from the hardware)",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("placement", "mp-inner | sp-inner: tensor-parallel groups (default) or rings on consecutive "
+                  "devices", cxxopts::value<std::string>()->default_value("mp-inner"))
                  ("buffers", "K/V buffers per device: 1 (no overlap) or 2 (double buffering)",
                   cxxopts::value<std::string>()->default_value("2"))
                  ("sync", "async | barrier (lock-step rounds, the analytic model's assumption)",
@@ -43,6 +45,8 @@ int run_simulate(int argc, char** argv) {
   sim::StepOptions opt;
   opt.topology = r["topology"].as<std::string>();
   opt.buffers = models::parse_int(r["buffers"].as<std::string>(), "buffers");
+  opt.placement = one_of(r, "placement", {"mp-inner", "sp-inner"}) == "sp-inner" ? sim::MeshOrder::SpInner
+                                                                                  : sim::MeshOrder::MpInner;
   opt.sync = one_of(r, "sync", {"async", "barrier"}) == "barrier" ? sim::Sync::Barrier : sim::Sync::Async;
   opt.granularity = one_of(r, "granularity", {"round", "tile"}) == "tile" ? sim::Granularity::Tile : sim::Granularity::Round;
   const auto passes = one_of(r, "layer-passes", {"replay", "per-layer", "whole"});

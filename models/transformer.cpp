@@ -109,10 +109,13 @@ std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
 
   if (s.mp > 1) {
     // Megatron tensor parallelism: one all-reduce of the layer's activations after the
-    // attention block and one after the MLP, forward; the same two in backward.
+    // attention block and one after the MLP, forward; the same two in backward. Separate ops:
+    // each pays its own per-step latencies.
     const double bytes = t * d * act;
-    ops.push_back({"tp_allreduce", Phase::Forward, OpKind::Collective, true, 0, 2 * bytes});
-    ops.push_back({"tp_allreduce", Phase::Backward, OpKind::Collective, true, 0, 2 * bytes});
+    for (const auto phase : {Phase::Forward, Phase::Backward}) {
+      ops.push_back({"tp_allreduce_attn", phase, OpKind::Collective, true, 0, bytes});
+      ops.push_back({"tp_allreduce_mlp", phase, OpKind::Collective, true, 0, bytes});
+    }
   }
   return ops;
 }

@@ -32,11 +32,14 @@ std::string default_topology(const models::Hardware& hw, std::int64_t devices) {
 
 namespace {
 
-enum class PhaseKind : std::uint8_t { Other, RingFwd, RingBwd };
+// Other: device-local compute of a fixed duration; AllReduce: a tensor-parallel ring all-reduce
+// among the mp devices that share a ring position, over the topology.
+enum class PhaseKind : std::uint8_t { Other, AllReduce, RingFwd, RingBwd };
 
 struct Phase {
   PhaseKind kind = PhaseKind::Other;
-  Tick other_ticks = 0;  // Other phases: the same duration on every device
+  Tick other_ticks = 0;         // Other phases: the same duration on every device
+  std::int64_t chunk_bytes = 0; // AllReduce: bytes of each of its 2 (mp - 1) steps
   std::string name;
 };
 
@@ -48,7 +51,7 @@ struct Segment {
   std::size_t signature = 0;       // index of the first segment with the same phase kinds and durations
 };
 
-enum class TransferKind : std::uint8_t { KV = 0, DKV = 1 };
+enum class TransferKind : std::uint8_t { KV = 0, DKV = 1, TP = 2 };
 
 // Everything the passes share, built once per step: the topology, the phases, the per-round
 // costs and the closed-form hop times.
@@ -78,7 +81,7 @@ struct StepPlan {
                         params(hw.inter_node_bandwidth_bytes_per_s, hw.inter_node_latency_s),
                         params(hw.intra_link_bandwidth_bytes_per_s, hw.intra_link_latency_s)};
     topology = std::make_unique<Topology>(Topology::parse(o.topology.empty() ? default_topology(hw, d) : o.topology, fabric));
-    embedding = std::make_unique<RingEmbedding>(*topology, mp, n);
+    embedding = std::make_unique<RingEmbedding>(*topology, mp, n, o.placement);
     build_phases();
     build_costs();
     decide_direct_hops();
@@ -115,6 +118,9 @@ struct StepPlan {
   std::vector<char> direct;
   std::vector<Tick> kv_hop_ticks, dkv_hop_ticks;
   std::vector<HopParams> hops;  // per device: its hop as a processor-sharing server
+  std::vector<Route> tp_routes; // per device: to its successor in its tensor-parallel group (mp > 1)
+  [[nodiscard]] std::int64_t tp_next(std::int64_t dev) const { return (dev + n) % d; }
+  [[nodiscard]] std::int64_t tp_prev(std::int64_t dev) const { return (dev - n + d) % d; }
   bool isolated = true;  // every hop isolated: layers cannot interact (see simulate_step)
 
  private:
@@ -127,7 +133,13 @@ struct StepPlan {
     shape.recompute = s.profile.recompute;
     const bool mp_inter = mp > s.hardware.devices_per_node;
     double layer_fwd = 0, layer_bwd = 0, step_once = 0;
+    std::vector<double> ar_fwd, ar_bwd;  // bytes of each tensor-parallel all-reduce of a layer
     for (const auto& op : models::step_ops(m, shape)) {
+      if (op.kind == models::OpKind::Collective) {
+        // Routed over the topology as events, not charged as a duration.
+        (op.phase == models::Phase::Forward ? ar_fwd : ar_bwd).push_back(op.bytes);
+        continue;
+      }
       const double t = s.cost->op_s(op, mp_inter);
       if (!op.per_layer)
         step_once += t;
@@ -141,25 +153,34 @@ struct StepPlan {
     layer_fwd += s.cost->sparse_prep_fwd_s(s.layout->block());
     layer_bwd += s.cost->sparse_prep_bwd_s(s.layout->block());
     const auto layers = m.layers;
+    // The ops of a layer run before its ring; their all-reduces follow them. The order inside a
+    // layer changes when traffic meets on shared links, not how much there is.
+    auto all_reduces = [&](const std::vector<double>& list, const std::string& where) {
+      for (const double bytes : list)
+        phases.push_back({PhaseKind::AllReduce, 0, static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(mp))),
+                          "tp all-reduce " + where});
+    };
     for (std::int64_t l = 0; l < layers; ++l) {
-      if (layer_fwd > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(layer_fwd), "ops fwd L" + std::to_string(l)});
-      phases.push_back({PhaseKind::RingFwd, 0, "attn fwd L" + std::to_string(l)});
+      if (layer_fwd > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(layer_fwd), 0, "ops fwd L" + std::to_string(l)});
+      all_reduces(ar_fwd, "fwd L" + std::to_string(l));
+      phases.push_back({PhaseKind::RingFwd, 0, 0, "attn fwd L" + std::to_string(l)});
     }
-    if (step_once > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(step_once), "lm head"});
+    if (step_once > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(step_once), 0, "lm head"});
     for (std::int64_t l = layers - 1; l >= 0; --l) {
-      if (layer_bwd > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(layer_bwd), "ops bwd L" + std::to_string(l)});
-      phases.push_back({PhaseKind::RingBwd, 0, "attn bwd L" + std::to_string(l)});
+      if (layer_bwd > 0) phases.push_back({PhaseKind::Other, clock.to_ticks(layer_bwd), 0, "ops bwd L" + std::to_string(l)});
+      all_reduces(ar_bwd, "bwd L" + std::to_string(l));
+      phases.push_back({PhaseKind::RingBwd, 0, 0, "attn bwd L" + std::to_string(l)});
     }
     // Segments: cut after every ring phase.
     std::size_t begin = 0;
     for (std::size_t i = 0; i < phases.size(); ++i)
-      if (phases[i].kind != PhaseKind::Other || i + 1 == phases.size()) {
+      if (phases[i].kind == PhaseKind::RingFwd || phases[i].kind == PhaseKind::RingBwd || i + 1 == phases.size()) {
         Segment seg{begin, i + 1, segments.size()};
         for (const auto& other : segments)
           if (other.end - other.begin == seg.end - seg.begin &&
               std::equal(phases.begin() + static_cast<std::ptrdiff_t>(seg.begin), phases.begin() + static_cast<std::ptrdiff_t>(seg.end),
                          phases.begin() + static_cast<std::ptrdiff_t>(other.begin), [](const Phase& a, const Phase& b) {
-                           return a.kind == b.kind && a.other_ticks == b.other_ticks;
+                           return a.kind == b.kind && a.other_ticks == b.other_ticks && a.chunk_bytes == b.chunk_bytes;
                          })) {
             seg.signature = other.signature;
             break;
@@ -200,6 +221,17 @@ struct StepPlan {
     for (std::int64_t k = 0; k < mp; ++k)
       for (std::int64_t j = 0; j < n; ++j)
         for (auto l : embedding->hop_route(k, j)) ++uses[static_cast<std::size_t>(l)];
+    // Tensor-parallel all-reduces: a ring over the mp devices of each ring position.
+    if (mp > 1) {
+      Topology::RouteFinder finder(*topology);
+      tp_routes.resize(static_cast<std::size_t>(d));
+      for (std::int64_t k = 0; k < mp; ++k)
+        for (std::int64_t j = 0; j < n; ++j) {
+          auto& route = tp_routes[static_cast<std::size_t>(k * n + j)];
+          route = finder.route(embedding->device(k, j), embedding->device((k + 1) % mp, j));
+          for (auto l : route) ++uses[static_cast<std::size_t>(l)];
+        }
+    }
     direct.assign(static_cast<std::size_t>(d), 1);
     kv_hop_ticks.assign(direct.size(), 0);
     dkv_hop_ticks.assign(direct.size(), 0);
@@ -249,6 +281,9 @@ struct Dev {
   std::int64_t dkv_arrived = 0;     // dK/dV accumulators received in this ring phase
   std::int64_t kv_sent = 0;         // next round whose block is to be forwarded
   std::int64_t dkv_sent = 0;        // next round whose accumulator is to be forwarded
+  std::int64_t ar_sent = 0;         // all-reduce steps sent / chunks received in this phase
+  std::int64_t ar_received = 0;
+  Tick phase_start = 0;
   Tick last_end = 0;
   bool at_barrier = false;
   bool in_progress = false, again = false;
@@ -256,8 +291,8 @@ struct Dev {
   std::int64_t tiles_left = 0;
   Tick tile_ticks = 0, tile_rem = 0;
   // Start times of the transfers in flight, per kind ([head, size)); they arrive in order.
-  std::vector<Tick> kv_out, dkv_out;
-  std::size_t kv_head = 0, dkv_head = 0;
+  std::vector<Tick> kv_out, dkv_out, tp_out;
+  std::size_t kv_head = 0, dkv_head = 0, tp_head = 0;
   Tick busy_ticks = 0;
   Tick finish = 0;
 };
@@ -290,6 +325,7 @@ class PassSim {
     h_tile_ = engine_.add_handler<std::uint32_t>([this](std::uint32_t d) { on_tile_done(d); });
     h_kv_ = engine_.add_handler<std::uint32_t>([this](std::uint32_t d) { on_arrive(d, TransferKind::KV); });
     h_dkv_ = engine_.add_handler<std::uint32_t>([this](std::uint32_t d) { on_arrive(d, TransferKind::DKV); });
+    h_tp_ = engine_.add_handler<std::uint32_t>([this](std::uint32_t d) { on_chunk(d); });
   }
 
   PassOutcome run() {
@@ -323,7 +359,7 @@ class PassSim {
  private:
   [[nodiscard]] Dev& dev(std::int64_t d) { return devs_[static_cast<std::size_t>(d)]; }
   [[nodiscard]] bool ring_phase(const Dev& dv) const {
-    return dv.phase < end_ && p_.phases[dv.phase].kind != PhaseKind::Other;
+    return dv.phase < end_ && (p_.phases[dv.phase].kind == PhaseKind::RingFwd || p_.phases[dv.phase].kind == PhaseKind::RingBwd);
   }
   [[nodiscard]] bool backward(const Dev& dv) const { return p_.phases[dv.phase].kind == PhaseKind::RingBwd; }
 
@@ -387,6 +423,19 @@ class PassSim {
     auto& dv = dev(d);
     while (!dv.busy && dv.phase < end_) {
       const Phase& ph = p_.phases[dv.phase];
+      if (ph.kind == PhaseKind::AllReduce) {
+        if (!dv.started) {
+          if (!barrier(d)) return;
+          dv.started = true;
+          dv.phase_start = engine_.now();
+          ar_send_ready(d);
+          ar_send_ready(p_.tp_prev(d));  // its first chunk may have been waiting for this device
+        }
+        if (dv.ar_received < ar_steps()) return;
+        if (tracing()) span(2 * d, ph.name, dv.phase_start, engine_.now());
+        next_phase(d);
+        continue;
+      }
       if (ph.kind == PhaseKind::Other) {
         if (!dv.started) {
           if (!barrier(d)) return;
@@ -430,6 +479,7 @@ class PassSim {
     dv.round = -1;
     dv.started = dv.done = dv.completed = false;
     dv.kv_arrived = dv.dkv_arrived = dv.kv_sent = dv.dkv_sent = 0;
+    dv.ar_sent = dv.ar_received = 0;
     if (dv.phase == end_) dv.finish = engine_.now();
   }
 
@@ -494,12 +544,38 @@ class PassSim {
     progress(d);
   }
 
+  // Ring all-reduce among mp devices: 2 (mp - 1) steps (reduce-scatter, then all-gather); a
+  // device sends step t + 1 once it has received step t's chunk, which it reduces or keeps and
+  // passes on. Chunks go only to a successor that is in the same all-reduce.
+  [[nodiscard]] std::int64_t ar_steps() const { return 2 * (p_.mp - 1); }
+
+  void ar_send_ready(std::int64_t d) {
+    auto& dv = dev(d);
+    if (dv.phase >= end_ || p_.phases[dv.phase].kind != PhaseKind::AllReduce || !dv.started) return;
+    const auto& nx = dev(p_.tp_next(d));
+    if (nx.phase != dv.phase || !nx.started) return;
+    while (dv.ar_sent < ar_steps() && dv.ar_received >= dv.ar_sent) {
+      ++dv.ar_sent;
+      transfer(d, TransferKind::TP);
+    }
+  }
+
+  void on_chunk(std::uint32_t d) {
+    auto& dv = dev(d);
+    auto& from = dev(p_.tp_prev(d));
+    const Tick start = from.tp_out[from.tp_head++];
+    if (tracing()) span(2 * p_.tp_prev(d) + 1, "TP chunk", start, engine_.now());
+    ++dv.ar_received;
+    ar_send_ready(d);
+    progress(d);
+  }
+
   // Forwards whatever this device may forward now: K/V blocks and (backward) accumulators.
   void send_ready(std::int64_t d) {
     auto& dv = dev(d);
     if (n_ == 1 || dv.phase >= end_) return;
     const PhaseKind kind = p_.phases[dv.phase].kind;
-    if (kind == PhaseKind::Other) return;
+    if (kind != PhaseKind::RingFwd && kind != PhaseKind::RingBwd) return;
     auto& nx = dev(p_.succ_of(d));
     // Nothing goes to a successor in another phase: it has no buffer for this pass yet.
     if (nx.phase != dv.phase) return;
@@ -530,6 +606,16 @@ class PassSim {
   void transfer(std::int64_t d, TransferKind kind) {
     auto& dv = dev(d);
     const auto dk = static_cast<std::size_t>(d);
+    if (kind == TransferKind::TP) {
+      if (dv.tp_head == dv.tp_out.size()) {
+        dv.tp_out.clear();
+        dv.tp_head = 0;
+      }
+      dv.tp_out.push_back(engine_.now());
+      network_.start(p_.tp_routes[dk], p_.phases[dv.phase].chunk_bytes,
+                     engine_.bind(h_tp_, static_cast<std::uint32_t>(p_.tp_next(d))));
+      return;
+    }
     const auto& route = p_.embedding->hop_route(p_.ring_of(d), p_.pos_of(d));
     const auto to = static_cast<std::uint32_t>(p_.succ_of(d));
     const Call call = engine_.bind(kind == TransferKind::KV ? h_kv_ : h_dkv_, to);
@@ -587,7 +673,7 @@ class PassSim {
   std::vector<Dev> devs_;
   PassOutcome out_;
   std::int64_t barrier_count_ = 0;
-  Handler<std::uint32_t> h_start_, h_done_, h_tile_, h_kv_, h_dkv_;
+  Handler<std::uint32_t> h_start_, h_done_, h_tile_, h_kv_, h_dkv_, h_tp_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "models/scenario.hpp"
 #include "sim/engine.hpp"
+#include "sim/topology.hpp"
 
 namespace ringsim::sim {
 
@@ -39,6 +40,9 @@ enum class LayerPasses { Replay, PerLayer, Whole };
 struct StepOptions {
   std::string topology;  // "node:G", "nodes:NxG", "torus:AxB[xC]"; empty: derived from the hardware
   std::int64_t buffers = 2;
+  // Rank placement: tensor-parallel groups on consecutive devices (inside a node, as
+  // practitioners place them), or rings on consecutive devices.
+  MeshOrder placement = MeshOrder::MpInner;
   Sync sync = Sync::Async;
   Granularity granularity = Granularity::Round;
   double ticks_per_s = kPicosecondsPerSecond;
