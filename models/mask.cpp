@@ -72,34 +72,27 @@ class CausalMask final : public Mask {
     const std::int64_t nk = (c + t.k - 1) / t.k;
     out = {};
     out.tiles_total = nq * nk;
+    // Tokens grow along a monotone layout's block, so both boundaries below only move right as
+    // the query tile moves down: two walks over the key tiles, O(nq + nk) token lookups.
+    std::int64_t lo = 0;  // first key tile whose first key is after the query tile's last query
+    std::int64_t a = 0;   // first key tile whose last key is after the query tile's first query
     for (std::int64_t qt = 0; qt < nq; ++qt) {
       const std::int64_t rows = std::min(c, (qt + 1) * t.q) - qt * t.q;
       const std::int64_t q_last = l.token(j, qt * t.q + rows - 1);
-      std::int64_t lo = 0, hi = nk;  // first key tile whose first key is after q_last
-      while (lo < hi) {
-        const std::int64_t mid = (lo + hi) / 2;
-        if (l.token(k, mid * t.k) <= q_last)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      // Tiles [0, full) are entirely allowed: their last key precedes the tile's first query.
+      while (lo < nk && l.token(k, lo * t.k) <= q_last) ++lo;
+      // Tiles [0, a) are entirely allowed: their last key precedes the tile's first query.
       const std::int64_t q_first = l.token(j, qt * t.q);
-      std::int64_t a = 0, b = lo;
-      while (a < b) {
-        const std::int64_t mid = (a + b) / 2;
-        if (l.token(k, std::min(c, (mid + 1) * t.k) - 1) <= q_first)
-          a = mid + 1;
-        else
-          b = mid;
-      }
+      while (a < lo && l.token(k, std::min(c, (a + 1) * t.k) - 1) <= q_first) ++a;
       out.tiles_computed += lo;
       out.visited_area += rows * std::min(c, lo * t.k);
       out.masked_area += rows * (std::min(c, lo * t.k) - std::min(c, a * t.k));
     }
     out.tiles_visited = out.tiles_computed;
     out.skipped_area = c * c - out.visited_area;
-    std::vector<Progression> qs, ks;
+    // Reused: a sweep calls this per block, and a layout's segments are a handful.
+    thread_local std::vector<Progression> qs, ks;
+    qs.clear();
+    ks.clear();
     l.segments(j, 0, c, qs);
     l.segments(k, 0, c, ks);
     out.allowed_pairs = count(qs, ks);
