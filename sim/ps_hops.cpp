@@ -7,12 +7,13 @@
 
 namespace ringsim::sim {
 namespace {
-// 24 bits of slot and 24 of generation in the engine's 48-bit argument, as in the Network.
-constexpr int kSlotBits = 24;
-constexpr std::uint32_t kSlotMask = (std::uint32_t{1} << kSlotBits) - 1;
+// 24 bits of hop and 24 of plan version in the engine's 48-bit argument.
+constexpr int kHopBits = 24;
+constexpr std::uint32_t kHopMask = (std::uint32_t{1} << kHopBits) - 1;
 }  // namespace
 
 ProcessorSharingHops::ProcessorSharingHops(Engine& engine, std::span<const HopParams> hops) : engine_(engine) {
+  if (hops.size() > kHopMask) throw std::length_error("more than 2^24 hops");
   hops_.resize(hops.size());
   for (std::size_t i = 0; i < hops.size(); ++i) {
     if (!(hops[i].bandwidth_bytes_per_s > 0) || !std::isfinite(hops[i].bandwidth_bytes_per_s))
@@ -21,11 +22,7 @@ ProcessorSharingHops::ProcessorSharingHops(Engine& engine, std::span<const HopPa
     hops_[i].bandwidth_bytes_per_s = hops[i].bandwidth_bytes_per_s;
     hops_[i].latency_ticks = hops[i].latency_ticks;
   }
-  deliver_handler_ = engine.add_handler<std::uint64_t>([this](std::uint64_t t) { on_deliver(t); });
-}
-
-std::uint64_t ProcessorSharingHops::token(std::uint32_t slot, std::uint32_t generation) noexcept {
-  return (std::uint64_t{generation & kSlotMask} << kSlotBits) | slot;
+  event_handler_ = engine.add_handler<std::uint64_t>([this](std::uint64_t t) { on_event(t); });
 }
 
 void ProcessorSharingHops::start(std::size_t hop, std::int64_t bytes, Call on_done) {
@@ -36,30 +33,25 @@ void ProcessorSharingHops::start(std::size_t hop, std::int64_t bytes, Call on_do
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    if (flows_.size() > kSlotMask) throw std::length_error("more than 2^24 transfers in flight");
     slot = static_cast<std::uint32_t>(flows_.size());
     flows_.emplace_back();
   }
   Hop& h = hops_[hop];
-  const Tick now = engine_.now();
-  advance(h, now);
+  advance(h, engine_.now());
   Flow& f = flows_[slot];
   f.remaining_bytes = static_cast<double>(bytes);
   f.on_done = on_done;
-  f.hop = static_cast<std::uint32_t>(hop);
-  f.draining = true;
-  f.planned = false;
   ++in_flight_;
   h.flows.push_back(slot);
   plan(h);
+  schedule(hop);
 }
 
 // The k draining flows of a hop each send at bandwidth / k until the one with the fewest bytes
-// left drains; then the others speed up. `plan` and `advance` walk the same piecewise schedule
-// with the same arithmetic, so what `advance` finds at a later start is what `plan` promised.
+// left drains; then the others speed up. `advance` follows the drain ticks `plan` computed, and
+// charges the bytes sent in between with the same arithmetic.
 void ProcessorSharingHops::advance(Hop& h, Tick now) {
   while (!h.flows.empty()) {
-    // The next drain, planned by the last `plan`.
     Tick next = Engine::kMaxTick;
     for (const auto fi : h.flows) next = std::min(next, flows_[fi].drain_tick);
     const Tick until = std::min(next, now);
@@ -70,7 +62,7 @@ void ProcessorSharingHops::advance(Hop& h, Tick now) {
       Flow& f = flows_[fi];
       if (f.drain_tick <= until) {
         f.remaining_bytes = 0;
-        f.draining = false;  // in its latency now; its delivery event stands
+        h.landing.push_back(fi);
       } else {
         f.remaining_bytes = std::max(0.0, f.remaining_bytes - sent);
         h.flows[kept++] = fi;
@@ -80,74 +72,90 @@ void ProcessorSharingHops::advance(Hop& h, Tick now) {
     h.last = until;
     if (next > now) break;
   }
-  h.last = now;
+  h.last = std::max(h.last, now);
 }
 
 void ProcessorSharingHops::plan(Hop& h) {
-  if (h.flows.size() == 1) {  // the common case, without the general replay
+  if (h.flows.size() == 1) {  // the common case
     Flow& f = flows_[h.flows.front()];
-    const Tick drain = h.last + engine_.to_ticks(f.remaining_bytes / h.bandwidth_bytes_per_s);
-    if (f.planned && f.drain_tick == drain) return;
-    f.drain_tick = drain;
-    f.planned = true;
-    ++f.generation;
-    engine_.schedule_at(f.drain_tick + h.latency_ticks, deliver_handler_, token(h.flows.front(), f.generation));
+    f.drain_tick = h.last + engine_.to_ticks(f.remaining_bytes / h.bandwidth_bytes_per_s);
     return;
   }
-  // Replays the schedule on a copy of the remaining bytes, in start order, so that ties drain
-  // together and the arithmetic matches `advance` step for step.
-  auto& rem = scratch_rem_;
+  // Equal shares: flows drain in order of the bytes they have left (ties together, in start
+  // order), each after the bytes every flow sent meanwhile. Sorting makes this O(k log k).
+  auto& order = scratch_order_;
+  order.resize(h.flows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  auto rem = [&](std::uint32_t i) { return flows_[h.flows[i]].remaining_bytes; };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return rem(a) < rem(b); });
   auto& drain = scratch_drain_;
-  rem.clear();
-  for (const auto fi : h.flows) rem.push_back(flows_[fi].remaining_bytes);
-  drain.assign(rem.size(), -1);
-  std::size_t left = rem.size();
+  drain.assign(order.size(), -1);
+  double sent = 0;  // by every draining flow so far
   Tick t = h.last;
-  while (left > 0) {
-    double least = INFINITY;
-    for (std::size_t i = 0; i < rem.size(); ++i)
-      if (drain[i] < 0) least = std::min(least, rem[i]);
-    const double rate = h.bandwidth_bytes_per_s / static_cast<double>(left);
+  for (std::size_t i = 0; i < order.size();) {
+    const double least = std::max(0.0, rem(order[i]) - sent);
+    const double rate = h.bandwidth_bytes_per_s / static_cast<double>(order.size() - i);
     const Tick dt = engine_.to_ticks(least / rate);
     t += dt;
-    const double sent = rate * engine_.to_seconds(dt);
-    for (std::size_t i = 0; i < rem.size(); ++i) {
-      if (drain[i] >= 0) continue;
-      if (rem[i] <= least) {
-        drain[i] = t;
-        --left;
-      } else {
-        rem[i] = std::max(0.0, rem[i] - sent);
-      }
-    }
+    const double head = rem(order[i]);
+    sent += rate * engine_.to_seconds(dt);
+    // The least-loaded flow, its ties, and any the tick's rounding has emptied as well.
+    while (i < order.size() && (rem(order[i]) <= head || rem(order[i]) - sent <= 0)) drain[order[i++]] = t;
   }
-  for (std::size_t i = 0; i < h.flows.size(); ++i) {
-    const auto fi = h.flows[i];
-    Flow& f = flows_[fi];
-    if (f.planned && f.drain_tick == drain[i]) continue;  // its delivery event still holds
-    f.drain_tick = drain[i];
-    f.planned = true;
-    ++f.generation;
-    engine_.schedule_at(f.drain_tick + h.latency_ticks, deliver_handler_, token(fi, f.generation));
-  }
+  for (std::size_t i = 0; i < h.flows.size(); ++i) flows_[h.flows[i]].drain_tick = drain[i];
 }
 
-void ProcessorSharingHops::on_deliver(std::uint64_t tok) {
-  const auto slot = static_cast<std::uint32_t>(tok & kSlotMask);
-  Flow& f = flows_[slot];
-  // Stale: re-planned since, or the slot has moved on to another transfer.
-  if (!f.planned || (f.generation & kSlotMask) != (tok >> kSlotBits)) return;
-  Hop& h = hops_[f.hop];
-  if (f.drain_tick + h.latency_ticks != engine_.now()) return;
-  // Nothing has advanced the hop past this drain yet: do it, so the others' bytes are current.
-  if (f.draining) advance(h, f.drain_tick);
-  const Call done = f.on_done;
-  f.on_done = Call{};
-  f.planned = false;
-  free_slots_.push_back(slot);
-  --in_flight_;
-  ++delivered_;
-  engine_.invoke(done);
+void ProcessorSharingHops::schedule(std::size_t hop) {
+  Hop& h = hops_[hop];
+  Tick next = Engine::kMaxTick;
+  for (const auto fi : h.flows) next = std::min(next, flows_[fi].drain_tick);
+  for (const auto fi : h.landing) next = std::min(next, flows_[fi].drain_tick);
+  if (next == Engine::kMaxTick) {
+    h.next_event = -1;
+    ++h.version;  // anything still queued is stale
+    return;
+  }
+  next += h.latency_ticks;
+  if (next == h.next_event) return;
+  h.next_event = next;
+  ++h.version;
+  engine_.schedule_at(next, event_handler_, (std::uint64_t{h.version & kHopMask} << kHopBits) | hop);
+}
+
+void ProcessorSharingHops::on_event(std::uint64_t tok) {
+  const auto hop = static_cast<std::size_t>(tok & kHopMask);
+  Hop& h = hops_[hop];
+  if ((h.version & kHopMask) != (tok >> kHopBits) || h.next_event != engine_.now()) return;  // re-planned since
+  const Tick now = engine_.now();
+  // Drains due by now - latency (flows of zero bytes drain the instant they start).
+  advance(h, std::max(h.last, now - h.latency_ticks));
+  // Deliver everything due now; callbacks run last, since they may start flows on this hop.
+  auto& done = scratch_done_;
+  done.clear();
+  std::size_t kept = 0;
+  for (const auto fi : h.landing) {
+    Flow& f = flows_[fi];
+    if (f.drain_tick + h.latency_ticks == now) {
+      done.push_back(f.on_done);
+      f.on_done = Call{};
+      free_slots_.push_back(fi);
+    } else {
+      h.landing[kept++] = fi;
+    }
+  }
+  h.landing.resize(kept);
+  h.next_event = -1;
+  schedule(hop);
+  in_flight_ -= static_cast<std::int64_t>(done.size());
+  delivered_ += static_cast<std::int64_t>(done.size());
+  // A callback may start a flow here and so re-enter: take the calls out of the scratch vector.
+  if (done.size() == 1) {
+    const Call c = done.front();
+    engine_.invoke(c);
+    return;
+  }
+  const std::vector<Call> calls(done.begin(), done.end());
+  for (const Call& c : calls) engine_.invoke(c);
 }
 
 }  // namespace ringsim::sim
