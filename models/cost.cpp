@@ -139,6 +139,7 @@ nlohmann::json Profile::to_json() const {
 CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
                      std::int64_t batch, std::int64_t mask_heads, MaskKind mask_kind)
     : head_dim_(static_cast<double>(model.head_dim)),
+      padded_head_dim_(static_cast<double>(hw.padded_to_matrix_unit(model.head_dim))),
       tile_overhead_s_(profile.tile_overhead_s),
       attention_bwd_factor_(profile.attention_bwd_factor),
       masked_tile_penalty_(profile.masked_tile_penalty),
@@ -188,7 +189,7 @@ double CostModel::sparse_prep_bwd_s(std::int64_t tokens) const noexcept {
 }
 
 double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {
-  return 4.0 * static_cast<double>(b.visited_area) * head_dim_ * head_multiplier_ *
+  return 4.0 * static_cast<double>(b.visited_area) * padded_head_dim_ * head_multiplier_ *
          static_cast<double>(batch_);
 }
 

@@ -85,7 +85,9 @@ class CostModel {
   // Visited area weighted for masked tiles, plus what skipped tiles still cost, over the
   // visited area: the factor on a block's compute time.
   [[nodiscard]] double masked_factor(const BlockStats& b) const noexcept;
-  // FLOPs the kernel executes for a block (visited tiles at full size), forward.
+  // FLOPs the kernel executes for a block (visited tiles at full size, head_dim padded to the
+  // matrix unit's width: every attention matmul has head_dim as its contraction or output
+  // dimension), forward.
   [[nodiscard]] double attention_fwd_flops(const BlockStats& b) const noexcept;
   // Useful FLOPs (allowed pairs only), forward: what MFU counts.
   [[nodiscard]] double attention_useful_fwd_flops(const BlockStats& b) const noexcept;
@@ -110,6 +112,7 @@ class CostModel {
   // The figures the formulas read, copied as numbers: a CostModel stays valid when the
   // scenario that built it is moved, and building one allocates nothing.
   double head_dim_;
+  double padded_head_dim_;  // head_dim as the matrix unit computes it (Hardware::padded_to_matrix_unit)
   double tile_overhead_s_;
   double attention_bwd_factor_;
   double masked_tile_penalty_;
