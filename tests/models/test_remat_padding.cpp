@@ -116,3 +116,11 @@ TEST_CASE("with rematerialisation the paper's long-sequence runs fit in memory",
   CHECK(remat.fits_memory);
   CHECK(remat.memory_bytes < keep.memory_bytes);
 }
+
+TEST_CASE("the shipped profiles of the paper's implementation rematerialise blocks", "[config][recompute]") {
+  const Catalog cat;
+  for (const char* h : {"a100-80gb", "tpu-v4", "tpu-v3"}) {
+    INFO(h);
+    CHECK(cat.profile("", cat.hardware(h)).recompute);
+  }
+}
