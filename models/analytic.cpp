@@ -118,7 +118,9 @@ Prediction predict(const ResolvedScenario& s) {
   p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
 
   // Memory per device: weights, gradients and Adam state in mixed precision (16 B/param)
-  // over mp, activations kept for backward per layer, and the K/V buffers in flight.
+  // over mp, activations kept for backward per layer (with rematerialised blocks only the block
+  // input, c x d_model in bf16; otherwise ~10 d_model + 3 d_ff / mp values per token), and the
+  // K/V buffers in flight.
   const double params = static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
   const double c = static_cast<double>(s.layout->block());
   const double b = static_cast<double>(s.spec.batch);

@@ -139,8 +139,10 @@ nlohmann::json Profile::to_json() const {
 CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
                      std::int64_t batch, std::int64_t mask_heads, MaskKind mask_kind)
     : head_dim_(static_cast<double>(model.head_dim)),
+      padded_head_dim_(static_cast<double>(hw.padded_to_matrix_unit(model.head_dim))),
       tile_overhead_s_(profile.tile_overhead_s),
       attention_bwd_factor_(profile.attention_bwd_factor),
+      recompute_attention_(profile.recompute),
       masked_tile_penalty_(profile.masked_tile_penalty),
       skipped_tile_cost_(profile.skipped_tile_cost),
       overlap_(profile.overlap),
@@ -188,7 +190,7 @@ double CostModel::sparse_prep_bwd_s(std::int64_t tokens) const noexcept {
 }
 
 double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {
-  return 4.0 * static_cast<double>(b.visited_area) * head_dim_ * head_multiplier_ *
+  return 4.0 * static_cast<double>(b.visited_area) * padded_head_dim_ * head_multiplier_ *
          static_cast<double>(batch_);
 }
 
@@ -210,8 +212,12 @@ double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
 }
 
 double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
-  return static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
-         attention_bwd_factor_ * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+  const double bwd = static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
+                     attention_bwd_factor_ * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+  // Rematerialised blocks recompute the forward ring before the backward ring. It is charged to
+  // the backward round of the same block: the busiest device of a round is the same in both
+  // passes, so with transfers hidden behind compute the two rings' rounds add up the same way.
+  return recompute_attention_ ? bwd + attention_fwd_s(b) : bwd;
 }
 
 double CostModel::link_bandwidth_bytes_per_s(bool inter_node) const noexcept {

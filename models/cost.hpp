@@ -63,7 +63,12 @@ struct Profile {
   // Hash masks only, forward: HBM bytes per token x head of the stable sort by bucket. 256 =
   // Q and K sides x (8-byte key + 8-byte index) x read + write x 4 radix passes (an assumption).
   double hash_sort_bytes_per_token = 256;
-  bool recompute = false;             // activation recomputation of non-attention ops
+  // Activation rematerialisation of whole transformer blocks (JAX remat with the
+  // 'nothing_saveable' policy, as the Ring Attention code's documented training command sets
+  // remat_block / remat_attention / remat_mlp): the backward pass first recomputes the block's
+  // forward, the attention ring's forward included, then runs the backward. Only the block
+  // input is kept per layer (see models::predict's memory estimate).
+  bool recompute = false;
   TileShape default_tile{128, 128};
 
   [[nodiscard]] static Profile spec_default(const Hardware& hw);
@@ -79,13 +84,16 @@ class CostModel {
   CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp, std::int64_t batch,
             std::int64_t mask_heads, MaskKind mask_kind = MaskKind::Causal);
 
-  // Seconds a device spends on one block's attention tiles.
+  // Seconds a device spends on one block's attention tiles. The backward includes the
+  // recomputed forward when the profile rematerialises blocks (recompute).
   [[nodiscard]] double attention_fwd_s(const BlockStats& b) const noexcept;
   [[nodiscard]] double attention_bwd_s(const BlockStats& b) const noexcept;
   // Visited area weighted for masked tiles, plus what skipped tiles still cost, over the
   // visited area: the factor on a block's compute time.
   [[nodiscard]] double masked_factor(const BlockStats& b) const noexcept;
-  // FLOPs the kernel executes for a block (visited tiles at full size), forward.
+  // FLOPs the kernel executes for a block (visited tiles at full size, head_dim padded to the
+  // matrix unit's width: every attention matmul has head_dim as its contraction or output
+  // dimension), forward.
   [[nodiscard]] double attention_fwd_flops(const BlockStats& b) const noexcept;
   // Useful FLOPs (allowed pairs only), forward: what MFU counts.
   [[nodiscard]] double attention_useful_fwd_flops(const BlockStats& b) const noexcept;
@@ -110,8 +118,10 @@ class CostModel {
   // The figures the formulas read, copied as numbers: a CostModel stays valid when the
   // scenario that built it is moved, and building one allocates nothing.
   double head_dim_;
+  double padded_head_dim_;  // head_dim as the matrix unit computes it (Hardware::padded_to_matrix_unit)
   double tile_overhead_s_;
   double attention_bwd_factor_;
+  bool recompute_attention_;  // the backward pass re-runs the attention forward first
   double masked_tile_penalty_;
   double skipped_tile_cost_;
   double overlap_;

@@ -65,6 +65,11 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.intra_link_latency_s = f.non_negative_sourced("intra_node.latency_s");
   h.inter_node_bandwidth_bytes_per_s = f.positive_sourced("inter_node.bandwidth_bytes_per_s_per_device");
   h.inter_node_latency_s = f.non_negative_sourced("inter_node.latency_s");
+  if (const auto w = f.optional_sourced("matrix_unit_width")) {
+    if (*w < 1 || *w != std::floor(*w))
+      throw InputError(file, 0, "matrix_unit_width", "expected a positive integer");
+    h.matrix_unit_width = static_cast<std::int64_t>(*w);
+  }
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) h.sources.push_back(s.get<std::string>());

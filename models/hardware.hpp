@@ -30,7 +30,16 @@ struct Hardware {
   double intra_link_latency_s = 0;
   double inter_node_bandwidth_bytes_per_s = 0;  // per device
   double inter_node_latency_s = 0;
+  // Width of the matrix unit's operand tiles (TPU MXU: 128 x 128 systolic array). A matmul
+  // dimension that is not a multiple of it is padded up to one, so the padded part costs time
+  // but does no useful work. 1 (the default, when the file has no such figure) models no padding.
+  std::int64_t matrix_unit_width = 1;
   std::vector<std::string> sources;
+
+  // `n` rounded up to a multiple of matrix_unit_width: the size the matrix unit really works on.
+  [[nodiscard]] std::int64_t padded_to_matrix_unit(std::int64_t n) const noexcept {
+    return (n + matrix_unit_width - 1) / matrix_unit_width * matrix_unit_width;
+  }
 
   // Throws InputError when the device has no such precision.
   [[nodiscard]] double peak_flops_per_s(Precision p) const;

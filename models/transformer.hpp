@@ -55,7 +55,8 @@ struct StepShape {
   std::int64_t tokens = 0;   // tokens per device per sequence (the block c)
   std::int64_t batch = 1;    // sequences per step
   std::int64_t mp = 1;       // tensor-parallel degree
-  bool recompute = false;    // activation recomputation: one more forward of the non-attention ops
+  bool recompute = false;    // block rematerialisation: one more forward of every per-layer op (the
+                             // attention core's recomputed forward is in CostModel::attention_bwd_s)
   std::int64_t activation_bytes = 2;  // bf16 activations
 };
 
