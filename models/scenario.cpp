@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "models/balanced_layout.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/sparse_io.hpp"
@@ -86,11 +87,14 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
   r.model.check_parallelism(spec.mp);
   r.profile = catalog.profile(spec.profile, r.hardware);
-  r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
-  // Index-based sparse masks (SCFA) have one mask per attention head of the model.
+  // Index-based sparse masks (SCFA) have one mask per attention head of the model. The mask
+  // comes first because some layouts (bucket-striped) are derived from it.
   r.mask = is_sparse_mask_spec(spec.mask)
                ? parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed)
                : parse_mask(spec.mask, spec.n_seq);
+  r.layout = std::make_unique<Layout>(is_mask_layout_spec(spec.layout)
+                                          ? parse_mask_layout(spec.layout, *r.mask, spec.n_seq, spec.sp)
+                                          : Layout::parse(spec.layout, spec.n_seq, spec.sp));
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
     r.tile = *spec.tile;

@@ -1,0 +1,115 @@
+#include "models/balanced_layout.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "models/error.hpp"
+#include "models/sparse_mask.hpp"
+
+namespace ringsim::models {
+namespace {
+
+using Index = std::size_t;
+Index idx(std::int64_t i) noexcept { return static_cast<Index>(i); }
+
+// The per-device count table is n_dev x (sum of groups); past this many entries the masks'
+// groups are too fine to be worth balancing (and the table would not fit in memory).
+constexpr std::int64_t kMaxCountEntries = std::int64_t{1} << 27;
+
+// Dense ranks of arbitrary ids >= 0, in id order.
+std::int64_t rank_in_place(const std::vector<std::int64_t>& ids, std::vector<std::int32_t>& out) {
+  std::vector<std::int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  out.resize(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    out[i] = static_cast<std::int32_t>(std::lower_bound(sorted.begin(), sorted.end(), ids[i]) - sorted.begin());
+  return static_cast<std::int64_t>(sorted.size());
+}
+
+}  // namespace
+
+TokenGroups token_groups(const Mask& mask, std::int64_t n_seq) {
+  TokenGroups out;
+  std::vector<std::int64_t> ids(idx(n_seq));
+  auto add = [&] {
+    out.groups.emplace_back();
+    out.n_groups.push_back(rank_in_place(ids, out.groups.back()));
+  };
+  if (const auto* hash = dynamic_cast<const HashMask*>(&mask)) {
+    for (std::int64_t h = 0; h < hash->heads(); ++h) {
+      for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = hash->query_bucket(p, h);
+      add();
+      for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = hash->key_bucket(p, h);
+      add();
+    }
+    return out;
+  }
+  if (const auto* qk = dynamic_cast<const QKDropMask*>(&mask)) {
+    for (std::int64_t h = 0; h < qk->heads(); ++h) {
+      for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = qk->query_kept(p, h) ? 1 : 0;
+      add();
+      for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = qk->key_kept(p, h) ? 1 : 0;
+      add();
+    }
+    return out;
+  }
+  throw InputError({}, 0, "layout",
+                   "layout bucket-striped balances the hash buckets (or kept tokens) of an index-based mask; mask '" +
+                       mask.name() + "' has none (use striped, which already balances it)");
+}
+
+Layout bucket_striped(const TokenGroups& tg, std::int64_t n_seq, std::int64_t n_dev) {
+  // Sizes first, so a bad ring size gets the layouts' usual message.
+  (void)Layout::striped(n_seq, n_dev);
+  const auto features = static_cast<std::int64_t>(tg.groups.size());
+  std::vector<std::int64_t> offset(idx(features) + 1, 0);  // feature f's groups start at offset[f]
+  for (std::int64_t f = 0; f < features; ++f) {
+    if (static_cast<std::int64_t>(tg.groups[idx(f)].size()) != n_seq)
+      throw InputError({}, 0, "layout",
+                       "bucket-striped: feature " + std::to_string(f) + " lists " +
+                           std::to_string(tg.groups[idx(f)].size()) + " tokens, expected n_seq = " +
+                           std::to_string(n_seq));
+    offset[idx(f) + 1] = offset[idx(f)] + tg.n_groups[idx(f)];
+  }
+  if (offset.back() > kMaxCountEntries / n_dev)
+    throw InputError({}, 0, "layout",
+                     "bucket-striped: " + std::to_string(offset.back()) + " distinct (head, side, bucket) groups over " +
+                         std::to_string(n_dev) + " devices are too many to balance");
+  // count[(offset[f] + g) * n_dev + d]: tokens of group g of feature f dealt to device d so far.
+  std::vector<std::int32_t> count(idx(offset.back() * n_dev), 0);
+  std::vector<std::int64_t> score(idx(n_dev));
+  std::vector<char> taken(idx(n_dev));
+  const std::int64_t c = n_seq / n_dev;
+  std::vector<std::int64_t> slots(idx(n_seq));
+  for (std::int64_t r = 0; r < c; ++r) {
+    std::fill(taken.begin(), taken.end(), 0);
+    for (std::int64_t i = 0; i < n_dev; ++i) {
+      const std::int64_t t = r * n_dev + i;
+      std::fill(score.begin(), score.end(), 0);
+      for (std::int64_t f = 0; f < features; ++f) {
+        const std::int32_t* row = count.data() + (offset[idx(f)] + tg.groups[idx(f)][idx(t)]) * n_dev;
+        for (std::int64_t d = 0; d < n_dev; ++d) score[idx(d)] += row[d];
+      }
+      // i < n_dev tokens of the row are placed, so a free device exists.
+      std::int64_t best = 0;
+      while (taken[idx(best)]) ++best;
+      for (std::int64_t d = best + 1; d < n_dev; ++d)
+        if (!taken[idx(d)] && score[idx(d)] < score[idx(best)]) best = d;
+      taken[idx(best)] = 1;
+      for (std::int64_t f = 0; f < features; ++f)
+        ++count[idx((offset[idx(f)] + tg.groups[idx(f)][idx(t)]) * n_dev + best)];
+      slots[idx(best * c + r)] = t;
+    }
+  }
+  return Layout::permutation(std::move(slots), n_dev, "bucket-striped");
+}
+
+bool is_mask_layout_spec(std::string_view spec) noexcept { return spec == "bucket-striped"; }
+
+Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n_seq, std::int64_t n_dev) {
+  if (spec == "bucket-striped") return bucket_striped(token_groups(mask, n_seq), n_seq, n_dev);
+  throw InputError({}, 0, "layout", "unknown mask-derived layout '" + std::string(spec) + "'");
+}
+
+}  // namespace ringsim::models
