@@ -29,7 +29,7 @@ std::int64_t rank_in_place(const std::vector<std::int64_t>& ids, std::vector<std
 
 }  // namespace
 
-TokenGroups token_groups(const Mask& mask, std::int64_t n_seq) {
+TokenGroups token_groups(const Mask& mask, std::int64_t n_seq, std::int64_t max_heads) {
   TokenGroups out;
   std::vector<std::int64_t> ids(idx(n_seq));
   auto add = [&] {
@@ -37,7 +37,7 @@ TokenGroups token_groups(const Mask& mask, std::int64_t n_seq) {
     out.n_groups.push_back(rank_in_place(ids, out.groups.back()));
   };
   if (const auto* hash = dynamic_cast<const HashMask*>(&mask)) {
-    for (std::int64_t h = 0; h < hash->heads(); ++h) {
+    for (std::int64_t h = 0; h < std::min(hash->heads(), max_heads); ++h) {
       for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = hash->query_bucket(p, h);
       add();
       for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = hash->key_bucket(p, h);
@@ -46,7 +46,7 @@ TokenGroups token_groups(const Mask& mask, std::int64_t n_seq) {
     return out;
   }
   if (const auto* qk = dynamic_cast<const QKDropMask*>(&mask)) {
-    for (std::int64_t h = 0; h < qk->heads(); ++h) {
+    for (std::int64_t h = 0; h < std::min(qk->heads(), max_heads); ++h) {
       for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = qk->query_kept(p, h) ? 1 : 0;
       add();
       for (std::int64_t p = 0; p < n_seq; ++p) ids[idx(p)] = qk->key_kept(p, h) ? 1 : 0;
@@ -55,8 +55,9 @@ TokenGroups token_groups(const Mask& mask, std::int64_t n_seq) {
     return out;
   }
   throw InputError({}, 0, "layout",
-                   "layout bucket-striped balances the hash buckets (or kept tokens) of an index-based mask; mask '" +
-                       mask.name() + "' has none (use striped, which already balances it)");
+                   "layouts bucket-striped and bucket-rotated are derived from the hash buckets (or kept tokens) of an "
+                   "index-based mask; mask '" +
+                       mask.name() + "' has none (use striped or contiguous)");
 }
 
 Layout bucket_striped(const TokenGroups& tg, std::int64_t n_seq, std::int64_t n_dev) {
@@ -105,10 +106,52 @@ Layout bucket_striped(const TokenGroups& tg, std::int64_t n_seq, std::int64_t n_
   return Layout::permutation(std::move(slots), n_dev, "bucket-striped");
 }
 
-bool is_mask_layout_spec(std::string_view spec) noexcept { return spec == "bucket-striped"; }
+Layout bucket_rotated(const TokenGroups& tg, std::size_t feature, std::int64_t n_seq, std::int64_t n_dev) {
+  (void)Layout::contiguous(n_seq, n_dev);  // the layouts' usual size checks and messages
+  if (feature >= tg.groups.size() || static_cast<std::int64_t>(tg.groups[feature].size()) != n_seq)
+    throw InputError({}, 0, "layout", "bucket-rotated: the mask has no per-token buckets for feature " +
+                                          std::to_string(feature));
+  const auto& group = tg.groups[feature];
+  const std::int64_t n_groups = tg.n_groups[feature];
+  std::vector<std::int64_t> size(idx(n_groups), 0);
+  for (const std::int32_t g : group) ++size[idx(g)];
+  std::vector<std::int64_t> seen(idx(n_groups), 0);
+  std::vector<std::vector<std::int64_t>> held(idx(n_dev));
+  const std::int64_t c = n_seq / n_dev;
+  for (auto& h : held) h.reserve(idx(c + n_groups));
+  for (std::int64_t t = 0; t < n_seq; ++t) {  // position order, so each device's list is sorted
+    const std::int32_t g = group[idx(t)];
+    const std::int64_t chunk = seen[idx(g)]++ * n_dev / size[idx(g)];
+    held[idx((chunk + g) % n_dev)].push_back(t);
+  }
+  // Chunks of unequal buckets do not add up to c per device: move the overflow.
+  std::vector<std::int64_t> spare;
+  for (auto& h : held)
+    while (static_cast<std::int64_t>(h.size()) > c) {
+      spare.push_back(h.back());
+      h.pop_back();
+    }
+  std::vector<std::int64_t> slots;
+  slots.reserve(idx(n_seq));
+  for (auto& h : held) {
+    while (static_cast<std::int64_t>(h.size()) < c) {
+      h.push_back(spare.back());
+      spare.pop_back();
+    }
+    std::sort(h.begin(), h.end());
+    slots.insert(slots.end(), h.begin(), h.end());
+  }
+  return Layout::permutation(std::move(slots), n_dev, "bucket-rotated");
+}
+
+bool is_mask_layout_spec(std::string_view spec) noexcept {
+  return spec == "bucket-striped" || spec == "bucket-rotated";
+}
 
 Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n_seq, std::int64_t n_dev) {
   if (spec == "bucket-striped") return bucket_striped(token_groups(mask, n_seq), n_seq, n_dev);
+  // token_groups lists head 0's query feature, then its key feature.
+  if (spec == "bucket-rotated") return bucket_rotated(token_groups(mask, n_seq, 1), 1, n_seq, n_dev);
   throw InputError({}, 0, "layout", "unknown mask-derived layout '" + std::string(spec) + "'");
 }
 

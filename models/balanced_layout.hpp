@@ -1,5 +1,6 @@
 #pragma once
-// Layouts derived from an index-based sparse mask. `bucket-striped` is striped Attention's
+// Layouts derived from an index-based sparse mask. `bucket-rotated` (below) arranges one head's
+// key buckets so that SCFA's causal trim works on most blocks. `bucket-striped` is striped Attention's
 // partition with each stripe row re-dealt so that every device holds as many tokens of every
 // hash bucket (per head, queries and keys separately) as every other device.
 //
@@ -13,7 +14,9 @@
 // property, so the causal (position) balance of striped is kept too.
 //
 // It is a token permutation: attention stays exact, and the workload counts it like perm:FILE.
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +35,9 @@ struct TokenGroups {
 
 // The features of an index-based mask (hash: 2 x heads bucket features; qkdrop: 2 x heads kept
 // flags). Throws InputError (field "layout") for a mask with no per-token groups.
-[[nodiscard]] TokenGroups token_groups(const Mask& mask, std::int64_t n_seq);
+// max_heads limits the heads listed (features 2h and 2h + 1 are head h's queries and keys).
+[[nodiscard]] TokenGroups token_groups(const Mask& mask, std::int64_t n_seq,
+                                       std::int64_t max_heads = std::numeric_limits<std::int64_t>::max());
 
 // Stripe row r (positions r N .. r N + N - 1) gives one token to each device, at local index r;
 // the tokens of the row, in position order, each go to the free device holding the fewest
@@ -41,7 +46,22 @@ struct TokenGroups {
 // this is striped exactly. O(n_seq x n_dev x features).
 [[nodiscard]] Layout bucket_striped(const TokenGroups& groups, std::int64_t n_seq, std::int64_t n_dev);
 
-// Layout specs that need the mask: bucket-striped.
+// Under SCFA's range rule a query tile visits every key tile of its bucket up to the last one
+// whose smallest position is <= its own largest; the key tile that straddles into the next
+// bucket holds that bucket's earliest keys on the K/V device, so unless those come late the
+// whole bucket run is visited (docs/sparse-ring-study.md). bucket-rotated makes them come late:
+// the tokens of each bucket of `groups.groups[feature]`, in position order, are cut into N
+// chunks of (almost) equal size, and chunk r of bucket b goes to device (r + b) mod N. Device
+// k then holds an early chunk of only ~1/N of the buckets, whatever the round, so the causal
+// trim works for the rest and every device's round is cut by about the same share. Block sizes
+// are made exact by moving each overfull device's latest tokens to the underfull devices in
+// device order. Local order is position order. Only one feature can be arranged this way: other
+// heads' buckets see an interleaved layout. O(n_seq log n_seq).
+[[nodiscard]] Layout bucket_rotated(const TokenGroups& groups, std::size_t feature, std::int64_t n_seq,
+                                    std::int64_t n_dev);
+
+// Layout specs that need the mask: bucket-striped, and bucket-rotated (head 0's key buckets;
+// for query/key dropping, head 0's kept keys).
 [[nodiscard]] bool is_mask_layout_spec(std::string_view spec) noexcept;
 [[nodiscard]] Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n_seq,
                                        std::int64_t n_dev);

@@ -121,7 +121,7 @@ TEST_CASE("hash tiles equal the brute-force oracle", "[sparse][hash]") {
   }
 }
 
-TEST_CASE("bucket-striped tiles and ring totals equal the brute-force oracle", "[sparse][balanced]") {
+TEST_CASE("bucket-striped and bucket-rotated tiles and ring totals equal the brute-force oracle", "[sparse][balanced]") {
   // The layout is built from the mask it is counted with, for hash (uniform and skewed,
   // several heads) and query/key dropping; the ring's total pairs are every allowed pair once.
   std::uint64_t seed = 300;
@@ -132,17 +132,19 @@ TEST_CASE("bucket-striped tiles and ring totals equal the brute-force oracle", "
     masks.push_back(std::make_unique<models::HashMask>(models::random_buckets(n_seq, 3, 6, 1.5, ++seed), n_seq));
     masks.push_back(std::make_unique<models::QKDropMask>(models::random_kept(n_seq, 2, 0.4, ++seed), n_seq));
     for (const auto& mask : masks) {
-      const auto layout = models::parse_mask_layout("bucket-striped", *mask, n_seq, c.n_dev);
-      if (const auto* hash = dynamic_cast<const models::HashMask*>(mask.get()))
-        check_against_oracle(*hash, layout, test::Rule::Hash);
-      else
-        check_against_oracle(dynamic_cast<const models::QKDropMask&>(*mask), layout, test::Rule::QK);
       std::int64_t brute = 0;
       for (std::int64_t h = 0; h < mask->heads(); ++h)
         for (std::int64_t q = 0; q < n_seq; ++q)
           for (std::int64_t p = 0; p <= q; ++p) brute += mask->allowed(q, p, h);
-      const models::Workload w(layout, *mask, {3, 2}, 0);
-      CHECK(w.totals().allowed_pairs == brute);
+      for (const char* spec : {"bucket-striped", "bucket-rotated"}) {
+        const auto layout = models::parse_mask_layout(spec, *mask, n_seq, c.n_dev);
+        if (const auto* hash = dynamic_cast<const models::HashMask*>(mask.get()))
+          check_against_oracle(*hash, layout, test::Rule::Hash);
+        else
+          check_against_oracle(dynamic_cast<const models::QKDropMask&>(*mask), layout, test::Rule::QK);
+        const models::Workload w(layout, *mask, {3, 2}, 0);
+        CHECK(w.totals().allowed_pairs == brute);
+      }
     }
   }
 }
