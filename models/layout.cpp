@@ -86,6 +86,7 @@ Layout Layout::permutation(std::vector<std::int64_t> tokens, std::int64_t n_dev,
   l.width_ = 1;
   l.slot_to_token_ = std::move(tokens);
   l.token_to_slot_ = std::move(inverse);
+  l.instance_tag_ = std::make_shared<const char>('p');
   return l;
 }
 

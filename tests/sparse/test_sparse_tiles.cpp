@@ -298,7 +298,7 @@ TEST_CASE("sparse masks report their heads and reject bad blocks", "[sparse]") {
   CHECK(qk.kept_query_count(1) == static_cast<std::int64_t>(kept.q[1].size()));
 }
 
-TEST_CASE("the per-device rows memo builds once, evicts by size, skips permutations", "[sparse][cache]") {
+TEST_CASE("the per-device rows memo builds once, evicts by size, tells permutations apart", "[sparse][cache]") {
   const Layout striped = Layout::striped(64, 4);
   int builds = 0;
   auto build = [&] {
@@ -321,9 +321,17 @@ TEST_CASE("the per-device rows memo builds once, evicts by size, skips permutati
   (void)cache.get(Layout::block_cyclic(64, 4, 2), 0, 1, true, build);
   (void)cache.get(Layout::block_cyclic(64, 4, 4), 0, 1, true, build);
   CHECK(builds == 6);
+  // Permutations: once per instance (copies share it); an equal permutation built again is
+  // another instance and is built again.
   const Layout perm = Layout::permutation({1, 0, 2, 3}, 2);
   (void)cache.get(perm, 0, 0, true, build);
   (void)cache.get(perm, 0, 0, true, build);
+  CHECK(builds == 7);
+  const Layout copy = perm;
+  (void)cache.get(copy, 0, 0, true, build);
+  CHECK(builds == 7);
+  const Layout again = Layout::permutation({1, 0, 2, 3}, 2);
+  (void)cache.get(again, 0, 0, true, build);
   CHECK(builds == 8);
 }
 
