@@ -16,12 +16,23 @@ Index idx(std::int64_t i) noexcept { return static_cast<Index>(i); }
 // groups are too fine to be worth balancing (and the table would not fit in memory).
 constexpr std::int64_t kMaxCountEntries = std::int64_t{1} << 27;
 
-// Dense ranks of arbitrary ids >= 0, in id order.
+// Dense ranks of arbitrary ids >= 0, in id order: by a table when the ids are small (bucket
+// ids usually are), else by sorting.
 std::int64_t rank_in_place(const std::vector<std::int64_t>& ids, std::vector<std::int32_t>& out) {
+  out.resize(ids.size());
+  const std::int64_t max_id = ids.empty() ? 0 : *std::max_element(ids.begin(), ids.end());
+  if (max_id <= 4 * static_cast<std::int64_t>(ids.size())) {
+    std::vector<std::int32_t> rank_of(idx(max_id) + 1, -1);
+    for (const std::int64_t id : ids) rank_of[idx(id)] = 0;
+    std::int32_t next = 0;
+    for (auto& r : rank_of)
+      if (r == 0) r = next++;
+    for (std::size_t i = 0; i < ids.size(); ++i) out[i] = rank_of[idx(ids[i])];
+    return next;
+  }
   std::vector<std::int64_t> sorted = ids;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  out.resize(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i)
     out[i] = static_cast<std::int32_t>(std::lower_bound(sorted.begin(), sorted.end(), ids[i]) - sorted.begin());
   return static_cast<std::int64_t>(sorted.size());

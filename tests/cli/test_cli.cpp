@@ -159,6 +159,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --mesh 4", "mesh");
   expect_bad("predict --layout spiral", "unknown layout");
   expect_bad("predict --layout bucket-striped --mask causal", "field 'layout'");
+  expect_bad("predict --model attn:2:2:64 --layout bucket-rotated --mask qkdrop:0.5", "bucket-rotated arranges hash");
   expect_bad("predict --mask window:0", "window");
   expect_bad("predict --format xml", "format");
   expect_bad("predict --engine quantum", "engine");
