@@ -364,7 +364,7 @@ TEST_CASE("a key tile straddling into the next bucket defeats the causal trim", 
   CHECK(first_row(aligned) == std::pair<std::int64_t, std::int64_t>{1, 1});
 }
 
-TEST_CASE("on a striped block only the last bucket's run is trimmed", "[sparse][hash][trim]") {
+TEST_CASE("on a striped block a bucket run is trimmed only where no key tile straddles into the next bucket", "[sparse][hash][trim]") {
   // The mechanism of docs/sparse-ring-study.md at a smaller size: query tiles of a bucket whose
   // key run ends inside a tile visit the whole run (that tile straddles into the next bucket,
   // whose earliest key is early on every striped device); a run that ends on a tile edge, and
