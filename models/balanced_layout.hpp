@@ -1,19 +1,21 @@
 #pragma once
-// Layouts derived from an index-based sparse mask. `bucket-rotated` (below) arranges one head's
-// key buckets so that SCFA's causal trim works on most blocks. `bucket-striped` is striped Attention's
-// partition with each stripe row re-dealt so that every device holds as many tokens of every
-// hash bucket (per head, queries and keys separately) as every other device.
+// Layouts derived from an index-based sparse mask, both token permutations (attention stays
+// exact; the workload counts them like perm:FILE).
 //
-// Why: under SCFA each device sorts its Q block and every arriving K/V block by bucket, and a
-// (round, device) visits roughly, per bucket, the causal half of a (its queries of the bucket) x
-// (the block's keys of the bucket) rectangle of tiles. The round waits for the device with the
-// largest sum of those rectangles, so what has to be equal across devices is the per-bucket
-// count, not just the token count. Striped equalises it only in expectation; buckets whose
-// tokens follow the sequence's period (or small buckets, where the sampling noise is a larger
-// share) leave some device with more. Dealing row by row keeps striped's one-token-per-N-window
-// property, so the causal (position) balance of striped is kept too.
+// `bucket-striped` is striped Attention's partition with each stripe row re-dealt so that every
+// device holds as many tokens of every hash bucket (per head, queries and keys separately) as
+// every other device. Why: under SCFA each device sorts its Q block and every arriving K/V
+// block by bucket, and a (round, device) visits, per bucket, part of the (its queries of the
+// bucket) x (the block's keys of the bucket) rectangle of tiles: the causal half where SCFA's
+// trim works, all of it where a key tile straddles into the next bucket (see bucket_rotated).
+// The round waits for the device with the largest sum of those rectangles, so the per-bucket
+// counts have to be equal across devices, not just the token counts. Striped equalises them
+// only in expectation; buckets that follow the sequence's period (or small buckets, where the
+// sampling noise is a larger share) leave some device with more. Dealing row by row keeps
+// striped's one-token-per-N-window property, so its causal (position) balance is kept too.
 //
-// It is a token permutation: attention stays exact, and the workload counts it like perm:FILE.
+// `bucket-rotated` arranges one head's key buckets so that SCFA's causal trim works on most
+// blocks (below).
 #include <cstddef>
 #include <cstdint>
 #include <limits>
