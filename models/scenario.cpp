@@ -92,9 +92,16 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.mask = is_sparse_mask_spec(spec.mask)
                ? parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed)
                : parse_mask(spec.mask, spec.n_seq);
-  r.layout = std::make_unique<Layout>(is_mask_layout_spec(spec.layout)
-                                          ? parse_mask_layout(spec.layout, *r.mask, spec.n_seq, spec.sp)
-                                          : Layout::parse(spec.layout, spec.n_seq, spec.sp));
+  if (is_mask_layout_spec(spec.layout)) {
+    std::unique_ptr<Mask> other;
+    if (!spec.layout_mask.empty() && spec.layout_mask != spec.mask)
+      other = is_sparse_mask_spec(spec.layout_mask)
+                  ? parse_sparse_mask(spec.layout_mask, spec.n_seq, r.model.heads, spec.seed)
+                  : parse_mask(spec.layout_mask, spec.n_seq);
+    r.layout = std::make_unique<Layout>(parse_mask_layout(spec.layout, other ? *other : *r.mask, spec.n_seq, spec.sp));
+  } else {
+    r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
+  }
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
     r.tile = *spec.tile;

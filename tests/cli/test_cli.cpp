@@ -135,6 +135,11 @@ TEST_CASE("bucket-striped is a layout of predict and workload for sparse masks",
   REQUIRE(p.code == 0);
   CHECK(lines(p.out) == 3);
   CHECK(p.out.find("\nbucket-striped,") != std::string::npos);
+  // The causal baseline of --compare-mask keeps the permutation built from the hash buckets.
+  const auto c = run("predict --mesh 1x4 --seq 8192 --model attn:4:4:64 --mask hash:4 --layout bucket-rotated "
+                     "--compare-mask causal");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.find("\nbucket-rotated ") != std::string::npos);
   const auto w = run("workload --mesh 1x4 --seq 8192 --model attn:4:4:64 --mask qkdrop:0.5 --layout bucket-striped");
   REQUIRE(w.code == 0);
   CHECK(lines(w.out) == 1 + 16);
