@@ -118,7 +118,7 @@ Layout Layout::parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_d
   }
   throw InputError({}, 0, "layout",
                    "unknown layout '" + std::string(spec) +
-                       "' (expected contiguous, ring, striped, zigzag, cyclic:W, perm:FILE or, with a sparse mask, bucket-striped)");
+                       "' (expected contiguous, ring, striped, zigzag, cyclic:W, perm:FILE or, with a sparse mask, bucket-striped or bucket-rotated)");
 }
 
 Placement Layout::place(std::int64_t t) const noexcept {

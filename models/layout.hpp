@@ -45,7 +45,7 @@ class Layout {
 
   // Spec: contiguous | ring | striped | zigzag | cyclic:W | perm:FILE (FILE: whitespace-separated
   // global tokens in slot order, n_seq of them, '#' comments allowed). Layouts derived from a
-  // sparse mask (bucket-striped) need the mask: models/balanced_layout.hpp, via resolve().
+  // sparse mask (bucket-striped, bucket-rotated) need the mask: models/balanced_layout.hpp, via resolve().
   [[nodiscard]] static Layout parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_dev);
 
   [[nodiscard]] LayoutKind kind() const noexcept { return kind_; }
