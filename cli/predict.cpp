@@ -1,4 +1,5 @@
 // `ringsim predict`: one scenario (several layouts side by side) or a batch from a CSV.
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -75,7 +76,15 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"rounds_fwd_one_layer", rounds}};
 }
 
+// Width of the layout column: 12, or the longest layout spec (bucket-striped, perm:FILE).
+std::size_t layout_width(const std::vector<LayoutResult>& results) {
+  std::size_t w = 12;
+  for (const auto& r : results) w = std::max(w, r.layout.size());
+  return w;
+}
+
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out) {
+  const std::size_t lw = layout_width(results);
   const auto& s0 = results.front().scenario;
   const auto& spec = s0.spec;
   out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
@@ -90,13 +99,13 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
                                                    s0.profile.default_tile.q, s0.profile.default_tile.k)
                                      : (spec.tile ? "" : " (profile default)"));
-  out += fmt::format("{:<12} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n", "layout", "step",
+  out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n", "layout", lw, "step",
                      "tokens/s", "MFU", "attn fwd", "attn bwd", "other", "tp comm", "exposed", "imbalance", "speedup");
   const double base = results.front().prediction.step_s;
   for (const auto& r : results) {
     const auto& p = r.prediction;
-    out += fmt::format("{:<12} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x\n",
-                       r.layout, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
+    out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x\n",
+                       r.layout, lw, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
                        human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
                        human_seconds(p.other_compute_s), human_seconds(p.collective_s),
                        human_seconds(p.exposed_transfer_s), p.imbalance, base / p.step_s);
@@ -126,17 +135,21 @@ void print_comparison(const std::vector<LayoutResult>& results, const models::Sc
                       const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
                       std::string& out) {
   models::ScenarioSpec spec = base;
+  // The baseline runs on the same token permutation, even where the layout is derived from
+  // the sparse mask's buckets.
+  if (spec.layout_mask.empty()) spec.layout_mask = spec.mask;
   spec.mask = baseline_mask;
   out += fmt::format("attention per step: mask {} against {} (same tile, profile, layout)\n",
                      results.front().scenario.mask->name(), baseline_mask);
-  out += fmt::format("{:<12} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", "fwd", "base fwd", "speedup",
+  const std::size_t lw = layout_width(results);
+  out += fmt::format("{:<{}} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", lw, "fwd", "base fwd", "speedup",
                      "fwd+bwd", "base f+b", "speedup");
   for (const auto& x : results) {
     const auto b = run_one(spec, x.layout, catalog, engine);
     const auto& p = x.prediction;
     const auto& q = b.prediction;
     const double fb = p.attention_fwd_s + p.attention_bwd_s, qb = q.attention_fwd_s + q.attention_bwd_s;
-    out += fmt::format("{:<12} {:>11} {:>11} {:>8.2f}x {:>11} {:>11} {:>8.2f}x\n", x.layout,
+    out += fmt::format("{:<{}} {:>11} {:>11} {:>8.2f}x {:>11} {:>11} {:>8.2f}x\n", x.layout, lw,
                        human_seconds(p.attention_fwd_s), human_seconds(q.attention_fwd_s),
                        q.attention_fwd_s / p.attention_fwd_s, human_seconds(fb), human_seconds(qb), qb / fb);
   }

@@ -39,7 +39,9 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("mesh", "MPxSP: tensor-parallel degree x ring size", cxxopts::value<std::string>()->default_value("1x8"))
     ("seq", "total sequence length n_seq (tokens)", cxxopts::value<std::string>()->default_value("131072"))
     ("batch", "sequences per step", cxxopts::value<std::string>()->default_value("1"))
-    ("layout", "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE",
+    ("layout",
+     "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE|bucket-striped|bucket-rotated "
+     "(the last two from a sparse mask's buckets: docs/analytic.md)",
      cxxopts::value<std::string>()->default_value(default_layouts))
     ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))

@@ -1,5 +1,7 @@
 // `ringsim simulate`: the discrete-event simulation of one training step, per layout, beside
 // the analytic prediction of the same scenario.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -61,6 +63,9 @@ int run_simulate(int argc, char** argv) {
   std::string out;
   nlohmann::json results = nlohmann::json::array();
   double first_step = 0;
+  // Layout column: 12 wide, or the longest spec (bucket-striped, perm:FILE).
+  std::size_t lw = 12;
+  for (const auto& l : args.layouts) lw = std::max(lw, l.size());
   for (std::size_t li = 0; li < args.layouts.size(); ++li) {
     auto spec = args.base;
     spec.layout = args.layouts[li];
@@ -74,14 +79,14 @@ int run_simulate(int argc, char** argv) {
                          s.model.name, res.devices, s.hardware.name, res.topology, spec.mp, spec.sp, spec.n_seq,
                          s.profile.name, s.profile.provenance.calibrated ? " (calibrated)" : " (uncalibrated)",
                          opt.buffers, opt.sync == sim::Sync::Barrier ? "lock-step" : "asynchronous");
-      out += fmt::format("{:<12} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n", "layout", "step",
+      out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n", "layout", lw, "step",
                          "tokens/s", "MFU", "busiest", "exposed", "imbalance", "analytic", "events", "passes", "speedup");
       if (opt.record_trace) write_output(trace_path, sim::chrome_trace_json(res));
       if (!matrix_path.empty()) write_output(matrix_path, sim::matrices_csv(res));
     }
     double busiest = 0;
     for (double b : res.busy_s) busiest = std::max(busiest, b);
-    out += fmt::format("{:<12} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>9.2f} {:>11} {:>10} {:>9} {:>8.2f}x\n", spec.layout,
+    out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>9.2f} {:>11} {:>10} {:>9} {:>8.2f}x\n", spec.layout, lw,
                        human_seconds(res.step_s), human_count(res.tokens_per_s), 100 * res.mfu, human_seconds(busiest),
                        human_seconds(res.exposed_communication_s), res.imbalance, human_seconds(analytic.step_s),
                        human_count(static_cast<double>(res.events)),

@@ -86,6 +86,7 @@ Layout Layout::permutation(std::vector<std::int64_t> tokens, std::int64_t n_dev,
   l.width_ = 1;
   l.slot_to_token_ = std::move(tokens);
   l.token_to_slot_ = std::move(inverse);
+  l.instance_tag_ = std::make_shared<const char>('p');
   return l;
 }
 
@@ -117,7 +118,7 @@ Layout Layout::parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_d
   }
   throw InputError({}, 0, "layout",
                    "unknown layout '" + std::string(spec) +
-                       "' (expected contiguous, ring, striped, zigzag, cyclic:W or perm:FILE)");
+                       "' (expected contiguous, ring, striped, zigzag, cyclic:W, perm:FILE or, with a sparse mask, bucket-striped or bucket-rotated)");
 }
 
 Placement Layout::place(std::int64_t t) const noexcept {

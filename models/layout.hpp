@@ -4,6 +4,7 @@
 // ways, and describes a range of local indices as arithmetic progressions of global positions,
 // which is what lets masks count allowed pairs per tile in closed form.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,7 +44,8 @@ class Layout {
                                           std::string name = "perm");
 
   // Spec: contiguous | ring | striped | zigzag | cyclic:W | perm:FILE (FILE: whitespace-separated
-  // global tokens in slot order, n_seq of them, '#' comments allowed).
+  // global tokens in slot order, n_seq of them, '#' comments allowed). Layouts derived from a
+  // sparse mask (bucket-striped, bucket-rotated) need the mask: models/balanced_layout.hpp, via resolve().
   [[nodiscard]] static Layout parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_dev);
 
   [[nodiscard]] LayoutKind kind() const noexcept { return kind_; }
@@ -70,6 +72,10 @@ class Layout {
   [[nodiscard]] bool order_classes() const noexcept { return kind_ != LayoutKind::Permutation; }
   // Global positions increase with the local index on every device (all but permutations).
   [[nodiscard]] bool monotone() const noexcept { return kind_ != LayoutKind::Permutation; }
+  // Shared by the copies of one explicit permutation and by nothing else (null for the other
+  // kinds): lets memos tell permutations apart without comparing n_seq tokens. Holding it keeps
+  // its address from being reused.
+  [[nodiscard]] const std::shared_ptr<const void>& instance_tag() const noexcept { return instance_tag_; }
 
  private:
   Layout() = default;
@@ -81,6 +87,7 @@ class Layout {
   std::int64_t width_ = 1;
   std::vector<std::int64_t> slot_to_token_;  // permutation only
   std::vector<std::int64_t> token_to_slot_;  // permutation only
+  std::shared_ptr<const void> instance_tag_;  // permutation only
 };
 
 }  // namespace ringsim::models

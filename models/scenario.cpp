@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "models/balanced_layout.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/sparse_io.hpp"
@@ -86,11 +87,25 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
   r.model.check_parallelism(spec.mp);
   r.profile = catalog.profile(spec.profile, r.hardware);
-  r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
+  // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
+  // sizes are checked before it, so an impossible ring fails before a mask is generated.
+  const bool from_mask = is_mask_layout_spec(spec.layout);
+  if (from_mask)
+    (void)Layout::contiguous(spec.n_seq, spec.sp);
+  else
+    r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
   // Index-based sparse masks (SCFA) have one mask per attention head of the model.
   r.mask = is_sparse_mask_spec(spec.mask)
                ? parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed)
                : parse_mask(spec.mask, spec.n_seq);
+  if (from_mask) {
+    std::unique_ptr<Mask> other;
+    if (!spec.layout_mask.empty() && spec.layout_mask != spec.mask)
+      other = is_sparse_mask_spec(spec.layout_mask)
+                  ? parse_sparse_mask(spec.layout_mask, spec.n_seq, r.model.heads, spec.seed)
+                  : parse_mask(spec.layout_mask, spec.n_seq);
+    r.layout = std::make_unique<Layout>(parse_mask_layout(spec.layout, other ? *other : *r.mask, spec.n_seq, spec.sp));
+  }
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
     r.tile = *spec.tile;

@@ -28,6 +28,9 @@ struct ScenarioSpec {
   std::int64_t batch = 1;
   std::string layout = "contiguous";
   std::string mask = "causal";
+  // The sparse mask that mask-derived layouts (bucket-striped, bucket-rotated) are built from;
+  // empty: `mask`. Lets a baseline mask (predict --compare-mask) keep the same token permutation.
+  std::string layout_mask;
   std::optional<TileShape> tile;  // else the profile's default, clamped to the block
   std::string profile;            // name or path; empty: the hardware's default profile
   std::uint64_t seed = 1;         // for generated sparse masks

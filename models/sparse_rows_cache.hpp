@@ -25,16 +25,21 @@ class SparseRowsCache {
   explicit SparseRowsCache(std::size_t budget_bytes = kDefaultBudgetBytes) : budget_bytes_(budget_bytes) {}
 
   // The rows of (layout, head, device, side), from the memo or from build(). Explicit
-  // permutation layouts are not memoised: two of them cannot be told apart cheaply.
+  // permutation layouts are memoised per instance (Layout::instance_tag): copies share entries,
+  // two permutations built separately do not, even with equal tokens.
   [[nodiscard]] std::shared_ptr<const SortedRows> get(const Layout& layout, std::int64_t head, std::int64_t device,
                                                       bool queries, FunctionRef<SortedRows()> build);
 
  private:
-  // (layout kind, n_dev, stripe width, head, device, side): with the mask's n_seq this fixes
-  // every non-permutation layout's positions.
-  using Key = std::array<std::int64_t, 6>;
+  // (layout kind, n_dev, stripe width, permutation instance, head, device, side): with the
+  // mask's n_seq this fixes the layout's positions.
+  using Key = std::array<std::int64_t, 7>;
+  struct Entry {
+    std::shared_ptr<const SortedRows> rows;
+    std::shared_ptr<const void> tag;  // keeps a permutation's tag address unique while cached
+  };
   std::mutex mutex_;
-  std::map<Key, std::shared_ptr<const SortedRows>> entries_;
+  std::map<Key, Entry> entries_;
   std::deque<Key> order_;  // insertion order, for eviction
   std::size_t bytes_ = 0;
   std::size_t budget_bytes_;

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Sparse masks on a ring: per (ring size, tile, mask, layout) the per-round imbalance
-# (max/mean, averaged over rounds), total visited tiles (ringsim workload, summed over rounds,
-# devices and heads) and the attention forward+backward speedup over dense causal Ring
-# Attention (contiguous layout) under the a100-40gb-scfa profile. Markdown on stdout.
-# Usage: scripts/sparse-ring-study.sh [path/to/ringsim] [model] [tokens per device]
+# (max/mean visited area, averaged over rounds), the tiles the kernel visits and the tiles that
+# hold an allowed pair (ringsim workload, summed over rounds, devices and heads), the sum over
+# rounds of the busiest device's visited tiles (what a lock-step ring waits for), the share of
+# visited area in partly masked tiles, and the attention forward+backward speedup over dense
+# causal Ring Attention (contiguous layout) under the a100-40gb-scfa profile. Markdown on stdout.
+# Usage: scripts/sparse-ring-study.sh [path/to/ringsim] [model] [tokens per device] [ring sizes]
 set -euo pipefail
 bin=${1:-build/cli/ringsim}
 model=${2:-attn:8:8:64}
 per_dev=${3:-32768}
-layouts=(contiguous striped zigzag cyclic:4)
-for N in 8 16; do
+rings=${4:-8 16}
+layouts=(contiguous striped zigzag cyclic:4 bucket-striped bucket-rotated)
+for N in $rings; do
   n=$((N * per_dev))
   for T in 128x128 512x512; do
     common=(--hardware a100-40gb --profile a100-40gb-scfa --model "$model" --mesh "1x$N" --seq "$n" --batch 1 --tile "$T")
@@ -17,15 +20,20 @@ for N in 8 16; do
     base_s=$(awk -F, '{print $1 + $2}' <<<"$base")
     echo "#### N = $N, $n tokens, tile $T (dense causal ring: attention fwd+bwd ${base_s} s)"
     echo
-    echo "| mask | layout | imbalance | visited tiles | vs causal ring |"
-    echo "|---|---|---|---|---|"
-    for m in causal hash:8 hash:64 qkdrop:0.5; do
+    echo "| mask | layout | imbalance | visited tiles | computed tiles | sum of round max | masked share | vs causal ring |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for m in causal hash:8 hash:8:zipf:1.5 hash:64 qkdrop:0.5; do
       for l in "${layouts[@]}"; do
+        # The mask-derived layouts need the buckets (or kept tokens) of an index-based mask.
+        [[ $l == bucket-* && $m == causal ]] && continue
+        [[ $l == bucket-rotated && $m != hash* ]] && continue
         p=$("$bin" predict "${common[@]}" --mask "$m" --layout "$l" --format csv | tail -1)
         imb=$(cut -d, -f20 <<<"$p")
         t=$(awk -F, '{print $15 + $16}' <<<"$p")
-        tiles=$("$bin" workload "${common[@]}" --mask "$m" --layout "$l" | awk -F, 'NR > 1 {s += $5} END {print s}')
-        echo "| $m | $l | $imb | $tiles | $(awk -v b="$base_s" -v t="$t" 'BEGIN {printf "%.2fx", b / t}') |"
+        stats=$("$bin" workload "${common[@]}" --mask "$m" --layout "$l" |
+          awk -F, 'NR > 1 {v += $8; c += $5; a += $9; k += $10; if ($8 > mx[$1]) mx[$1] = $8}
+                   END {for (r in mx) s += mx[r]; printf "%d | %d | %d | %.3f", v, c, s, k / a}')
+        echo "| $m | $l | $imb | $stats | $(awk -v b="$base_s" -v t="$t" 'BEGIN {printf "%.2fx", b / t}') |"
       done
     done
     echo

@@ -119,9 +119,30 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
 TEST_CASE("workload prints one row per (round, device)", "[cli]") {
   const auto r = run("workload --mesh 1x4 --seq 4096 --layout striped --tile 256x256");
   REQUIRE(r.code == 0);
-  CHECK(r.out.rfind("round,device,kv_block,tiles_total,tiles_computed,allowed_pairs,kv_bytes\n", 0) == 0);
+  CHECK(r.out.rfind("round,device,kv_block,tiles_total,tiles_computed,allowed_pairs,kv_bytes,tiles_visited,"
+                    "visited_area,masked_area\n",
+                    0) == 0);
   CHECK(lines(r.out) == 1 + 16);
-  CHECK(r.out.find("\n0,0,0,16,10,524800,") != std::string::npos);  // 1024*1025/2 pairs
+  // 1024*1025/2 pairs; causal tiles are visited iff they hold a pair, and the 4 diagonal ones
+  // are partly masked.
+  CHECK(r.out.find("\n0,0,0,16,10,524800,") != std::string::npos);
+  CHECK(r.out.find("\n0,0,0,16,10,524800,16777216,10,655360,262144\n") != std::string::npos);
+}
+
+TEST_CASE("bucket-striped is a layout of predict and workload for sparse masks", "[cli]") {
+  const auto p = run("predict --mesh 1x4 --seq 8192 --model attn:4:4:64 --mask hash:4 --layout striped,bucket-striped "
+                     "--format csv");
+  REQUIRE(p.code == 0);
+  CHECK(lines(p.out) == 3);
+  CHECK(p.out.find("\nbucket-striped,") != std::string::npos);
+  // The causal baseline of --compare-mask keeps the permutation built from the hash buckets.
+  const auto c = run("predict --mesh 1x4 --seq 8192 --model attn:4:4:64 --mask hash:4 --layout bucket-rotated "
+                     "--compare-mask causal");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.find("\nbucket-rotated ") != std::string::npos);
+  const auto w = run("workload --mesh 1x4 --seq 8192 --model attn:4:4:64 --mask qkdrop:0.5 --layout bucket-striped");
+  REQUIRE(w.code == 0);
+  CHECK(lines(w.out) == 1 + 16);
 }
 
 TEST_CASE("show draws plain heatmaps and attention matrices when not on a terminal", "[cli]") {
@@ -142,6 +163,8 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --mesh 0x4", "mesh");
   expect_bad("predict --mesh 4", "mesh");
   expect_bad("predict --layout spiral", "unknown layout");
+  expect_bad("predict --layout bucket-striped --mask causal", "field 'layout'");
+  expect_bad("predict --model attn:2:2:64 --layout bucket-rotated --mask qkdrop:0.5", "bucket-rotated arranges hash");
   expect_bad("predict --mask window:0", "window");
   expect_bad("predict --format xml", "format");
   expect_bad("predict --engine quantum", "engine");

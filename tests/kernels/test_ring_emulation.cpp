@@ -13,8 +13,11 @@
 
 #include "kernel_test_util.hpp"
 #include "kernels/reference/ring_emulation.hpp"
+#include "models/balanced_layout.hpp"
 #include "models/layout.hpp"
 #include "models/mask.hpp"
+#include "models/sparse_gen.hpp"
+#include "models/sparse_mask.hpp"
 
 namespace rk = ringsim::kernels;
 namespace rm = ringsim::models;
@@ -124,6 +127,25 @@ TEST_CASE("ring emulation equals single-device attention for every layout and ma
   std::printf("[kernels] ring vs single-device, %d runs: max abs err fp32 %.3g (tol %.0e), fp64 %.3g (tol %.0e), "
               "lse fp32 %.3g\n",
               runs, worst32, kTolFp32, worst64, kTolFp64, worst_lse32);
+}
+
+TEST_CASE("ring emulation is exact on the mask-derived layouts of a hash mask", "[kernels][ring]") {
+  // bucket-striped and bucket-rotated are derived from the mask's buckets; each must still be a
+  // plain token permutation to the ring, whatever the buckets are.
+  const std::int64_t n_seq = 96;
+  const rk::AttentionShape s{4, 2, 16};
+  const auto in = rk::test::random_inputs(s, n_seq, 6000);
+  const rm::HashMask mask(rm::random_buckets(n_seq, s.heads, 5, 1.2, 61), n_seq);
+  const auto ref = rk::reference_attention(s, in.q, in.k, in.v, mask);
+  for (const std::int64_t n_dev : {2, 3, 4, 8}) {
+    for (const char* spec : {"bucket-striped", "bucket-rotated"}) {
+      const auto layout = rm::parse_mask_layout(spec, mask, n_seq, n_dev);
+      CAPTURE(n_dev, spec);
+      const auto r = rk::ring_attention<double>(layout, s, in.q, in.k, in.v, mask, {{5, 7}, rk::Accumulation::Online});
+      CHECK(max_abs_diff(r.output.out, ref.out) <= kTolFp64);
+      CHECK(max_lse_diff(r.output.lse, ref.lse) <= kTolFp64);
+    }
+  }
 }
 
 TEST_CASE("ring emulation at a realistic head size", "[kernels][ring]") {
