@@ -94,8 +94,8 @@ QWidget* MainWindow::build_form() {
   mesh_ = new QLineEdit(w);
   mesh_->setToolTip(tr("tensor-parallel x sequence-parallel (ring size), e.g. 1x8"));
   n_seq_ = new QLineEdit(w);
-  layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16"}, w);
-  layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16"}, w);
+  layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
+  layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
   mask_ = editable_combo({"causal", "full", "window:4096"}, w);
   tile_ = new QLineEdit(w);
   tile_->setPlaceholderText(tr("profile default"));
