@@ -100,7 +100,9 @@ Prediction predict(const ResolvedScenario& s) {
   // mp groups sit inside a node while they fit there.
   const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
   double matmul_flops = 0;
-  for (const Op& op : step_ops(m, shape)) {
+  thread_local std::vector<Op> ops;  // a sweep predicts many scenarios: one buffer per thread
+  step_ops(m, shape, ops);
+  for (const Op& op : ops) {
     const double reps = op.per_layer ? layers : 1.0;
     const double t = cost.op_s(op, mp_inter) * reps;
     if (op.kind == OpKind::Collective)

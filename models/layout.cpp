@@ -164,6 +164,17 @@ std::int64_t Layout::token(std::int64_t d, std::int64_t l) const noexcept {
   return 0;
 }
 
+std::optional<Progression> Layout::affine(std::int64_t d) const noexcept {
+  switch (kind_) {
+    case LayoutKind::Contiguous: return Progression{d * block_, 1, block_};
+    case LayoutKind::Striped: return Progression{d, n_dev_, block_};
+    case LayoutKind::BlockCyclic:
+      if (width_ == 1) return Progression{d, n_dev_, block_};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 void Layout::segments(std::int64_t d, std::int64_t lo, std::int64_t hi, std::vector<Progression>& out) const {
   if (hi <= lo) return;
   const std::int64_t c = block_;

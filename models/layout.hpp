@@ -57,6 +57,9 @@ class Layout {
 
   [[nodiscard]] Placement place(std::int64_t token) const noexcept;
   [[nodiscard]] std::int64_t token(std::int64_t device, std::int64_t local) const noexcept;
+  // The device's whole block as one arithmetic progression (token(d, l) = start + l * stride),
+  // where the layout is that simple (contiguous, striped, cyclic:1); nullopt otherwise.
+  [[nodiscard]] std::optional<Progression> affine(std::int64_t device) const noexcept;
 
   // Global positions of local indices [lo, hi) of `device`, in local order, appended to `out`
   // as few progressions as the layout allows (at most 2 for contiguous/striped/zigzag).

@@ -74,15 +74,19 @@ class CausalMask final : public Mask {
     out.tiles_total = nq * nk;
     // Tokens grow along a monotone layout's block, so both boundaries below only move right as
     // the query tile moves down: two walks over the key tiles, O(nq + nk) token lookups.
+    // Contiguous and striped blocks are arithmetic progressions: positions without a lookup.
+    const auto qa = l.affine(j), ka = l.affine(k);
+    auto q_pos = [&](std::int64_t local) { return qa ? qa->start + local * qa->stride : l.token(j, local); };
+    auto k_pos = [&](std::int64_t local) { return ka ? ka->start + local * ka->stride : l.token(k, local); };
     std::int64_t lo = 0;  // first key tile whose first key is after the query tile's last query
     std::int64_t a = 0;   // first key tile whose last key is after the query tile's first query
     for (std::int64_t qt = 0; qt < nq; ++qt) {
       const std::int64_t rows = std::min(c, (qt + 1) * t.q) - qt * t.q;
-      const std::int64_t q_last = l.token(j, qt * t.q + rows - 1);
-      while (lo < nk && l.token(k, lo * t.k) <= q_last) ++lo;
+      const std::int64_t q_last = q_pos(qt * t.q + rows - 1);
+      while (lo < nk && k_pos(lo * t.k) <= q_last) ++lo;
       // Tiles [0, a) are entirely allowed: their last key precedes the tile's first query.
-      const std::int64_t q_first = l.token(j, qt * t.q);
-      while (a < lo && l.token(k, std::min(c, (a + 1) * t.k) - 1) <= q_first) ++a;
+      const std::int64_t q_first = q_pos(qt * t.q);
+      while (a < lo && k_pos(std::min(c, (a + 1) * t.k) - 1) <= q_first) ++a;
       out.tiles_computed += lo;
       out.visited_area += rows * std::min(c, lo * t.k);
       out.masked_area += rows * (std::min(c, lo * t.k) - std::min(c, a * t.k));

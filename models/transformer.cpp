@@ -74,7 +74,13 @@ void ModelConfig::check_parallelism(std::int64_t mp) const {
 
 std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
   std::vector<Op> ops;
-  if (m.attention_only) return ops;
+  step_ops(m, s, ops);
+  return ops;
+}
+
+void step_ops(const ModelConfig& m, const StepShape& s, std::vector<Op>& ops) {
+  ops.clear();
+  if (m.attention_only) return;
   const double t = static_cast<double>(s.tokens) * static_cast<double>(s.batch);
   const double mp = static_cast<double>(s.mp);
   const double d = static_cast<double>(m.d_model);
@@ -117,7 +123,6 @@ std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s) {
       ops.push_back({"tp_allreduce_mlp", phase, OpKind::Collective, true, 0, bytes});
     }
   }
-  return ops;
 }
 
 }  // namespace ringsim::models

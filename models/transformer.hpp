@@ -62,6 +62,8 @@ struct StepShape {
 
 // Every non-attention-core op of one training step on one device.
 [[nodiscard]] std::vector<Op> step_ops(const ModelConfig& m, const StepShape& s);
+// The same into `ops` (cleared first), so a sweep can keep one buffer.
+void step_ops(const ModelConfig& m, const StepShape& s, std::vector<Op>& ops);
 
 // Attention core FLOPs of one full (unmasked) q x k tile for all heads on one device, forward:
 // QK^T and PV, 2 FLOPs per multiply-add each.

@@ -73,9 +73,9 @@ const BlockStats& Workload::block(std::int64_t round, std::int64_t device) const
     if (it == pairs_.end()) it = pairs_.emplace(key, count_block(*layout_, *mask_, device, k, tile_)).first;
     return it->second;
   }
-  const auto slot = static_cast<std::size_t>(key + n - 1);
-  if (table_.empty()) table_.resize(static_cast<std::size_t>(classes_ == Classes::BySign ? 3 : 2 * n - 1));
-  auto& entry = table_[classes_ == Classes::BySign ? static_cast<std::size_t>(key + 1) : slot];
+  if (table_.empty() && classes_ == Classes::ByDifference) table_.resize(static_cast<std::size_t>(2 * n - 1));
+  auto& entry = classes_ == Classes::BySign ? signs_[static_cast<std::size_t>(key + 1)]
+                                            : table_[static_cast<std::size_t>(key + n - 1)];
   if (!entry) entry = count_block(*layout_, *mask_, device, k, tile_);
   return *entry;
 }

@@ -6,6 +6,7 @@
 // Blocks are memoised by a class key wherever the layout and mask make a block's counts depend
 // only on the device difference (shift-invariant layouts and masks) or only on its sign
 // (order-only masks): then a whole ring costs O(distinct classes x tiles), not O(N^2 x tiles).
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -88,6 +89,7 @@ class Workload {
   enum class Classes { BySign, ByDifference, ByPair } classes_;
   // Sign and difference classes live in a flat table (index key + N - 1); pairs in a map.
   mutable std::vector<std::optional<BlockStats>> table_;
+  mutable std::array<std::optional<BlockStats>, 3> signs_;  // inline: a sweep builds a workload per point
   mutable std::unordered_map<std::int64_t, BlockStats> pairs_;
 };
 
