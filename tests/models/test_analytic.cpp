@@ -7,6 +7,7 @@
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
+#include "support/scenario.hpp"
 
 using namespace ringsim::models;
 
@@ -14,15 +15,7 @@ namespace {
 
 ResolvedScenario scenario(const std::string& hw, const std::string& model, std::int64_t mp, std::int64_t sp,
                           std::int64_t n_seq, const std::string& layout, std::optional<TileShape> tile = std::nullopt) {
-  ScenarioSpec s;
-  s.hardware = hw;
-  s.model = model;
-  s.mp = mp;
-  s.sp = sp;
-  s.n_seq = n_seq;
-  s.layout = layout;
-  s.tile = tile;
-  return resolve(s, Catalog());
+  return ringsim::test::resolve_scenario(hw, model, mp, sp, n_seq, layout, "causal", tile);
 }
 
 }  // namespace

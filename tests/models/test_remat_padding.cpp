@@ -8,24 +8,17 @@
 
 #include "models/analytic.hpp"
 #include "models/error.hpp"
+#include "support/scenario.hpp"
 
 using namespace ringsim::models;
 
 namespace {
 
-ResolvedScenario scenario(const std::string& hw, const std::string& model, const std::string& mesh_layout,
-                          std::int64_t mp, std::int64_t sp, std::int64_t n_seq, bool recompute) {
-  ScenarioSpec s;
-  s.hardware = hw;
-  s.model = model;
-  s.mp = mp;
-  s.sp = sp;
-  s.n_seq = n_seq;
-  s.layout = mesh_layout;
-  auto r = resolve(s, Catalog());
+ResolvedScenario scenario(const std::string& hw, const std::string& model, const std::string& layout, std::int64_t mp,
+                          std::int64_t sp, std::int64_t n_seq, bool recompute) {
+  auto r = ringsim::test::resolve_scenario(hw, model, mp, sp, n_seq, layout);
   r.profile.recompute = recompute;
-  r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads(),
-                                       r.mask->kind());
+  ringsim::test::rebuild_cost(r);
   return r;
 }
 

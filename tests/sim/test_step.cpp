@@ -13,6 +13,7 @@
 #include "models/error.hpp"
 #include "sim/step.hpp"
 #include "sim/trace.hpp"
+#include "support/scenario.hpp"
 
 using namespace ringsim;
 
@@ -20,22 +21,10 @@ namespace {
 
 models::ResolvedScenario scenario(const std::string& model, std::int64_t mp, std::int64_t sp, std::int64_t n_seq,
                                   const std::string& layout, const std::string& mask, models::TileShape tile) {
-  models::ScenarioSpec s;
-  s.hardware = "h100-sxm";
-  s.model = model;
-  s.mp = mp;
-  s.sp = sp;
-  s.n_seq = n_seq;
-  s.layout = layout;
-  s.mask = mask;
-  s.tile = tile;
-  return models::resolve(s, models::Catalog());
+  return test::resolve_scenario("h100-sxm", model, mp, sp, n_seq, layout, mask, tile);
 }
 
-void rebuild_cost(models::ResolvedScenario& s) {
-  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads(),
-                                                s.mask->kind());
-}
+using test::rebuild_cost;
 
 // Links of effectively unlimited bandwidth and zero latency, perfect overlap: the regime in
 // which the lock-step simulation must equal the closed form.

@@ -46,6 +46,23 @@ std::int64_t sum_round_max_tiles(const Layout& layout, const models::Mask& mask,
   return total;
 }
 
+// Every token on exactly one (device, local index), and place() the inverse of token();
+// `order` checks each device's local order.
+template <class Order>
+void check_permutation(const Layout& layout, std::int64_t n_seq, std::int64_t n_dev, Order order) {
+  std::vector<int> seen(static_cast<std::size_t>(n_seq), 0);
+  for (std::int64_t d = 0; d < n_dev; ++d)
+    for (std::int64_t l = 0; l < layout.block(); ++l) {
+      const std::int64_t t = layout.token(d, l);
+      REQUIRE(t >= 0);
+      REQUIRE(t < n_seq);
+      ++seen[static_cast<std::size_t>(t)];
+      order(d, l, t);
+      CHECK(layout.place(t) == models::Placement{d, l});
+    }
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; }));
+}
+
 }  // namespace
 
 TEST_CASE("bucket-striped is a permutation with one token of every stripe row per device", "[sparse][balanced]") {
@@ -57,18 +74,8 @@ TEST_CASE("bucket-striped is a permutation with one token of every stripe row pe
       CAPTURE(n_dev, nb);
       CHECK(layout.kind() == models::LayoutKind::Permutation);
       CHECK(layout.name() == "bucket-striped");
-      std::vector<int> seen(static_cast<std::size_t>(n_seq), 0);
-      for (std::int64_t d = 0; d < n_dev; ++d)
-        for (std::int64_t l = 0; l < layout.block(); ++l) {
-          const std::int64_t t = layout.token(d, l);
-          REQUIRE(t >= 0);
-          REQUIRE(t < n_seq);
-          ++seen[static_cast<std::size_t>(t)];
-          // Local index l holds a token of stripe row l, so positions increase with l.
-          CHECK(t / n_dev == l);
-          CHECK(layout.place(t) == models::Placement{d, l});
-        }
-      CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
+      // Local index l holds a token of stripe row l, so positions increase with l.
+      check_permutation(layout, n_seq, n_dev, [&](std::int64_t, std::int64_t l, std::int64_t t) { CHECK(t / n_dev == l); });
     }
   }
 }
@@ -155,17 +162,9 @@ TEST_CASE("bucket-rotated is a permutation of exact blocks in position order", "
       const auto layout = models::parse_mask_layout("bucket-rotated", mask, n_seq, n_dev);
       CAPTURE(n_dev, zipf);
       CHECK(layout.name() == "bucket-rotated");
-      std::vector<int> seen(static_cast<std::size_t>(n_seq), 0);
-      for (std::int64_t d = 0; d < n_dev; ++d)
-        for (std::int64_t l = 0; l < layout.block(); ++l) {
-          const std::int64_t t = layout.token(d, l);
-          REQUIRE(t >= 0);
-          REQUIRE(t < n_seq);
-          ++seen[static_cast<std::size_t>(t)];
-          if (l > 0) CHECK(layout.token(d, l - 1) < t);
-          CHECK(layout.place(t) == models::Placement{d, l});
-        }
-      CHECK(std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; }));
+      check_permutation(layout, n_seq, n_dev, [&](std::int64_t d, std::int64_t l, std::int64_t t) {
+        if (l > 0) CHECK(layout.token(d, l - 1) < t);
+      });
     }
   }
 }
