@@ -334,10 +334,7 @@ int run_calibrate(int argc, char** argv) {
                  ("plot", "write an SVG of speedup vs n_seq per mesh here", cxxopts::value<std::string>()->default_value(""))
                  ("h,help", "show help");
   const auto a = parse_or_throw(o, argc, argv);
-  if (a.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, a)) return 0;
   const bool s = !a["from-speedups"].as<std::string>().empty(), t = !a["from-timings"].as<std::string>().empty();
   const bool f = !a["from-scfa"].as<std::string>().empty();
   if (int(s) + int(t) + int(f) != 1)

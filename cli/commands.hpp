@@ -19,6 +19,8 @@ int run_validate(int argc, char** argv);
 
 // cxxopts' own parse errors (unknown flag, missing value) become InputError.
 [[nodiscard]] cxxopts::ParseResult parse_or_throw(cxxopts::Options& options, int argc, char** argv);
+// With -h/--help: prints the command's help to stdout and returns true (the command then exits 0).
+[[nodiscard]] bool help_requested(const cxxopts::Options& options, const cxxopts::ParseResult& r);
 
 // The value of option `name`, which must be one of `choices` (else InputError naming them).
 [[nodiscard]] std::string one_of(const cxxopts::ParseResult& r, const std::string& name,

@@ -120,10 +120,7 @@ int run_measure(int argc, char** argv) {
                  ("o,output", "timings CSV (written atomically; default stdout)", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
   const auto a = parse_or_throw(o, argc, argv);
-  if (a.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, a)) return 0;
   const int repeats = static_cast<int>(models::parse_positive_int(a["repeats"].as<std::string>(), "repeats"));
   const auto warmup = models::parse_int(a["warmup"].as<std::string>(), "warmup");
   if (warmup < 0) throw InputError({}, 0, "warmup", "expected a non-negative integer");

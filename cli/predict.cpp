@@ -254,10 +254,7 @@ int run_predict(int argc, char** argv) {
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
-  if (r.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "csv", "json"});
   const Engine engine = one_of(r, "engine", {"analytic", "des"}) == "des" ? Engine::Des : Engine::Analytic;
   const models::Catalog catalog;

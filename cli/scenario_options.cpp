@@ -1,6 +1,7 @@
 #include "cli/scenario_options.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,12 @@ cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) 
   } catch (const cxxopts::exceptions::exception& e) {
     throw InputError({}, 0, "options", e.what());
   }
+}
+
+bool help_requested(const cxxopts::Options& o, const cxxopts::ParseResult& r) {
+  if (!r.count("help")) return false;
+  std::fputs(o.help().c_str(), stdout);
+  return true;
 }
 
 std::string one_of(const cxxopts::ParseResult& r, const std::string& name, std::initializer_list<const char*> choices) {

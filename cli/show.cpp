@@ -176,10 +176,7 @@ int run_show(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value("auto"))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
-  if (r.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, r)) return 0;
   const auto metric = one_of(r, "metric", {"area", "pairs", "tiles"});
   const auto color = one_of(r, "color", {"auto", "always", "never"});
   const auto matrix = one_of(r, "matrix", {"auto", "always", "never"});

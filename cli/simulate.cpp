@@ -39,10 +39,7 @@ int run_simulate(int argc, char** argv) {
                  ("format", "table|json", cxxopts::value<std::string>()->default_value("table"))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
-  if (r.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "json"});
   sim::StepOptions opt;
   opt.topology = r["topology"].as<std::string>();

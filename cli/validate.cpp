@@ -33,10 +33,7 @@ int run_validate(int argc, char** argv) {
                  ("o,output", "write the per-round CSV here (atomically)", cxxopts::value<std::string>()->default_value(""))
                  ("h,help", "show help");
   const auto a = parse_or_throw(o, argc, argv);
-  if (a.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, a)) return 0;
   const auto args = parse_scenario_args(a);
   ValidateOptions opt;
   opt.dtype = one_of(a, "dtype", {"bf16", "fp16"}) == "bf16" ? kernels::cuda::DType::BF16 : kernels::cuda::DType::FP16;

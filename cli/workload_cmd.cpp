@@ -17,10 +17,7 @@ int run_workload(int argc, char** argv) {
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
-  if (r.count("help")) {
-    std::fputs(o.help().c_str(), stdout);
-    return 0;
-  }
+  if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"csv", "table"});
   const auto args = parse_scenario_args(r);
   if (args.layouts.size() != 1) throw InputError({}, 0, "layout", "workload takes exactly one layout");

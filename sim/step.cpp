@@ -114,9 +114,9 @@ struct StepPlan {
   }
   std::int64_t kv_bytes = 0, dkv_bytes = 0;
   // Per device: whether its hop to the successor is isolated (no other hop uses its links),
-  // and the closed-form time of a lone K/V or dK/dV transfer on it.
+  // and the closed-form time of a lone K/V block on it (the forward pass's only traffic).
   std::vector<char> direct;
-  std::vector<Tick> kv_hop_ticks, dkv_hop_ticks;
+  std::vector<Tick> kv_hop_ticks;
   std::vector<HopParams> hops;  // per device: its hop as a processor-sharing server
   std::vector<Route> tp_routes; // per device: to its successor in its tensor-parallel group (mp > 1)
   [[nodiscard]] std::int64_t tp_next(std::int64_t dev) const { return (dev + n) % d; }
@@ -234,7 +234,7 @@ struct StepPlan {
     }
     direct.assign(static_cast<std::size_t>(d), 1);
     kv_hop_ticks.assign(direct.size(), 0);
-    dkv_hop_ticks.assign(direct.size(), 0);
+    // A hop without links (a ring of one device, which sends nothing) keeps this placeholder.
     hops.assign(direct.size(), HopParams{1, 0});
     for (std::int64_t k = 0; k < mp; ++k)
       for (std::int64_t j = 0; j < n; ++j) {
@@ -243,12 +243,9 @@ struct StepPlan {
           if (uses[static_cast<std::size_t>(l)] > 1) direct[dev] = 0;
         isolated = isolated && direct[dev];
         const double bw = embedding->hop_bottleneck_bytes_per_s(k, j);
-        auto lone = [&](std::int64_t bytes) {
-          return clock.to_ticks(embedding->hop_latency_s(k, j) + (std::isfinite(bw) ? static_cast<double>(bytes) / bw : 0.0));
-        };
-        kv_hop_ticks[dev] = lone(kv_bytes);
-        dkv_hop_ticks[dev] = lone(dkv_bytes);
-        if (std::isfinite(bw)) hops[dev] = {bw, clock.to_ticks(embedding->hop_latency_s(k, j))};
+        const double latency = embedding->hop_latency_s(k, j);
+        kv_hop_ticks[dev] = clock.to_ticks(latency + (std::isfinite(bw) ? static_cast<double>(kv_bytes) / bw : 0.0));
+        if (std::isfinite(bw)) hops[dev] = {bw, clock.to_ticks(latency)};
       }
   }
 };
@@ -267,6 +264,24 @@ struct TraceSink {
   std::vector<TraceSpan> spans;
   std::int64_t limit = 0;
   bool truncated = false;
+};
+
+// Start times of one device's transfers of one kind that are still in flight; they arrive in
+// the order they left (one flow at a time, or equal shares of one hop).
+class InFlight {
+ public:
+  void push(Tick start) {
+    if (head_ == starts_.size()) {  // all earlier ones arrived: start over, keeping the capacity
+      starts_.clear();
+      head_ = 0;
+    }
+    starts_.push_back(start);
+  }
+  [[nodiscard]] Tick pop() { return starts_[head_++]; }
+
+ private:
+  std::vector<Tick> starts_;
+  std::size_t head_ = 0;
 };
 
 struct Dev {
@@ -290,9 +305,7 @@ struct Dev {
   bool barrier_passed = false;
   std::int64_t tiles_left = 0;
   Tick tile_ticks = 0, tile_rem = 0;
-  // Start times of the transfers in flight, per kind ([head, size)); they arrive in order.
-  std::vector<Tick> kv_out, dkv_out, tp_out;
-  std::size_t kv_head = 0, dkv_head = 0, tp_head = 0;
+  InFlight kv_out, dkv_out, tp_out;
   Tick busy_ticks = 0;
   Tick finish = 0;
 };
@@ -563,7 +576,7 @@ class PassSim {
   void on_chunk(std::uint32_t d) {
     auto& dv = dev(d);
     auto& from = dev(p_.tp_prev(d));
-    const Tick start = from.tp_out[from.tp_head++];
+    const Tick start = from.tp_out.pop();
     if (tracing()) span(2 * p_.tp_prev(d) + 1, "TP chunk", start, engine_.now());
     ++dv.ar_received;
     ar_send_ready(d);
@@ -607,11 +620,7 @@ class PassSim {
     auto& dv = dev(d);
     const auto dk = static_cast<std::size_t>(d);
     if (kind == TransferKind::TP) {
-      if (dv.tp_head == dv.tp_out.size()) {
-        dv.tp_out.clear();
-        dv.tp_head = 0;
-      }
-      dv.tp_out.push_back(engine_.now());
+      dv.tp_out.push(engine_.now());
       network_.start(p_.tp_routes[dk], p_.phases[dv.phase].chunk_bytes,
                      engine_.bind(h_tp_, static_cast<std::uint32_t>(p_.tp_next(d))));
       return;
@@ -619,13 +628,7 @@ class PassSim {
     const auto& route = p_.embedding->hop_route(p_.ring_of(d), p_.pos_of(d));
     const auto to = static_cast<std::uint32_t>(p_.succ_of(d));
     const Call call = engine_.bind(kind == TransferKind::KV ? h_kv_ : h_dkv_, to);
-    auto& starts = kind == TransferKind::KV ? dv.kv_out : dv.dkv_out;
-    auto& head = kind == TransferKind::KV ? dv.kv_head : dv.dkv_head;
-    if (head == starts.size()) {  // all earlier ones arrived: start over, keeping the capacity
-      starts.clear();
-      head = 0;
-    }
-    starts.push_back(engine_.now());
+    (kind == TransferKind::KV ? dv.kv_out : dv.dkv_out).push(engine_.now());
     const std::int64_t bytes = kind == TransferKind::KV ? p_.kv_bytes : p_.dkv_bytes;
     if (!p_.direct[dk]) {
       network_.start(route, bytes, call);
@@ -637,8 +640,8 @@ class PassSim {
     }
     // An isolated hop in the forward pass carries one K/V block at a time: closed form. In the
     // backward pass K/V and dK/dV overlap on it and share it: processor sharing.
-    if (!backward(dv) || route.empty())
-      engine_.schedule_after(kind == TransferKind::KV ? p_.kv_hop_ticks[dk] : p_.dkv_hop_ticks[dk], call);
+    if (!backward(dv))
+      engine_.schedule_after(p_.kv_hop_ticks[dk], call);
     else
       hops_.start(dk, bytes, call);
   }
@@ -647,7 +650,7 @@ class PassSim {
     auto& dv = dev(d);
     const auto pred = p_.pred_of(d);
     auto& from = dev(pred);
-    const Tick start = kind == TransferKind::KV ? from.kv_out[from.kv_head++] : from.dkv_out[from.dkv_head++];
+    const Tick start = (kind == TransferKind::KV ? from.kv_out : from.dkv_out).pop();
     if (tracing()) span(2 * pred + 1, kind == TransferKind::KV ? "K/V" : "dK/dV", start, engine_.now());
     if (kind == TransferKind::KV) {
       ++dv.kv_arrived;

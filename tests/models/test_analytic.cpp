@@ -7,7 +7,7 @@
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
-#include "support/scenario.hpp"
+#include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;
 

@@ -8,7 +8,7 @@
 
 #include "models/analytic.hpp"
 #include "models/error.hpp"
-#include "support/scenario.hpp"
+#include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;
 

@@ -13,7 +13,7 @@
 #include "models/error.hpp"
 #include "sim/step.hpp"
 #include "sim/trace.hpp"
-#include "support/scenario.hpp"
+#include "tests/support/scenario.hpp"
 
 using namespace ringsim;
 
