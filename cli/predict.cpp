@@ -90,6 +90,8 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
                      s0.model.name, s0.hardware.name, s0.hardware.description, spec.mp, spec.sp, spec.n_seq,
                      s0.layout->block(), spec.batch);
+  out += fmt::format("implementation {} ({} @ {}); strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,
+                     s0.impl.sources.front().commit.substr(0, 7), s0.strategy.spec);
   out += fmt::format("engine {}{}\n", engine_name(engine),
                      engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
                                              "other columns from the cost model)"
@@ -173,7 +175,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
                                           "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
                                           "pred_layout_step_s", "pred_tile",            "pred_profile",
-                                          "pred_profile_calibrated", "pred_engine"};
+                                          "pred_profile_calibrated", "pred_engine", "pred_impl"};
   std::string out;
   nlohmann::json rows = nlohmann::json::array();
   if (format == "csv") {
@@ -190,8 +192,16 @@ std::string run_batch(const std::string& path, const std::string& format, const 
     if (c_mask) spec.mask = t.text(i, *c_mask);
     spec.profile = t.text_or(i, c_profile, "");
     if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
+    if (!args["impl"].as<std::string>().empty()) spec.impl = args["impl"].as<std::string>();
+    if (args.count("cp")) spec.cp = args["cp"].as<std::string>();
     const auto layout = t.text_or(i, c_layout, "");
     try {
+      // Ring and striped (and the row's layout) run on one implementation.
+      std::vector<std::string> compared = {"contiguous", "striped"};
+      if (!layout.empty()) compared.push_back(layout);
+      spec.impl = catalog.choose_implementation(
+          spec, spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : models::Hardware::load_file(spec.hardware_file),
+          compared);
       const auto ring = run_one(spec, "contiguous", catalog, engine);
       const auto striped = run_one(spec, "striped", catalog, engine);
       double layout_step = striped.prediction.step_s;
@@ -208,7 +218,8 @@ std::string run_batch(const std::string& path, const std::string& format, const 
                 fmt::format("{}x{}", ring.scenario.tile.q, ring.scenario.tile.k),
                 ring.scenario.profile.name,
                 ring.scenario.profile.provenance.calibrated ? "true" : "false",
-                engine_name(engine)};
+                engine_name(engine),
+                ring.scenario.impl.name};
     } catch (const InputError& e) {
       throw InputError(path, t.lines[i], e.field(), e.message());
     }
@@ -244,7 +255,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
 int run_predict(int argc, char** argv) {
   cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
   add_scenario_options(o, "contiguous,striped,zigzag");
-  o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch)",
+  o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch,impl,cp)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
                   cxxopts::value<std::string>()->default_value("analytic"))
@@ -263,7 +274,8 @@ int run_predict(int argc, char** argv) {
     write_output(output, run_batch(batch, format, catalog, r, engine));
     return 0;
   }
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
+  choose_implementation(args, catalog);
   std::vector<LayoutResult> results;
   for (const auto& l : args.layouts) results.push_back(run_one(args.base, l, catalog, engine));
   // TMS compares ring with striped whatever layouts were asked for.
@@ -286,7 +298,7 @@ int run_predict(int argc, char** argv) {
     j["scenario"] = {{"hardware", s0.hardware.name}, {"model", s0.model.name}, {"mp", s0.spec.mp}, {"sp", s0.spec.sp},
                      {"n_seq", s0.spec.n_seq}, {"batch", s0.spec.batch}, {"mask", s0.mask->name()},
                      {"tile_q", s0.tile.q}, {"tile_k", s0.tile.k}, {"tile_clamped", s0.tile_clamped},
-                     {"block_tokens", s0.layout->block()}};
+                     {"block_tokens", s0.layout->block()}, {"impl", s0.impl.name}, {"cp", s0.strategy.spec}};
     j["profile"] = s0.profile.to_json();
     j["pred_tms"] = tms;
     j["pred_engine"] = engine_name(engine);
@@ -297,7 +309,7 @@ int run_predict(int argc, char** argv) {
     out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
                      "step_s", "tokens_per_s", "mfu", "attention_fwd_s", "attention_bwd_s", "other_compute_s",
                      "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first",
-                     "pred_engine"});
+                     "pred_engine", "impl", "cp"});
     for (const auto& x : results) {
       const auto& s = x.scenario;
       const auto& p = x.prediction;
@@ -310,7 +322,8 @@ int run_predict(int argc, char** argv) {
                        fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
                        fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
                        fmt::format("{:.4f}", tms),
-                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine)});
+                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine),
+                       s.impl.name, s.strategy.spec});
     }
   }
   write_output(output, out);

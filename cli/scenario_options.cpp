@@ -52,7 +52,11 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
      cxxopts::value<std::string>()->default_value(default_layouts))
     ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
-    ("profile", "profile name or JSON path (default: the hardware's)", cxxopts::value<std::string>()->default_value(""))
+    ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts)",
+     cxxopts::value<std::string>()->default_value(""))
+    ("cp", "context-parallel strategy: ring", cxxopts::value<std::string>()->default_value("ring"))
+    ("profile", "profile: NAME (configs/profiles/IMPL/NAME.json), IMPL/NAME or a JSON path (default: the (hardware, implementation) profile)",
+     cxxopts::value<std::string>()->default_value(""))
     ("seed", "seed for generated masks", cxxopts::value<std::string>()->default_value("1"));
 }
 
@@ -70,6 +74,8 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   s.batch = models::parse_positive_int(r["batch"].as<std::string>(), "batch");
   s.mask = r["mask"].as<std::string>();
   s.profile = r["profile"].as<std::string>();
+  s.impl = r["impl"].as<std::string>();
+  s.cp = r["cp"].as<std::string>();
   const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
   if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
   s.seed = static_cast<std::uint64_t>(seed);
@@ -81,6 +87,7 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
     if (l.empty()) throw InputError({}, 0, "layout", "empty layout name in the list");
     a.layouts.push_back(l);
   }
+  a.layouts_given = r.count("layout") > 0;
   s.layout = a.layouts.front();
   return a;
 }
@@ -90,7 +97,9 @@ ScenarioColumns::ScenarioColumns(const CsvTable& t)
       model(t.require_column("model")),
       mp(t.require_column("mp")),
       sp(t.require_column("sp")),
-      n_seq(t.require_column("n_seq")) {}
+      n_seq(t.require_column("n_seq")),
+      impl(t.column("impl")),
+      cp(t.column("cp")) {}
 
 models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) const {
   models::ScenarioSpec s;
@@ -99,7 +108,28 @@ models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) c
   s.mp = t.positive_int(row, mp);
   s.sp = t.positive_int(row, sp);
   s.n_seq = t.positive_int(row, n_seq);
+  s.impl = t.text_or(row, impl, "");
+  s.cp = t.text_or(row, cp, "ring");
   return s;
+}
+
+void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
+  auto& s = a.base;
+  const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
+  if (a.layouts_given) {
+    s.impl = catalog.choose_implementation(s, hw, a.layouts);
+  } else {
+    // The default list shrinks to the layouts the implementation offers.
+    s.impl = catalog.choose_implementation(s, hw, {});
+    const auto im = catalog.implementation(s.impl);
+    std::vector<std::string> offered;
+    for (const auto& l : a.layouts)
+      if (im.offers_layout(l)) offered.push_back(l);
+    if (offered.empty())
+      throw InputError({}, 0, "layout", "implementation " + im.name + " offers none of the default layouts; name one with --layout");
+    a.layouts = std::move(offered);
+  }
+  s.layout = a.layouts.front();
 }
 
 std::string human_seconds(double s) {

@@ -180,8 +180,9 @@ int run_show(int argc, char** argv) {
   const auto metric = one_of(r, "metric", {"area", "pairs", "tiles"});
   const auto color = one_of(r, "color", {"auto", "always", "never"});
   const auto matrix = one_of(r, "matrix", {"auto", "always", "never"});
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
   const models::Catalog catalog;
+  choose_implementation(args, catalog);
   std::vector<std::unique_ptr<models::ResolvedScenario>> ss;
   for (const auto& l : args.layouts) {
     auto spec = args.base;

@@ -54,8 +54,9 @@ int run_simulate(int argc, char** argv) {
                                              : sim::LayerPasses::Whole;
   const auto trace_path = r["trace"].as<std::string>();
   const auto matrix_path = r["matrix"].as<std::string>();
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
   const models::Catalog catalog;
+  choose_implementation(args, catalog);
 
   std::string out;
   nlohmann::json results = nlohmann::json::array();

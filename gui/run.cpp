@@ -20,6 +20,15 @@ models::ScenarioSpec with_layout(const models::ScenarioSpec& base, const std::st
   return s;
 }
 
+// The layouts compared side by side run on one implementation (models::Catalog::choose_implementation).
+models::ScenarioSpec with_impl(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+                               const models::Catalog& catalog) {
+  auto s = base;
+  const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
+  s.impl = catalog.choose_implementation(s, hw, layouts);
+  return s;
+}
+
 // n_seq values around the chosen one, each still divisible by the ring size.
 std::vector<std::int64_t> sweep_points(std::int64_t n_seq) {
   std::vector<std::int64_t> out;
@@ -32,14 +41,16 @@ std::vector<std::int64_t> sweep_points(std::int64_t n_seq) {
 
 }  // namespace
 
-void validate(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+void validate(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
               const models::Catalog& catalog) {
+  const auto base = with_impl(base_in, layouts, catalog);
   for (const auto& l : layouts) (void)models::resolve(with_layout(base, l), catalog);
 }
 
-std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
                                      const models::Catalog& catalog, const std::atomic<bool>& cancel,
                                      const std::function<void(double)>& progress) {
+  const auto base = with_impl(base_in, layouts, catalog);
   RunResult result;
   result.sweep_n_seq = sweep_points(base.n_seq);
   const double n_layouts = static_cast<double>(layouts.size());

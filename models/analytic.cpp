@@ -1,5 +1,7 @@
 #include "models/analytic.hpp"
 
+#include "models/attention_cost.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -52,10 +54,21 @@ Prediction predict(const ResolvedScenario& s) {
   double area_frac_sum = 0;
   const double block_area = static_cast<double>(s.layout->block()) * static_cast<double>(s.layout->block());
   p.rounds_fwd.reserve(static_cast<std::size_t>(n));
+  const AttentionCost& attention = *s.attention;
   for (std::int64_t i = 0; i < n; ++i) {
-    const RoundSummary r = w.round_summary(i);
-    const double comp_f = cost.attention_fwd_s(r.max_block);
-    const double comp_b = cost.attention_bwd_s(r.max_block);
+    // One visit of the round's block classes gives the busiest device's compute (what a
+    // lock-step round waits for), the mean, and the areas behind the imbalance figure.
+    double comp_f = 0, comp_b = 0, fwd_sum = 0;
+    std::int64_t max_area = 0, sum_area = 0, sum_allowed = 0;
+    w.for_each_class(i, [&](std::int64_t device, const BlockStats& b, std::int64_t count) {
+      const RoundCost c = attention.block(s, device, Workload::kv_block_of(device, i, n), b);
+      comp_f = std::max(comp_f, c.fwd_s);
+      comp_b = std::max(comp_b, c.bwd_s);
+      fwd_sum += c.fwd_s * static_cast<double>(count);
+      max_area = std::max(max_area, b.visited_area);
+      sum_area += b.visited_area * count;
+      sum_allowed += b.allowed_pairs * count;
+    });
     const bool last = i + 1 == n;
     // Forward: the last round sends nothing. Backward: dK/dV travel with K/V every round, and
     // after the last round the accumulators still go home, after the compute.
@@ -66,19 +79,16 @@ Prediction predict(const ResolvedScenario& s) {
     bwd_layer += round_b;
     fwd_exposed += round_f - round_overhead - comp_f;
     bwd_exposed += round_b - round_overhead - comp_b;
-    area_frac_sum += static_cast<double>(r.max_visited_area) / block_area;
-    const double mean_area = static_cast<double>(r.sum_visited_area) / static_cast<double>(n);
-    imbalance_sum += mean_area > 0 ? static_cast<double>(r.max_visited_area) / mean_area : 1.0;
+    area_frac_sum += static_cast<double>(max_area) / block_area;
+    const double mean_area = static_cast<double>(sum_area) / static_cast<double>(n);
+    imbalance_sum += mean_area > 0 ? static_cast<double>(max_area) / mean_area : 1.0;
     BlockStats sum_block;
-    sum_block.allowed_pairs = r.sum_allowed_pairs;
+    sum_block.allowed_pairs = sum_allowed;
     useful_layer += cost.attention_useful_fwd_flops(sum_block) / static_cast<double>(n);
     RoundTime rt;
     rt.round = i;
     rt.compute_max_s = comp_f;
-    BlockStats mean_block;
-    mean_block.visited_area = r.sum_visited_area / n;
-    mean_block.tiles_visited = r.sum_tiles_visited / n;
-    rt.compute_mean_s = cost.attention_fwd_s(mean_block);
+    rt.compute_mean_s = fwd_sum / static_cast<double>(n);
     rt.transfer_s = tf;
     rt.round_s = round_f;
     p.rounds_fwd.push_back(rt);

@@ -30,6 +30,7 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   JsonFields f(j, file);
   p.name = f.string("name");
   p.hardware = f.string_or("hardware", p.hardware);
+  p.implementation = f.string_or("implementation", p.implementation);
   if (auto v = f.optional_number("version")) p.version = static_cast<std::int64_t>(*v);
   if (f.find("provenance")) {
     p.provenance.calibrated = f.boolean_or("provenance.calibrated", false);
@@ -109,6 +110,7 @@ nlohmann::json Profile::to_json() const {
   nlohmann::json j;
   j["name"] = name;
   j["hardware"] = hardware;
+  if (!implementation.empty()) j["implementation"] = implementation;
   j["version"] = version;
   j["provenance"] = {{"calibrated", provenance.calibrated}, {"method", provenance.method},
                      {"fitted_from", provenance.fitted_from}, {"date", provenance.date}, {"notes", provenance.notes}};

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "models/attention_cost.hpp"
 #include "models/balanced_layout.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
@@ -31,6 +32,7 @@ std::vector<std::string> Catalog::names_in(const std::string& sub) const {
 
 std::vector<std::string> Catalog::hardware_names() const { return names_in("hardware"); }
 std::vector<std::string> Catalog::model_names() const { return names_in("models"); }
+std::vector<std::string> Catalog::implementation_names() const { return names_in("implementations"); }
 
 namespace {
 std::string join(const std::vector<std::string>& v) {
@@ -56,19 +58,99 @@ ModelConfig Catalog::model(const std::string& name) const {
   return ModelConfig::load_file(path.string());
 }
 
-Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) const {
-  const Profile base = Profile::spec_default(hw);
+const std::vector<Implementation>& Catalog::implementations() const {
+  const std::lock_guard lock(impls_->mutex);
+  if (!impls_->all) {
+    std::vector<Implementation> all;
+    for (const auto& name : implementation_names()) {
+      const auto path = (fs::path(root_) / "configs" / "implementations" / (name + ".json")).string();
+      all.push_back(Implementation::load_file(path));
+      if (all.back().name != name)
+        throw InputError(path, 0, "name", "expected \"" + name + "\" (the file's name), got \"" + all.back().name + "\"");
+    }
+    impls_->all = std::move(all);
+  }
+  return *impls_->all;
+}
+
+Implementation Catalog::implementation(const std::string& name) const {
+  for (const auto& im : implementations())
+    if (im.name == name) return im;
+  throw InputError({}, 0, "impl", "unknown implementation '" + name + "' (known: " + join(implementation_names()) + ")");
+}
+
+Implementation Catalog::default_implementation(const Hardware& hw, const std::string& mask, const std::string& cp,
+                                               const std::vector<std::string>& layouts) const {
+  check_known_mask(mask);
+  for (const auto& l : layouts) check_known_layout(l);
+  (void)Strategy::parse(cp);
+  const Implementation* best = nullptr;
+  for (const auto& im : implementations()) {
+    if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
+    if (!std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return im.offers_layout(l); })) continue;
+    if (!best || im.preference < best->preference) best = &im;
+  }
+  if (!best)
+    throw InputError({}, 0, "impl",
+                     "no implementation runs " + mask_family(mask) + " attention" +
+                         (layouts.empty() ? std::string() : " with layout(s) " + join(layouts)) + " and strategy " +
+                         cp + " on " + hw.name + " (" + hw.kind + "); known: " + join(implementation_names()));
+  return *best;
+}
+
+std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
+                                           const std::vector<std::string>& layouts) const {
+  const auto fixed = profile_implementation(spec.profile);
+  if (!spec.impl.empty() && fixed && *fixed != spec.impl)
+    throw InputError({}, 0, "profile",
+                     "profile '" + spec.profile + "' is for implementation " + *fixed + ", not " + spec.impl);
+  if (!spec.impl.empty()) return implementation(spec.impl).name;
+  if (fixed) return implementation(*fixed).name;
+  return default_implementation(hw, spec.mask, spec.cp, layouts).name;
+}
+
+std::optional<std::string> Catalog::profile_implementation(const std::string& name_or_path) const {
+  if (name_or_path.ends_with(".json")) {
+    if (!fs::exists(name_or_path)) return std::nullopt;  // profile() reports it
+    const auto j = read_json_file(name_or_path);
+    if (j.is_object() && j.contains("implementation") && j["implementation"].is_string())
+      return j["implementation"].get<std::string>();
+    return std::nullopt;
+  }
+  if (const auto slash = name_or_path.find('/'); slash != std::string::npos) return name_or_path.substr(0, slash);
+  return std::nullopt;
+}
+
+Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const {
+  Profile base = Profile::spec_default(hw);
+  base.implementation = impl;
+  base.name = impl + "/" + hw.name + "-spec";
+  const fs::path dir = fs::path(root_) / "configs" / "profiles";
   fs::path path;
   if (name_or_path.empty()) {
-    path = fs::path(root_) / "configs" / "profiles" / (hw.name + ".json");
+    path = dir / impl / (hw.name + ".json");
     if (!fs::exists(path)) return base;
   } else if (name_or_path.ends_with(".json")) {
     path = name_or_path;
+  } else if (name_or_path.find('/') != std::string::npos) {
+    path = dir / (name_or_path + ".json");
   } else {
-    path = fs::path(root_) / "configs" / "profiles" / (name_or_path + ".json");
+    path = dir / impl / (name_or_path + ".json");
   }
-  if (!fs::exists(path)) throw InputError({}, 0, "profile", "no profile '" + name_or_path + "' (looked for " + path.string() + ")");
-  return Profile::from_json(read_json_file(path.string()), path.string(), base);
+  if (!fs::exists(path))
+    throw InputError({}, 0, "profile", "no profile '" + name_or_path + "' for implementation " + impl + " (looked for " +
+                                           path.string() + ")");
+  Profile p = Profile::from_json(read_json_file(path.string()), path.string(), base);
+  if (!p.implementation.empty() && p.implementation != impl)
+    throw InputError(path.string(), 0, "implementation",
+                     "profile " + p.name + " is for implementation " + p.implementation + ", not " + impl);
+  p.implementation = impl;
+  return p;
+}
+
+Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) const {
+  const auto fixed = profile_implementation(name_or_path);
+  return profile(name_or_path, hw, fixed ? *fixed : default_implementation(hw, "causal", "ring").name);
 }
 
 bool ResolvedScenario::ring_crosses_nodes() const noexcept {
@@ -86,7 +168,11 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
   r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
   r.model.check_parallelism(spec.mp);
-  r.profile = catalog.profile(spec.profile, r.hardware);
+  r.strategy = Strategy::parse(spec.cp);
+  r.impl = catalog.implementation(catalog.choose_implementation(spec, r.hardware, {spec.layout}));
+  r.impl.check_offers(r.hardware.kind, spec.layout, spec.mask, spec.cp);
+  r.profile = catalog.profile(spec.profile, r.hardware, r.impl.name);
+  r.attention = make_attention_cost(r.impl.kernel);
   // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
   // sizes are checked before it, so an impossible ring fails before a mask is generated.
   const bool from_mask = is_mask_layout_spec(spec.layout);

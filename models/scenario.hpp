@@ -3,19 +3,25 @@
 // objects the solvers need: hardware, model, profile, layout, mask, tile, workload, cost model.
 // Names resolve through the catalog in configs/ (hardware/, models/, profiles/).
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/cost.hpp"
 #include "models/hardware.hpp"
+#include "models/implementation.hpp"
 #include "models/layout.hpp"
 #include "models/mask.hpp"
+#include "models/strategy.hpp"
 #include "models/transformer.hpp"
 #include "models/workload.hpp"
 
 namespace ringsim::models {
+
+class AttentionCost;
 
 struct ScenarioSpec {
   std::string hardware = "a100-80gb";
@@ -32,7 +38,12 @@ struct ScenarioSpec {
   // empty: `mask`. Lets a baseline mask (predict --compare-mask) keep the same token permutation.
   std::string layout_mask;
   std::optional<TileShape> tile;  // else the profile's default, clamped to the block
-  std::string profile;            // name or path; empty: the hardware's default profile
+  std::string profile;            // name, IMPL/NAME or path; empty: the (hardware, implementation) profile
+  // The implementation (configs/implementations/NAME.json); empty: the one the profile names, else
+  // the most preferred one that runs on the hardware and offers the mask and strategy
+  // (Catalog::default_implementation).
+  std::string impl;
+  std::string cp = "ring";        // context-parallel strategy (models/strategy.hpp)
   std::uint64_t seed = 1;         // for generated sparse masks
 };
 
@@ -45,21 +56,48 @@ class Catalog {
 
   [[nodiscard]] Hardware hardware(const std::string& name) const;
   [[nodiscard]] ModelConfig model(const std::string& name) const;
-  // Name (configs/profiles/NAME.json), path to a JSON file, or empty for the hardware's default
-  // profile (configs/profiles/<hardware>.json if present, else spec defaults).
+  [[nodiscard]] Implementation implementation(const std::string& name) const;
+  // The most preferred implementation (lowest `preference`, then name) that runs on the hardware
+  // and offers the mask, the strategy and every layout in `layouts` (none: any); InputError when
+  // none does. Layouts compared side by side share one implementation.
+  [[nodiscard]] Implementation default_implementation(const Hardware& hw, const std::string& mask, const std::string& cp,
+                                                      const std::vector<std::string>& layouts = {}) const;
+  // The implementation a scenario runs with all of `layouts` (compared side by side, they share
+  // one): spec.impl when given, else the one spec.profile is for, else the default for them all.
+  [[nodiscard]] std::string choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
+                                                  const std::vector<std::string>& layouts) const;
+  // Profiles are keyed by (hardware, implementation): configs/profiles/IMPL/HARDWARE.json.
+  // name_or_path: empty for that file (spec defaults, marked uncalibrated, when there is none);
+  // NAME for configs/profiles/IMPL/NAME.json (another hardware's fit, say); IMPL2/NAME; or a path
+  // to a JSON file. A profile that names its implementation must name `impl`.
+  [[nodiscard]] Profile profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const;
+  // The same for the default implementation of the hardware with a causal mask on a ring.
   [[nodiscard]] Profile profile(const std::string& name_or_path, const Hardware& hw) const;
+  // The implementation a profile reference fixes (IMPL/NAME, or a file naming one), if any.
+  [[nodiscard]] std::optional<std::string> profile_implementation(const std::string& name_or_path) const;
   [[nodiscard]] std::vector<std::string> hardware_names() const;
   [[nodiscard]] std::vector<std::string> model_names() const;
+  [[nodiscard]] std::vector<std::string> implementation_names() const;
 
  private:
   [[nodiscard]] std::vector<std::string> names_in(const std::string& sub) const;
+  [[nodiscard]] const std::vector<Implementation>& implementations() const;
   std::string root_;
+  // Implementations are read once per catalog (resolve() consults all of them for the default);
+  // shared by copies of the catalog, guarded so threads of a sweep may share one.
+  struct ImplCache {
+    std::mutex mutex;
+    std::optional<std::vector<Implementation>> all;
+  };
+  std::shared_ptr<ImplCache> impls_ = std::make_shared<ImplCache>();
 };
 
 struct ResolvedScenario {
   ScenarioSpec spec;
   Hardware hardware;
   ModelConfig model;
+  Implementation impl;
+  Strategy strategy;
   Profile profile;
   std::unique_ptr<Layout> layout;
   std::unique_ptr<Mask> mask;
@@ -67,6 +105,8 @@ struct ResolvedScenario {
   bool tile_clamped = false;  // the profile's default tile was larger than the block
   std::unique_ptr<Workload> workload;
   std::unique_ptr<CostModel> cost;
+  // The implementation's kernel family: seconds of one device's attention work (attention_cost.hpp).
+  std::shared_ptr<const AttentionCost> attention;
   [[nodiscard]] bool ring_crosses_nodes() const noexcept;
 };
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "models/analytic.hpp"
+#include "models/attention_cost.hpp"
 #include "models/error.hpp"
 #include "sim/network.hpp"
 #include "sim/ps_hops.hpp"
@@ -193,7 +194,6 @@ struct StepPlan {
   void build_costs() {
     // Per ring position and round (every ring has the same workload: mp splits heads).
     const auto& w = *s.workload;
-    const auto& c = *s.cost;
     const Tick overhead = clock.to_ticks(s.profile.round_overhead_s);
     cost_of.resize(static_cast<std::size_t>(n * n));
     // The workload memoises blocks by class, so equal blocks are one object: key on its address.
@@ -202,9 +202,11 @@ struct StepPlan {
       for (std::int64_t i = 0; i < n; ++i) {
         const auto& b = w.block(i, j);
         auto [it, fresh] = index.try_emplace(&b, static_cast<std::uint32_t>(costs.size()));
-        if (fresh)
-          costs.push_back({overhead + clock.to_ticks(c.attention_fwd_s(b)), overhead + clock.to_ticks(c.attention_bwd_s(b)),
-                           b.tiles_visited * s.spec.batch});
+        if (fresh) {
+          // The implementation's kernel family times the block (models/attention_cost.hpp).
+          const models::RoundCost rc = s.attention->block(s, j, models::Workload::kv_block_of(j, i, n), b);
+          costs.push_back({overhead + clock.to_ticks(rc.fwd_s), overhead + clock.to_ticks(rc.bwd_s), rc.tiles});
+        }
         cost_of[static_cast<std::size_t>(j * n + i)] = it->second;
       }
     const double kv = static_cast<double>(w.kv_block_bytes());

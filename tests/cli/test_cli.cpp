@@ -102,17 +102,17 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   CHECK(a.out.find("engine analytic") != std::string::npos);
   CHECK(d.out.find("engine des") != std::string::npos);
   CHECK(d.out.find("nan") == std::string::npos);
-  // Batch mode: pred_engine closes the pred_ columns, so earlier positions stay where they were.
+  // Batch mode: pred_engine and pred_impl close the pred_ columns, so earlier positions stay where they were.
   write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
   const auto b = run("predict --scenarios engine_batch.csv --format csv --engine des");
   REQUIRE(b.code == 0);
   CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
   const auto header_end = b.out.find('\n');
-  CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine"));
-  CHECK(b.out.substr(header_end + 1).ends_with(",des\n"));
+  CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine,pred_impl"));
+  CHECK(b.out.substr(header_end + 1).ends_with(",des,jax-blockwise\n"));
   const auto ba = run("predict --scenarios engine_batch.csv --format csv");
   REQUIRE(ba.code == 0);
-  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic\n"));
+  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,jax-blockwise\n"));
   CHECK(b.out.find("nan") == std::string::npos);
 }
 
@@ -163,6 +163,12 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --mesh 0x4", "mesh");
   expect_bad("predict --mesh 4", "mesh");
   expect_bad("predict --layout spiral", "unknown layout");
+  expect_bad("predict --impl no-such-impl", "unknown implementation");
+  expect_bad("predict --impl jax-blockwise --layout zigzag", "offers contiguous, striped");
+  expect_bad("predict --impl jax-blockwise --mask window:64", "does not offer mask");
+  expect_bad("predict --hardware tpu-v4 --impl scfa", "does not run on tpu");
+  expect_bad("predict --cp spiral", "unknown context-parallel strategy");
+  expect_bad("predict --impl scfa --profile jax-blockwise/a100-80gb", "is for implementation jax-blockwise");
   expect_bad("predict --layout bucket-striped --mask causal", "field 'layout'");
   expect_bad("predict --model attn:2:2:64 --layout bucket-rotated --mask qkdrop:0.5", "bucket-rotated arranges hash");
   expect_bad("predict --mask window:0", "window");
