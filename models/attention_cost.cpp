@@ -21,9 +21,61 @@ class BlockwiseCost final : public AttentionCost {
                                 const BlockStats& b) const override {
     return {s.cost->attention_fwd_s(b), s.cost->attention_bwd_s(b), b.tiles_visited * s.spec.batch};
   }
+  // The call's tiles at the scenario's tile shape, timed as a block; CostModel counts a tile once
+  // for the device's heads and batch, so a call of other heads or batch scales by the ratio.
+  [[nodiscard]] RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const override {
+    const BlockStats b = call_tiles(c, s.tile);
+    const double scale = static_cast<double>(c.heads * c.batch) /
+                         static_cast<double>(s.cost->heads_per_device() * s.spec.batch);
+    return {s.cost->attention_fwd_s(b) * scale, s.cost->attention_bwd_s(b) * scale, b.tiles_visited * c.batch};
+  }
 };
 
+// Allowed keys of query i: min(k_len, max(0, i + diagonal + 1)); summed over [lo, hi) in closed form.
+std::int64_t allowed_in_rows(std::int64_t lo, std::int64_t hi, std::int64_t k_len, std::int64_t diagonal) {
+  // Rows with i + diagonal + 1 <= 0 allow nothing; rows with i + diagonal + 1 >= k_len allow all.
+  const std::int64_t first_some = std::clamp<std::int64_t>(-diagonal, lo, hi);
+  const std::int64_t first_all = std::clamp<std::int64_t>(k_len - 1 - diagonal, first_some, hi);
+  // Rows [first_some, first_all) allow i + diagonal + 1 keys: an arithmetic series.
+  const std::int64_t n = first_all - first_some;
+  const std::int64_t a = first_some + diagonal + 1;
+  return n * a + n * (n - 1) / 2 + (hi - first_all) * k_len;
+}
+
 }  // namespace
+
+BlockStats call_tiles(const AttentionCall& c, TileShape tile) {
+  BlockStats b;
+  if (c.q_len <= 0 || c.k_len <= 0 || tile.q <= 0 || tile.k <= 0) return b;
+  const std::int64_t rows = (c.q_len + tile.q - 1) / tile.q;
+  const std::int64_t cols = (c.k_len + tile.k - 1) / tile.k;
+  b.tiles_total = rows * cols;
+  const std::int64_t last_cols = c.k_len - (cols - 1) * tile.k;  // width of the last tile column
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t q0 = r * tile.q, q1 = std::min(c.q_len, q0 + tile.q);
+    const std::int64_t h = q1 - q0;
+    std::int64_t visited = cols, full = cols;
+    if (c.causal) {
+      // Tile t holds an allowed pair iff its first key t tk <= q1 - 1 + diagonal; every pair
+      // of it is allowed iff its last key <= q0 + diagonal.
+      const std::int64_t reach = q1 - 1 + c.diagonal;
+      visited = reach < 0 ? 0 : std::min(cols, reach / tile.k + 1);
+      const std::int64_t sure = q0 + c.diagonal;  // keys <= sure are allowed for every row of the tile
+      full = sure < 0 ? 0 : std::min(cols, (sure + 1) / tile.k);
+      if (full == cols - 1 && sure >= c.k_len - 1) full = cols;  // a short last column fits under it
+      full = std::min(full, visited);
+    }
+    b.tiles_visited += visited;
+    b.tiles_computed += visited;
+    const std::int64_t visited_width = visited == 0 ? 0 : (visited == cols ? (cols - 1) * tile.k + last_cols : visited * tile.k);
+    const std::int64_t full_width = full == 0 ? 0 : (full == cols ? (cols - 1) * tile.k + last_cols : full * tile.k);
+    b.visited_area += h * visited_width;
+    b.masked_area += h * (visited_width - full_width);
+    b.skipped_area += h * (c.k_len - visited_width);
+    b.allowed_pairs += c.causal ? allowed_in_rows(q0, q1, c.k_len, c.diagonal) : h * c.k_len;
+  }
+  return b;
+}
 
 std::vector<std::string> attention_cost_families() { return {"blockwise"}; }
 

@@ -19,8 +19,27 @@ namespace ringsim::models {
 struct RoundCost {
   double fwd_s = 0;
   double bwd_s = 0;          // with the recomputed forward when the profile rematerialises blocks
-  std::int64_t tiles = 0;    // tiles the kernel runs (the simulator's tile granularity)
+  std::int64_t tiles = 0;    // tiles the kernel runs, counted once for all heads, per sequence of the batch
+                             // (the simulator's tile granularity)
 };
+
+// One attention kernel call as a library issues it: q_len queries against k_len keys, each of
+// `heads` query heads (sharing kv_heads K/V heads), for `batch` sequences. Causal calls allow key
+// j for query i iff j <= i + diagonal (0: the usual square causal call; q_len - k_len: aligned
+// bottom-right, as FlashAttention >= 2.1 does for q_len != k_len); full calls allow every pair.
+struct AttentionCall {
+  std::int64_t q_len = 0;
+  std::int64_t k_len = 0;
+  bool causal = false;
+  std::int64_t diagonal = 0;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t batch = 1;
+};
+
+// The exact tile counts of a call at a tile shape (one head): visited tiles are those holding
+// an allowed pair. O(tile rows).
+[[nodiscard]] BlockStats call_tiles(const AttentionCall& c, TileShape tile);
 
 class AttentionCost {
  public:
@@ -30,6 +49,9 @@ class AttentionCost {
   // counts (at the scenario's tile, over all mask heads) are `b`.
   [[nodiscard]] virtual RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
                                         const BlockStats& b) const = 0;
+  // One kernel call on one device, whatever the strategy that issues it (all-gather, Ulysses,
+  // a ring library's per-step calls), with the scenario's head dim, precision and profile.
+  [[nodiscard]] virtual RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const = 0;
 };
 
 // The kernel family named by an implementation; InputError (field "kernel") naming the known ones.

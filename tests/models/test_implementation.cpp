@@ -3,6 +3,7 @@
 // implementation that offers what the scenario asks for, and an implementation that does not
 // offer something says what it does offer.
 #include <filesystem>
+#include <random>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -169,4 +170,77 @@ TEST_CASE("a resolved scenario carries its implementation, strategy and a matchi
   CHECK(p.rounds_fwd.size() == 1);
   CHECK(p.rounds_fwd.front().compute_max_s == Approx(round_cost(r, 0).fwd_max_s));
   CHECK(sum > 0);
+}
+
+TEST_CASE("a call's tile counts equal a brute-force count and the contiguous ring's blocks", "[impl][calls]") {
+  std::mt19937_64 rng(7);
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  for (int trial = 0; trial < 400; ++trial) {
+    AttentionCall c;
+    c.q_len = pick(1, 40);
+    c.k_len = pick(1, 40);
+    c.causal = pick(0, 3) != 0;
+    c.diagonal = pick(-45, 45);
+    const TileShape t{pick(1, 9), pick(1, 9)};
+    BlockStats want;
+    for (std::int64_t r0 = 0; r0 < c.q_len; r0 += t.q)
+      for (std::int64_t k0 = 0; k0 < c.k_len; k0 += t.k) {
+        std::int64_t allowed = 0, area = 0;
+        for (std::int64_t i = r0; i < std::min(c.q_len, r0 + t.q); ++i)
+          for (std::int64_t j = k0; j < std::min(c.k_len, k0 + t.k); ++j) {
+            ++area;
+            allowed += !c.causal || j <= i + c.diagonal;
+          }
+        ++want.tiles_total;
+        want.allowed_pairs += allowed;
+        if (allowed > 0) {
+          ++want.tiles_computed;
+          ++want.tiles_visited;
+          want.visited_area += area;
+          if (allowed < area) want.masked_area += area;
+        } else {
+          want.skipped_area += area;
+        }
+      }
+    INFO(c.q_len << "x" << c.k_len << " causal " << c.causal << " diagonal " << c.diagonal << " tile " << t.q << "x" << t.k);
+    CHECK(call_tiles(c, t) == want);
+  }
+  // The contiguous ring's block (j, k) under a causal mask is a square causal call whose diagonal
+  // sits (j - k) c keys to the right.
+  const std::int64_t n = 4, block = 48;
+  const auto layout = Layout::contiguous(n * block, n);
+  const auto causal = make_causal();
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t k = 0; k < n; ++k) {
+      AttentionCall c;
+      c.q_len = c.k_len = block;
+      c.causal = true;
+      c.diagonal = (j - k) * block;
+      CHECK(call_tiles(c, {16, 12}) == Workload::count_block(layout, *causal, j, k, {16, 12}));
+    }
+}
+
+TEST_CASE("the blockwise family times a call as the equivalent ring block", "[impl][calls]") {
+  const Catalog cat;
+  ScenarioSpec s;
+  s.hardware = "a100-80gb";
+  s.model = "ringattn-1b";
+  s.sp = 4;
+  s.n_seq = 4 * 4096;
+  s.tile = TileShape{512, 1024};
+  const auto r = resolve(s, cat);
+  for (std::int64_t j = 0; j < 4; ++j)
+    for (std::int64_t k = 0; k < 4; ++k) {
+      AttentionCall c;
+      c.q_len = c.k_len = 4096;
+      c.causal = true;
+      c.diagonal = (j - k) * 4096;
+      c.heads = r.cost->heads_per_device();
+      c.kv_heads = r.cost->kv_heads_per_device();
+      const auto a = r.attention->call(r, c);
+      const auto b = r.attention->block(r, j, k, Workload::count_block(*r.layout, *r.mask, j, k, r.tile));
+      CHECK(a.fwd_s == Approx(b.fwd_s).epsilon(1e-12));
+      CHECK(a.bwd_s == Approx(b.bwd_s).epsilon(1e-12));
+      CHECK(a.tiles == b.tiles);
+    }
 }
