@@ -70,6 +70,24 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
       throw InputError(file, 0, "matrix_unit_width", "expected a positive integer");
     h.matrix_unit_width = static_cast<std::int64_t>(*w);
   }
+  if (f.find("compute_units")) {
+    auto count = [&](const char* key) {
+      const double v = f.positive_sourced(std::string("compute_units.") + key);
+      if (v != std::floor(v) || v > 1e9)
+        throw InputError(file, 0, std::string("compute_units.") + key, "expected a positive integer");
+      return static_cast<std::int64_t>(v);
+    };
+    h.sm_count = count("sm_count");
+    h.sm_clock_hz = f.positive_sourced("compute_units.sm_clock_hz");
+    h.sfu_ops_per_clock_per_sm = f.positive_sourced("compute_units.sfu_ops_per_clock_per_sm");
+    h.shared_memory_per_sm_bytes = count("shared_memory_per_sm_bytes");
+    h.registers_per_sm = count("registers_per_sm");
+    if (const auto lat = f.optional_sourced("compute_units.memory_latency_s")) {
+      if (!(*lat > 0 && *lat < 1e-3))
+        throw InputError(file, 0, "compute_units.memory_latency_s", "expected a latency in (0, 1 ms)");
+      h.memory_latency_s = *lat;
+    }
+  }
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) h.sources.push_back(s.get<std::string>());

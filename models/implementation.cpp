@@ -103,6 +103,11 @@ void Implementation::check_offers(std::string_view kind, std::string_view layout
     throw InputError({}, 0, "mask",
                      "implementation " + name + " does not offer mask '" + std::string(mask) + "' (it offers " +
                          join(masks) + ")");
+  // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only.
+  if (!ring_protocol.empty() && !ring_protocol.plan(mask_family(mask), layout_family(layout)))
+    throw InputError({}, 0, "layout",
+                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' with mask '" +
+                         std::string(mask) + "' (it offers " + ring_protocol.offered() + ")");
 }
 
 Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file) {
@@ -141,6 +146,19 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
     if (!is_commit(c.commit)) throw InputError(file, 0, at + ".commit", "expected a 40-digit hexadecimal commit");
     im.sources.push_back(std::move(c));
   }
+  if (const auto* rp = f.find("ring_protocol")) {
+    im.ring_protocol = RingProtocol::from_json(*rp, file);
+    for (const auto& [mask, layouts] : im.ring_protocol.steps) {
+      if (!contains(im.masks, mask))
+        throw InputError(file, 0, "ring_protocol.steps." + mask, "mask family not in \"masks\"");
+      for (const auto& [layout, plan] : layouts)
+        if (!contains(im.layouts, layout))
+          throw InputError(file, 0, "ring_protocol.steps." + mask + "." + layout, "layout family not in \"layouts\"");
+    }
+  }
+  if (const auto* km = f.find("kernel_model")) im.kernel_model = KernelSpec::from_json(*km, file, "kernel_model");
+  if (im.kernel == "flash" && (im.ring_protocol.empty() || !im.kernel_model))
+    throw InputError(file, 0, "kernel", "kernel family flash needs \"ring_protocol\" and \"kernel_model\"");
   return im;
 }
 

@@ -6,11 +6,15 @@
 // cost model: models/attention_cost.hpp), and where in which repository, at which commit, each
 // statement was read. Profiles are keyed by (hardware, implementation).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "models/kernel_time.hpp"
+#include "models/step_plan.hpp"
 
 namespace ringsim::models {
 
@@ -36,6 +40,11 @@ struct Implementation {
   std::vector<std::string> strategies;      // context-parallel strategies: ring, ...
   std::vector<CodeSource> sources;
   std::string notes;
+  // Per ring step: kernel calls, merges, host work, messages (models/step_plan.hpp); empty for
+  // implementations timed as one tile loop per block (kernel family "blockwise").
+  RingProtocol ring_protocol;
+  // How its attention kernel runs (models/kernel_time.hpp); needed by kernel family "flash".
+  std::optional<KernelSpec> kernel_model;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool offers_layout(std::string_view layout_spec) const noexcept;

@@ -90,6 +90,7 @@ class CausalMask final : public Mask {
       out.tiles_computed += lo;
       out.visited_area += rows * std::min(c, lo * t.k);
       out.masked_area += rows * (std::min(c, lo * t.k) - std::min(c, a * t.k));
+      out.tiles_masked += lo - a;
     }
     out.tiles_visited = out.tiles_computed;
     out.skipped_area = c * c - out.visited_area;

@@ -8,6 +8,7 @@
 #include "models/balanced_layout.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/kernel_time.hpp"
 #include "models/sparse_io.hpp"
 
 namespace ringsim::models {
@@ -125,6 +126,11 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   Profile base = Profile::spec_default(hw);
   base.implementation = impl;
   base.name = impl + "/" + hw.name + "-spec";
+  // What travels in which dtype is the library's choice, read from its code.
+  if (const auto& im = implementation(impl); !im.ring_protocol.empty()) {
+    base.kv_wire_bytes = im.ring_protocol.messages.kv_dtype_bytes;
+    base.dkv_wire_bytes = im.ring_protocol.messages.dkv_dtype_bytes;
+  }
   const fs::path dir = fs::path(root_) / "configs" / "profiles";
   fs::path path;
   if (name_or_path.empty()) {
@@ -173,6 +179,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.impl.check_offers(r.hardware.kind, spec.layout, spec.mask, spec.cp);
   r.profile = catalog.profile(spec.profile, r.hardware, r.impl.name);
   r.attention = make_attention_cost(r.impl.kernel);
+  if (r.impl.kernel == "flash") (void)KernelRates::of(r.hardware, r.profile);  // compute units present
   // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
   // sizes are checked before it, so an impossible ring fails before a mask is generated.
   const bool from_mask = is_mask_layout_spec(spec.layout);
