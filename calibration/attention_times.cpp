@@ -292,6 +292,12 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
   for (const auto& r : rows)
     if (!r.single()) groups.insert(r.group(by));
   const auto ratios = layout_ratios(rows);
+  // Every fold starts from the fit to all rows (and the fit's own spread of starts): the folds
+  // differ from it by a group, and the objective has kinks (max of compute and transfer) where a
+  // start far away can end in another local minimum.
+  TimeFitSetup warm = setup;
+  const TimeFit full = fit_times(rows, setup, predictor);
+  for (const auto& [hw, p] : full.profiles) warm.base[hw] = p;
   double all_t = 0, all_r = 0;
   for (const auto& g : groups) {
     std::vector<TimeRow> train;
@@ -302,7 +308,7 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
       else
         train.push_back(rows[i]);
     }
-    const TimeFit f = fit_times(train, setup, predictor);
+    const TimeFit f = fit_times(train, warm, predictor);
     GroupScore s;
     s.group = g;
     for (const auto i : test) {

@@ -181,18 +181,28 @@ FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observe
   // A parameter the predictions do not move at the fit (a limit that does not bind) is not
   // identified by these rows: no standard error, and it stays out of the covariance.
   if (!interior.empty()) {
+    // Effect over the parameter's own scale, so that units (bytes/s next to fractions) do not matter.
+    auto effect = [&](Eigen::Index i) {
+      return J.col(i).norm() * scale_of(params[static_cast<std::size_t>(i)], r.params[i]);
+    };
     double largest = 0;
-    for (const auto i : interior) largest = std::max(largest, J.col(i).norm());
-    std::erase_if(interior, [&](Eigen::Index i) { return !(J.col(i).norm() > 1e-9 * largest); });
+    for (const auto i : interior) largest = std::max(largest, effect(i));
+    std::erase_if(interior, [&](Eigen::Index i) { return !(effect(i) > 1e-9 * largest); });
   }
   const auto dof = observed.size() - static_cast<Eigen::Index>(interior.size());
   if (!interior.empty() && dof > 0) {
     Eigen::MatrixXd Ji(J.rows(), static_cast<Eigen::Index>(interior.size()));
     for (std::size_t k = 0; k < interior.size(); ++k) Ji.col(static_cast<Eigen::Index>(k)) = J.col(interior[k]);
-    const Eigen::MatrixXd A = Ji.transpose() * Ji;
+    // Columns scaled to unit norm first: parameters in bytes/s next to efficiencies would
+    // otherwise make J^T J look singular to the rank test.
+    Eigen::VectorXd norms(Ji.cols());
+    for (Eigen::Index k = 0; k < Ji.cols(); ++k) norms[k] = Ji.col(k).norm();
+    const Eigen::MatrixXd Js = Ji * norms.cwiseInverse().asDiagonal();
+    const Eigen::MatrixXd A = Js.transpose() * Js;
     Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
     if (lu.isInvertible()) {
-      const Eigen::MatrixXd cov = lu.inverse() * (r.rss / static_cast<double>(dof));
+      const Eigen::MatrixXd cov = norms.cwiseInverse().asDiagonal() * lu.inverse() * norms.cwiseInverse().asDiagonal() *
+                                  (r.rss / static_cast<double>(dof));
       for (std::size_t a = 0; a < interior.size(); ++a)
         for (std::size_t b = 0; b < interior.size(); ++b)
           r.covariance(interior[a], interior[b]) = cov(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b));

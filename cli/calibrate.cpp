@@ -517,11 +517,15 @@ int derive(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto source_ref = a["derive-from"].as<std::string>();
   const auto hardware = a["hardware"].as<std::string>();
   if (hardware.empty()) throw InputError({}, 0, "hardware", "--derive-from needs --hardware (the target)");
-  const auto impl = catalog.profile_implementation(source_ref);
-  if (!impl) throw InputError({}, 0, "derive-from", "expected IMPL/HARDWARE or a profile file naming its implementation");
-  const auto source_hw_name = catalog.profile(source_ref, catalog.hardware(hardware), *impl).hardware;
+  const auto source_impl = catalog.profile_implementation(source_ref);
+  if (!source_impl)
+    throw InputError({}, 0, "derive-from", "expected IMPL/HARDWARE or a profile file naming its implementation");
+  // Another implementation may borrow what runs the same kernel (te-p2p's FlashAttention-2 calls).
+  const std::optional<std::string> impl =
+      a["impl"].as<std::string>().empty() ? *source_impl : catalog.implementation(a["impl"].as<std::string>()).name;
+  const auto source_hw_name = catalog.profile(source_ref, catalog.hardware(hardware), *source_impl).hardware;
   const auto source_hw = catalog.hardware(source_hw_name);
-  const auto source = catalog.profile(source_ref, source_hw, *impl);
+  const auto source = catalog.profile(source_ref, source_hw, *source_impl);
   const auto target_hw = catalog.hardware(hardware);
   models::Profile p = catalog.profile("", target_hw, *impl);
   // Start from the target's spec defaults, not a profile file it may already have.
@@ -539,8 +543,10 @@ int derive(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   p.matmul_precision = source.matmul_precision;
   p.recompute = source.recompute;
   p.default_tile = source.default_tile;
-  p.kv_wire_bytes = source.kv_wire_bytes;
-  p.dkv_wire_bytes = source.dkv_wire_bytes;
+  if (*impl == *source_impl) {  // else the target's own messages (its code) decide the dtypes
+    p.kv_wire_bytes = source.kv_wire_bytes;
+    p.dkv_wire_bytes = source.dkv_wire_bytes;
+  }
   std::string kept;
   for (const auto& n : names_in(a, "keep")) {
     calibration::set_parameter(p, n, calibration::get_parameter(source, n));
@@ -560,7 +566,7 @@ int derive(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   p.provenance.residual.reset();
   p.provenance.notes = fmt::format(
       "uncalibrated: no published measurement of {} on {} was handed over. Copied from {} ({}): {}; precisions, "
-      "tiles, recompute and wire dtypes likewise. Everything hardware-derived (peak FLOP/s, memory and link "
+      "tiles and recompute likewise (wire dtypes too when the implementation is the same). Everything hardware-derived (peak FLOP/s, memory and link "
       "bandwidths and latencies, SMs and clock) comes from configs/hardware/{}.json. {}",
       *impl, hardware, source.name, source.provenance.method, kept.empty() ? "nothing else" : kept, hardware,
       a["note"].as<std::string>());

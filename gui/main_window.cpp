@@ -97,6 +97,13 @@ QWidget* MainWindow::build_form() {
   layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
   layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
   mask_ = editable_combo({"causal", "full", "window:4096"}, w);
+  // The implementation both layouts run on: "default" picks the most preferred one that offers
+  // the hardware, mask and both layouts (models::Catalog::choose_implementation).
+  impl_ = new QComboBox(w);
+  impl_->addItem(QStringLiteral("default"));
+  for (const auto& n : catalog_.implementation_names()) impl_->addItem(QString::fromStdString(n));
+  impl_->setToolTip(tr("the library that runs the ring (configs/implementations); default: the most preferred one "
+                       "that offers the hardware, mask and both layouts"));
   tile_ = new QLineEdit(w);
   tile_->setPlaceholderText(tr("profile default"));
   profile_ = new QLineEdit(w);
@@ -108,6 +115,7 @@ QWidget* MainWindow::build_form() {
   form->addRow(tr("Layout A"), layout_a_);
   form->addRow(tr("Layout B"), layout_b_);
   form->addRow(tr("Mask"), mask_);
+  form->addRow(tr("Implementation"), impl_);
   form->addRow(tr("Tile (q x k)"), tile_);
   form->addRow(tr("Profile"), profile_);
   error_ = new QLabel(w);
@@ -118,7 +126,7 @@ QWidget* MainWindow::build_form() {
   form->addRow(run_btn_);
   connect(run_btn_, &QPushButton::clicked, this, &MainWindow::start_run);
   for (auto* e : {mesh_, n_seq_, tile_, profile_}) connect(e, &QLineEdit::textChanged, this, &MainWindow::validate_form);
-  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_})
+  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_, impl_})
     connect(c, &QComboBox::currentTextChanged, this, &MainWindow::validate_form);
   w->setMinimumWidth(260);
   return w;
@@ -169,6 +177,7 @@ void MainWindow::set_scenario(const GuiScenario& s) {
   layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0)));
   layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1)));
   mask_->setCurrentText(QString::fromStdString(s.spec.mask));
+  impl_->setCurrentText(s.spec.impl.empty() ? QStringLiteral("default") : QString::fromStdString(s.spec.impl));
   tile_->setText(s.spec.tile ? QString("%1x%2").arg(s.spec.tile->q).arg(s.spec.tile->k) : QString());
   profile_->setText(QString::fromStdString(s.spec.profile));
   validate_form();
@@ -195,6 +204,7 @@ GuiScenario MainWindow::scenario() const {
     s.spec.tile = models::TileShape{q, k};
   }
   s.spec.profile = text_of(profile_);
+  s.spec.impl = text_of(impl_) == "default" ? std::string() : text_of(impl_);
   return s;
 }
 

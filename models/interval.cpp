@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/error.hpp"
+#include "models/mask.hpp"
 
 namespace ringsim::models {
 
@@ -27,6 +28,22 @@ Interval log_normal_interval(double value, double log_sd, double level) {
   out.hi = value * std::exp(z * log_sd);
   out.available = true;
   return out;
+}
+
+double under_profile(ResolvedScenario& s, const Profile& p, const std::function<double(const ResolvedScenario&)>& f) {
+  struct Restore {
+    ResolvedScenario& s;
+    Profile profile;
+    std::unique_ptr<CostModel> cost;
+    ~Restore() {
+      s.profile = std::move(profile);
+      s.cost = std::move(cost);
+    }
+  } restore{s, s.profile, std::move(s.cost)};
+  s.profile = p;
+  s.cost = std::make_unique<CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads(),
+                                       s.mask->kind());
+  return f(s);
 }
 
 Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,

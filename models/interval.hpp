@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/cost.hpp"
+#include "models/scenario.hpp"
 
 namespace ringsim::models {
 
@@ -24,6 +25,11 @@ struct Interval {
 // under a perturbed profile. A non-positive or non-finite value has no interval.
 [[nodiscard]] Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
                                            const std::function<double(const Profile&)>& predict, double level = 0.9);
+
+// `f` of the scenario as it would be under profile `p`: the scenario's profile and cost model are
+// swapped for the call and restored after (also when `f` throws).
+[[nodiscard]] double under_profile(ResolvedScenario& s, const Profile& p,
+                                   const std::function<double(const ResolvedScenario&)>& f);
 
 // The same from a log-space standard deviation already known.
 [[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);
