@@ -16,6 +16,7 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/error.hpp"
+#include "models/interval.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::cli {
@@ -391,9 +392,20 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const calibration::TimeRow& r) { return r.impl != impl; }),
              rows.end());
   if (rows.empty()) throw InputError(path, 0, "impl", "no rows for implementation " + impl);
+  // Every fit starts from the GPUs' spec defaults and the library's message dtypes, not from a
+  // profile file an earlier fit wrote: the result depends on the data and the free parameters only.
   calibration::TimeFitSetup setup;
   for (const auto& r : rows)
-    if (!setup.base.count(r.hardware)) setup.base.emplace(r.hardware, catalog.profile("", catalog.hardware(r.hardware), impl));
+    if (!setup.base.count(r.hardware)) {
+      const auto hw = catalog.hardware(r.hardware);
+      auto base = models::Profile::spec_default(hw);
+      const auto from_catalog = catalog.profile("", hw, impl);
+      base.kv_wire_bytes = from_catalog.kv_wire_bytes;
+      base.dkv_wire_bytes = from_catalog.dkv_wire_bytes;
+      base.implementation = impl;
+      base.name = impl + "/" + hw.name;
+      setup.base.emplace(r.hardware, base);
+    }
   setup.per_hardware = names_in(a, "free");
   setup.shared = names_in(a, "shared");
   setup.shared_cycles = names_in(a, "shared-cycles");
@@ -457,6 +469,37 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   if (!held.empty())
     out += fmt::format("held-out log residual spread (intervals): time {:.4f}, ratio {:.4f} over {} / {} points\n", sd_t,
                        sd_r, log_t.size(), log_r.size());
+  // Each row's 90 % interval around the full fit, and whether the same relative interval around
+  // each held-out prediction covers the measurement (the coverage the intervals are judged by).
+  std::map<std::string, models::Profile> with_uncertainty;
+  for (const auto& [hw, prof] : fit.profiles) {
+    auto q = prof;
+    calibration::fill_uncertainty(fit, hw, q);
+    if (!held.empty()) {
+      q.uncertainty.residual_log_sd["time"] = sd_t;
+      q.uncertainty.residual_log_sd["ratio"] = sd_r;
+    }
+    with_uncertainty.emplace(hw, q);
+  }
+  std::vector<models::Interval> band(rows.size());
+  std::int64_t covered = 0, scored = 0;
+  if (!held.empty()) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& q = with_uncertainty.at(rows[i].hardware);
+      band[i] = models::prediction_interval(q, "time", fit.predicted[i],
+                                            [&](const models::Profile& pp) { return predictor(rows[i], pp); });
+      if (!band[i].available) continue;
+      for (const auto& h : held) {
+        if (!std::isfinite(h.predicted[i])) continue;
+        const double k = h.predicted[i] / fit.predicted[i];
+        covered += rows[i].seconds >= band[i].lo * k && rows[i].seconds <= band[i].hi * k;
+        ++scored;
+      }
+    }
+    out += fmt::format("90 % intervals around the held-out predictions cover {:.1f}% of the {} leave-one-group-out "
+                       "points\n",
+                       100.0 * static_cast<double>(covered) / static_cast<double>(std::max<std::int64_t>(1, scored)), scored);
+  }
   const auto date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
   if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
     for (auto& [hw, p] : fit.profiles) {
@@ -492,14 +535,16 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   }
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
     std::vector<std::string> head = {"table", "hardware", "layout", "pass", "heads", "batch", "sp", "n_seq", "packing",
-                                     "seconds", "fitted_s"};
+                                     "seconds", "fitted_s", "fitted_s_lo", "fitted_s_hi"};
     for (const auto& h : held) head.push_back("held_out_" + h.by + "_s");
     std::string csv = csv_line(head);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       std::vector<std::string> v = {r.table, r.hardware, r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
                                     std::to_string(r.sp), std::to_string(r.n_seq), r.packing,
-                                    fmt::format("{:.6g}", r.seconds), fmt::format("{:.6g}", fit.predicted[i])};
+                                    fmt::format("{:.6g}", r.seconds), fmt::format("{:.6g}", fit.predicted[i]),
+                                    band[i].available ? fmt::format("{:.6g}", band[i].lo) : std::string(),
+                                    band[i].available ? fmt::format("{:.6g}", band[i].hi) : std::string()};
       for (const auto& h : held)
         v.push_back(std::isfinite(h.predicted[i]) ? fmt::format("{:.6g}", h.predicted[i]) : std::string());
       csv += csv_line(v);
