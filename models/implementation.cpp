@@ -7,6 +7,7 @@
 
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/strategy.hpp"
 
 namespace ringsim::models {
 
@@ -54,8 +55,9 @@ std::string mask_family(std::string_view spec) { return family(spec); }
 std::string strategy_family(std::string_view spec) { return family(spec); }
 
 const std::vector<std::string>& known_layout_families() {
-  static const std::vector<std::string> v = {"contiguous", "striped",        "zigzag",        "cyclic",
-                                             "perm",       "bucket-striped", "bucket-rotated"};
+  static const std::vector<std::string> v = {"contiguous",     "striped",        "zigzag",     "cyclic",
+                                             "perm",           "bucket-striped", "bucket-rotated",
+                                             "doc-zigzag",     "doc-zigzag-docmajor", "ptrr"};
   return v;
 }
 
@@ -122,7 +124,12 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   im.layouts = string_list(f, "layouts");
   im.masks = string_list(f, "masks");
   im.strategies = string_list(f, "strategies");
+  for (const auto& st : im.strategies)
+    if (!contains(Strategy::families(), st))
+      throw InputError(file, 0, "strategies",
+                       "unknown strategy '" + st + "' (known: " + join(Strategy::families()) + ")");
   im.notes = f.string_or("notes", "");
+  im.protocol = MessageProtocol::from_json(f.find("protocol"), file);
   const auto* src = f.find("sources");
   if (!src || !src->is_array() || src->empty())
     throw InputError(file, 0, "sources", "an implementation must cite the code it describes (repo, path, commit)");

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/protocol.hpp"
+
 namespace ringsim::models {
 
 // Where a statement about an implementation was read: repository, path and commit.
@@ -36,6 +38,8 @@ struct Implementation {
   std::vector<std::string> strategies;      // context-parallel strategies: ring, ...
   std::vector<CodeSource> sources;
   std::string notes;
+  // Its messages and what waits for what (models/protocol.hpp; the optional "protocol" object).
+  MessageProtocol protocol;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool offers_layout(std::string_view layout_spec) const noexcept;

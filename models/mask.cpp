@@ -177,6 +177,7 @@ class DocumentMask final : public Mask {
   bool allowed(std::int64_t q, std::int64_t p, std::int64_t) const noexcept override {
     return p <= q && doc_of(p) == doc_of(q);
   }
+  const std::vector<std::int64_t>* document_starts() const noexcept override { return &starts_; }
   std::int64_t count(std::span<const Progression> q, std::span<const Progression> k) const override {
     std::int64_t total = 0;
     for (const auto& a : q) {
