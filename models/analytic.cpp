@@ -82,8 +82,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
   RingPass r;
 
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
-  const double dkv_bytes =
-      kv_bytes * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+  const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
   const double t_kv = cost.transfer_s(kv_bytes, inter);
   const double t_kv_dkv = cost.transfer_s(kv_bytes + dkv_bytes, inter);
   // A ring of one device moves nothing: its dK/dV never leave home.
@@ -352,8 +351,7 @@ Prediction predict(const ResolvedScenario& s) {
   // full-sequence tensors).
   const auto& rw = *s.ring_scenario().workload;
   const double kv_bytes = static_cast<double>(rw.kv_block_bytes());
-  const double dkv_bytes =
-      kv_bytes * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+  const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, rw.kv_block_bytes()));
   const double params = static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
   const double c = static_cast<double>(s.layout->block());
   const double b = static_cast<double>(s.spec.batch);

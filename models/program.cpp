@@ -182,7 +182,7 @@ struct Builder {
     // the protocol walks back to it).
     const std::int64_t n = p.rings.size;
     const std::int64_t kv = rs.workload->kv_block_bytes();
-    const std::int64_t dkv = kv * rs.profile.dkv_wire_bytes / rs.profile.kv_wire_bytes;
+    const std::int64_t dkv = dkv_block_bytes(rs, kv);
     if (n <= 1) return;
     if (p.window > 0 && p.window < n) {
       // Double ring: per window W - 1 inner K/V hops and W inner dK/dV hops, between windows one
@@ -199,8 +199,8 @@ struct Builder {
   void build_ring(RankGroups rings, std::int64_t window, const ResolvedScenario& rs) {
     p.rings = rings;
     p.window = window;
-    p.fwd.push_back(ring("ring fwd"));
-    p.bwd.push_back(ring("ring bwd"));
+    p.fwd.push_back(ring("attn fwd"));
+    p.bwd.push_back(ring("attn bwd"));
     ring_traffic(rs);
   }
 
@@ -232,7 +232,7 @@ struct Builder {
     for (int pass = 0; pass < 2; ++pass) {
       auto& stages = pass == 0 ? p.fwd : p.bwd;
       const std::size_t t = pass == 0 ? f : b;
-      const std::string kind = pass == 0 ? "attention fwd" : "attention bwd";
+      const std::string kind = pass == 0 ? "attn fwd" : "attn bwd";
       const bool gathers = pass == 0 || p.protocol.allgather_backward_regather;
       if (gathers) gather(stages, slices > 1 ? " slice 0" : "");
       for (std::int64_t i = 0; i < slices; ++i) {
@@ -290,7 +290,7 @@ struct Builder {
       add(p.compute[b], static_cast<std::size_t>(r), calls, h.q_heads, h.kv_heads, r > 0);
     }
     ulysses_around(h, s.strategy.ulysses_groups(sp), [&](std::vector<Stage>& pass, bool bwd) {
-      pass.push_back(compute(bwd ? "attention bwd" : "attention fwd", bwd ? b : f));
+      pass.push_back(compute(bwd ? "attn bwd" : "attn fwd", bwd ? b : f));
     });
     // Full-sequence Q, K, V and output of the device's heads (and their gradients backward).
     const double full = static_cast<double>(s.spec.n_seq * s.model.head_dim * s.profile.kv_wire_bytes * batch);
@@ -302,7 +302,7 @@ struct Builder {
     const ResolvedScenario& rs = s.ring_scenario();
     p.rings = s.strategy.ring_groups(sp);
     ulysses_around(h, s.strategy.ulysses_groups(sp), [&](std::vector<Stage>& pass, bool bwd) {
-      pass.push_back(ring(bwd ? "ring bwd" : "ring fwd"));
+      pass.push_back(ring(bwd ? "attn bwd" : "attn fwd"));
     });
     ring_traffic(rs);
     const double full = static_cast<double>(s.spec.n_seq / s.strategy.ring * s.model.head_dim * s.profile.kv_wire_bytes * batch);
@@ -311,6 +311,11 @@ struct Builder {
 };
 
 }  // namespace
+
+std::int64_t dkv_block_bytes(const ResolvedScenario& s, std::int64_t kv) {
+  const std::int64_t wire = s.impl.protocol.dkv_wire_bytes > 0 ? s.impl.protocol.dkv_wire_bytes : s.profile.dkv_wire_bytes;
+  return kv * wire / s.profile.kv_wire_bytes;
+}
 
 TableCost table_cost(const ResolvedScenario& s, const ComputeTable& t) {
   std::vector<double> list_s(t.lists.size(), 0.0);

@@ -76,6 +76,10 @@ struct Program {
   [[nodiscard]] std::int64_t kv_position(std::int64_t position, std::int64_t round) const noexcept;
 };
 
+// Bytes of one device's dK/dV accumulator on the wire: its K/V block's bytes at the dK/dV dtype
+// (the implementation's protocol, else the profile's).
+[[nodiscard]] std::int64_t dkv_block_bytes(const ResolvedScenario& s, std::int64_t kv_block_bytes);
+
 // The program of a resolved scenario's strategy (its implementation's protocol included).
 // InputError for a mask the strategy cannot run (index-based masks outside the ring).
 [[nodiscard]] Program build_program(const ResolvedScenario& s);

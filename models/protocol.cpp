@@ -22,14 +22,14 @@ MessageProtocol MessageProtocol::from_json(const nlohmann::json* j, const std::s
   if (!j->is_object()) throw InputError(file, 0, "protocol", "expected an object");
   static constexpr const char* kKnown[] = {"backward_messages", "dkv_home_hop", "allgather_heads_stride",
                                            "allgather_separate_kv", "allgather_backward_regather",
-                                           "kv_head_replication"};
+                                           "kv_head_replication", "dkv_wire_bytes"};
   for (const auto& [key, value] : j->items()) {
     bool known = false;
     for (const char* k : kKnown) known = known || key == k;
     if (!known)
       throw InputError(file, 0, "protocol." + key,
                        "unknown field (known: backward_messages, dkv_home_hop, allgather_heads_stride, "
-                       "allgather_separate_kv, allgather_backward_regather, kv_head_replication)");
+                       "allgather_separate_kv, allgather_backward_regather, kv_head_replication, dkv_wire_bytes)");
   }
   const JsonFields f(*j, file);
   auto located = [&](const char* key, auto&& read) {
@@ -64,6 +64,11 @@ MessageProtocol MessageProtocol::from_json(const nlohmann::json* j, const std::s
     if (*v < 0 || *v > 4096 || *v != static_cast<double>(static_cast<std::int64_t>(*v)))
       throw InputError(file, 0, "protocol.allgather_heads_stride", "expected an integer in [0, 4096]");
     p.allgather_heads_stride = static_cast<std::int64_t>(*v);
+  }
+  if (const auto v = f.optional_number("dkv_wire_bytes")) {
+    if (*v != 0 && *v != 1 && *v != 2 && *v != 4 && *v != 8)
+      throw InputError(file, 0, "protocol.dkv_wire_bytes", "expected 1, 2, 4 or 8 bytes (0: the profile's)");
+    p.dkv_wire_bytes = static_cast<std::int64_t>(*v);
   }
   return p;
 }

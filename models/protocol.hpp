@@ -46,6 +46,9 @@ struct MessageProtocol {
   // the degree before the all-to-all (verl's repeat_kv), at replication x the K/V traffic;
   // false: such a degree is refused (TE asserts num_heads % cp_size == 0 for K and V).
   bool kv_head_replication = false;
+  // dtype bytes of the travelling dK/dV accumulators as the code sends them (TE: the K/V dtype;
+  // ring-flash-attention: fp32); 0: the profile's dkv_wire_bytes.
+  std::int64_t dkv_wire_bytes = 0;
 
   // `j`: the "protocol" object or null (defaults). InputError naming the file and field.
   [[nodiscard]] static MessageProtocol from_json(const nlohmann::json* j, const std::string& file);
