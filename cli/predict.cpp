@@ -214,7 +214,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
                                           "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
                                           "pred_layout_step_s", "pred_tile",            "pred_profile",
-                                          "pred_profile_calibrated", "pred_engine", "pred_impl", "pred_why"};
+                                          "pred_profile_calibrated", "pred_engine", "pred_impl"};
   std::string out;
   nlohmann::json rows = nlohmann::json::array();
   if (format == "csv") {
@@ -256,14 +256,12 @@ std::string run_batch(const std::string& path, const std::string& format, const 
       const auto ring = run_one(ring_spec, "contiguous", catalog, engine);
       const auto striped = run_one(ring_spec, "striped", catalog, engine);
       double layout_step = striped.prediction.step_s;
-      std::string why_text = models::why(striped.prediction);
       if (!layout.empty() || !ring_row) {
         auto row_spec = ring_row ? ring_spec : spec;
         const auto row_layout = layout.empty() ? std::string("zigzag") : layout;
         if (!ring_row) row_spec.impl = catalog.choose_implementation(row_spec, hw, {row_layout});
         const auto own = run_one(row_spec, row_layout, catalog, engine);
         layout_step = own.prediction.step_s;
-        why_text = models::why(own.prediction);
       }
       const double tms = models::theoretical_max_speedup(ring.scenario);
       const double speedup = ring.prediction.step_s / striped.prediction.step_s;
@@ -278,8 +276,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
                 ring.scenario.profile.name,
                 ring.scenario.profile.provenance.calibrated ? "true" : "false",
                 engine_name(engine),
-                ring.scenario.impl.name,
-                why_text};
+                ring.scenario.impl.name};
     } catch (const InputError& e) {
       throw InputError(path, t.lines[i], e.field(), e.message());
     }
