@@ -58,7 +58,7 @@ void device_bars(const std::vector<std::unique_ptr<models::ResolvedScenario>>& s
   std::int64_t top = 1;
   std::vector<std::vector<std::int64_t>> all;
   for (const auto& s : ss) {
-    all.push_back(device_pairs(*s));
+    all.push_back(models::device_pairs(*s));
     top = std::max(top, *std::max_element(all.back().begin(), all.back().end()));
   }
   out += fmt::format("attention work per device (allowed pairs of its kernel calls, one head), as a fraction of the busiest "
@@ -235,7 +235,7 @@ int run_show(int argc, char** argv) {
   out += "\nper-device attention work, all rounds:\n";
   for (const auto& s : ss)
     out += fmt::format("  {:<20} {}\n", s->spec.layout,
-                       imbalance_line(device_pairs(*s), s->program->has_ring() && s->ring_part ? "ring position" : "device"));
+                       imbalance_line(models::device_pairs(*s), s->program->has_ring() && s->ring_part ? "ring position" : "device"));
   const std::int64_t n_seq = args.base.n_seq;
   if (s0.strategy.kind == models::StrategyKind::Ring && (matrix == "always" || (matrix == "auto" && n_seq <= 32))) {
     if (n_seq > 256) throw InputError({}, 0, "matrix", "the attention matrix view needs n_seq <= 256");

@@ -11,18 +11,6 @@
 
 namespace ringsim::cli {
 
-std::vector<std::int64_t> device_pairs(const models::ResolvedScenario& s) {
-  const auto& prog = *s.program;
-  if (!prog.has_ring()) return prog.compute.front().pairs;
-  // Every position meets every K/V block once, whatever the schedule (ring or double ring).
-  const auto& rs = s.ring_scenario();
-  const auto& w = *rs.workload;
-  std::vector<std::int64_t> pairs(static_cast<std::size_t>(w.devices()), 0);
-  for (std::int64_t q = 0; q < w.devices(); ++q)
-    for (std::int64_t round = 0; round < w.rounds(); ++round) pairs[static_cast<std::size_t>(q)] += w.block(round, q).allowed_pairs;
-  return pairs;
-}
-
 std::string imbalance_line(const std::vector<std::int64_t>& pairs, const std::string& unit) {
   if (pairs.empty()) return {};
   const auto it = std::max_element(pairs.begin(), pairs.end());

@@ -5,13 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "models/documents.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::cli {
-
-// Allowed pairs (one head, one sequence) each device computes in one layer's forward pass:
-// per ring position (usp: per position of the ring part) or per context-parallel rank.
-[[nodiscard]] std::vector<std::int64_t> device_pairs(const models::ResolvedScenario& s);
 
 // "busiest device 3: 1.2 M pairs, mean 0.9 M: 1.33x the mean".
 [[nodiscard]] std::string imbalance_line(const std::vector<std::int64_t>& pairs, const std::string& unit);

@@ -83,7 +83,7 @@ int run_workload(int argc, char** argv) {
     out += "\n";
     if (s.documents) out += "packed batch: " + documents_line(*s.documents) + "\n";
     out += fmt::format("strategy {} ({}): {}\n", s.strategy.spec, s.impl.name,
-                       imbalance_line(device_pairs(s), s.ring_part ? "ring position" : "device"));
+                       imbalance_line(models::device_pairs(s), s.ring_part ? "ring position" : "device"));
   }
   write_output(r["output"].as<std::string>(), out);
   return 0;

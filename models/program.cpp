@@ -317,6 +317,16 @@ std::int64_t dkv_block_bytes(const ResolvedScenario& s, std::int64_t kv) {
   return kv * wire / s.profile.kv_wire_bytes;
 }
 
+std::vector<std::int64_t> device_pairs(const ResolvedScenario& s) {
+  const auto& prog = *s.program;
+  if (!prog.has_ring()) return prog.compute.front().pairs;
+  const auto& w = *s.ring_scenario().workload;
+  std::vector<std::int64_t> pairs(static_cast<std::size_t>(w.devices()), 0);
+  for (std::int64_t q = 0; q < w.devices(); ++q)
+    for (std::int64_t round = 0; round < w.rounds(); ++round) pairs[static_cast<std::size_t>(q)] += w.block(round, q).allowed_pairs;
+  return pairs;
+}
+
 TableCost table_cost(const ResolvedScenario& s, const ComputeTable& t) {
   std::vector<double> list_s(t.lists.size(), 0.0);
   std::vector<std::int64_t> list_tiles(t.lists.size(), 0);

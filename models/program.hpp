@@ -80,6 +80,11 @@ struct Program {
 // (the implementation's protocol, else the profile's).
 [[nodiscard]] std::int64_t dkv_block_bytes(const ResolvedScenario& s, std::int64_t kv_block_bytes);
 
+// Allowed pairs (one head, one sequence) each device computes in one layer's forward pass: per
+// ring position (usp: per position of the ring part; every position meets every K/V block once,
+// whatever the schedule) or, without a ring, per context-parallel rank from its kernel calls.
+[[nodiscard]] std::vector<std::int64_t> device_pairs(const ResolvedScenario& s);
+
 // The program of a resolved scenario's strategy (its implementation's protocol included).
 // InputError for a mask the strategy cannot run (index-based masks outside the ring).
 [[nodiscard]] Program build_program(const ResolvedScenario& s);
