@@ -86,6 +86,31 @@ void BM_ContiguousProtocol(benchmark::State& state) {
 }
 BENCHMARK(BM_ContiguousProtocol)->ArgsProduct({{0, 1, 2}, {64, 1024}})->Iterations(1)->Unit(benchmark::kSecond);
 
+// Exact per-(device, round) work of a packed batch: 1M tokens of log-normal documents on a ring
+// of 64 devices, every block of the ring (4096, memoised per pair), tiles of 128 x 128.
+void BM_DocumentWorkload(benchmark::State& state) {
+  const char* layouts[] = {"doc-zigzag", "contiguous", "ptrr"};
+  const std::string layout = layouts[state.range(0)];
+  state.SetLabel(layout);
+  std::int64_t pairs = 0;
+  for (auto _ : state) {
+    ringsim::models::ScenarioSpec spec;
+    spec.hardware = "h100-sxm";
+    spec.model = "llama3-8b";
+    spec.sp = 64;
+    spec.n_seq = 1 << 20;
+    spec.docs = "lognormal:4096:1.5:1:128";
+    spec.layout = layout;
+    spec.impl = "ringsim-tiles";
+    spec.tile = ringsim::models::TileShape{128, 128};
+    const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());
+    for (std::int64_t r = 0; r < 64; ++r)
+      for (std::int64_t d = 0; d < 64; ++d) pairs = s.workload->block(r, d).allowed_pairs;
+  }
+  benchmark::DoNotOptimize(pairs);
+}
+BENCHMARK(BM_DocumentWorkload)->DenseRange(0, 2)->Iterations(1)->Unit(benchmark::kSecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
