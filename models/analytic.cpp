@@ -183,8 +183,8 @@ struct PassTotals {
 
 // One layer of a pass of the program, lock-step: stages one after the other, a stage and the
 // next at once where the program says so.
-PassTotals run_pass(const ResolvedScenario& s, const Program& prog, const std::vector<Stage>& stages,
-                    const std::vector<TableCost>& tables, const RingPass& ring, bool backward) {
+PassTotals run_pass(const ResolvedScenario& s, const std::vector<Stage>& stages, const std::vector<TableCost>& tables,
+                    const RingPass& ring, bool backward) {
   PassTotals t;
   const RankPlacement pl = placement_of(s);
   struct Timed {
@@ -220,7 +220,6 @@ PassTotals run_pass(const ResolvedScenario& s, const Program& prog, const std::v
      : st.collective == CollectiveKind::ReduceScatter ? t.exposed_rs
                                                       : t.exposed_a2a) += exposed;
   };
-  (void)prog;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const Stage& st = stages[i];
     const Timed a = one(st, t);
@@ -282,8 +281,8 @@ Prediction predict(const ResolvedScenario& s) {
   std::vector<TableCost> tables;
   tables.reserve(prog.compute.size());
   for (const auto& t : prog.compute) tables.push_back(table_cost(s, t));
-  const PassTotals fwd = run_pass(s, prog, prog.fwd, tables, ring, false);
-  const PassTotals bwd = run_pass(s, prog, prog.bwd, tables, ring, true);
+  const PassTotals fwd = run_pass(s, prog.fwd, tables, ring, false);
+  const PassTotals bwd = run_pass(s, prog.bwd, tables, ring, true);
   double fwd_layer = fwd.time_s, bwd_layer = bwd.time_s;
   // SCFA's gathers/sort before and scatter after the kernel, once per layer for the device's
   // own block: K/V are prepared where they live and travel prepared (0 unless index-based).

@@ -257,13 +257,11 @@ struct Builder {
   // Ulysses' all-to-alls around `inner` (the attention on the gathered sequence): Q, K, V and
   // the output forward; the output's gradient, then dQ, dK, dV backward.
   void ulysses_around(const UlyssesHeads& h, RankGroups groups, const std::function<void(std::vector<Stage>&, bool)>& inner) {
-    const std::int64_t u = groups.size;
     const std::int64_t d = s.model.head_dim;
     const std::int64_t bytes_per = s.profile.kv_wire_bytes;
     // What one rank sends each other member: its c tokens of that member's heads.
     const std::int64_t q_bytes = c * h.q_heads * d * bytes_per * batch;
     const std::int64_t kv_bytes = c * h.kv_heads * d * bytes_per * batch;
-    (void)u;
     p.fwd.push_back(collective(CollectiveKind::AllToAll, "all-to-all Q", groups, q_bytes));
     p.fwd.push_back(collective(CollectiveKind::AllToAll, "all-to-all K", groups, kv_bytes));
     p.fwd.push_back(collective(CollectiveKind::AllToAll, "all-to-all V", groups, kv_bytes));
