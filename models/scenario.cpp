@@ -158,21 +158,44 @@ bool ResolvedScenario::ring_crosses_nodes() const noexcept {
   return spec.mp * spec.sp > hardware.devices_per_node;
 }
 
-ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
+namespace {
+// Before anything is read: an impossible count fails first, whatever the names.
+void check_counts(const ScenarioSpec& spec) {
   if (spec.mp <= 0) throw InputError({}, 0, "mp", "tensor-parallel degree must be a positive integer");
   if (spec.sp <= 0) throw InputError({}, 0, "sp", "ring size must be a positive integer");
   if (spec.n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
   if (spec.batch <= 0) throw InputError({}, 0, "batch", "batch must be a positive integer");
+}
+}  // namespace
+
+ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
+  ScenarioParts p;
+  p.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
+  p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
+  (void)Strategy::parse(spec.cp);
+  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
+  p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
+  p.attention = make_attention_cost(p.impl.kernel);
+  return p;
+}
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
+  check_counts(spec);
+  return resolve(spec, resolve_parts(spec, catalog));
+}
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
+  check_counts(spec);
   ResolvedScenario r;
   r.spec = spec;
-  r.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
-  r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
+  r.hardware = parts.hardware;
+  r.model = parts.model;
   r.model.check_parallelism(spec.mp);
   r.strategy = Strategy::parse(spec.cp);
-  r.impl = catalog.implementation(catalog.choose_implementation(spec, r.hardware, {spec.layout}));
+  r.impl = parts.impl;
   r.impl.check_offers(r.hardware.kind, spec.layout, spec.mask, spec.cp);
-  r.profile = catalog.profile(spec.profile, r.hardware, r.impl.name);
-  r.attention = make_attention_cost(r.impl.kernel);
+  r.profile = parts.profile;
+  r.attention = parts.attention;
   // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
   // sizes are checked before it, so an impossible ring fails before a mask is generated.
   const bool from_mask = is_mask_layout_spec(spec.layout);
