@@ -17,8 +17,8 @@ const char* SweepResult::bound() const noexcept {
   return exposed >= 0.05 * step_s ? "transfer" : "compute";
 }
 
-const models::ScenarioParts& Evaluator::parts(const models::ScenarioSpec& spec,
-                                              const std::optional<models::Recompute>& recompute) {
+Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec& spec,
+                                                     const std::optional<models::Recompute>& recompute) {
   const std::string hw_key = spec.hardware_file.empty() ? spec.hardware : "file:" + spec.hardware_file;
   auto hw = hardware_.find(hw_key);
   if (hw == hardware_.end())
@@ -34,18 +34,72 @@ const models::ScenarioParts& Evaluator::parts(const models::ScenarioSpec& spec,
     choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
   const std::string key = hw_key + '\n' + (spec.model_file.empty() ? spec.model : "file:" + spec.model_file) + '\n' +
                           choice->second + '\n' + spec.profile + '\n' +
-                          (recompute ? std::string(models::to_string(*recompute)) : std::string("profile"));
+                          (recompute ? (*recompute == models::Recompute::Full ? "remat" : "keep") : "profile");
   auto it = parts_.find(key);
   if (it == parts_.end()) {
     models::ScenarioSpec fixed = spec;
     fixed.impl = choice->second;
     auto p = models::resolve_parts(fixed, catalog_);
+    // Every point copies these into its scenario; rows never print their citations, so the
+    // copies go without them (the files keep them).
+    p.hardware.sources.clear();
+    p.model.sources.clear();
+    p.impl.sources.clear();
+    p.impl.description.clear();
+    p.impl.notes.clear();
+    p.profile.provenance.notes.clear();
     // The time model knows full rematerialisation only (one more forward of every layer);
     // selective recomputation repeats element-wise ops, whose time it leaves out.
     if (recompute) p.profile.recompute = *recompute == models::Recompute::Full;
     it = parts_.emplace(key, std::move(p)).first;
   }
-  return it->second;
+  return it;
+}
+
+const Evaluator::Timed& Evaluator::timed(const SweepPoint& p) {
+  const auto& spec = p.spec;
+  const auto parts_it = this->parts(spec, p.recompute);
+  // Everything the step time depends on; dp, the ZeRO stage and a selective-vs-no recompute
+  // choice change memory and gradient synchronisation only, so their points share one.
+  std::string key = parts_it->first;
+  fmt::format_to(std::back_inserter(key), "\n{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.mp, spec.sp, spec.n_seq, spec.batch,
+                 spec.layout, spec.layout_mask, spec.mask, spec.tile ? spec.tile->q : 0, spec.tile ? spec.tile->k : 0,
+                 p.topology, spec.seed);
+  if (auto it = timed_.find(key); it != timed_.end()) return *it->second;
+  auto t = std::make_unique<Timed>();
+  t->scenario = models::resolve(spec, parts_it->second);
+  auto& s = t->scenario;
+  const std::int64_t mesh_devices = spec.mp * spec.sp;
+  if (!p.topology.empty()) {
+    // The analytic model sees a topology through its node size: which hops leave a node.
+    const auto shape = parse_topology_shape(p.topology);
+    if (shape.devices < mesh_devices)
+      throw InputError({}, 0, "topology",
+                       fmt::format("topology {} has {} devices; the mesh needs mp x sp = {}", p.topology, shape.devices,
+                                   mesh_devices));
+    if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
+  }
+  t->prediction = models::predict(s);
+  t->prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
+  if (grid_.engine == Engine::Des) {
+    // As `predict --engine des`: step, tokens/s and MFU from the simulator, the breakdown from
+    // the cost model.
+    sim::StepOptions o;
+    o.topology = p.topology;
+    o.buffers = grid_.kv_buffers;
+    const auto res = sim::simulate_step(s, o);
+    t->prediction.step_s = res.step_s;
+    t->prediction.tokens_per_s = res.tokens_per_s;
+    t->prediction.mfu = res.mfu;
+  }
+  // A bounded memo: the oldest entry leaves when a new one comes (points that share a timing
+  // are near each other in a sweep), one at a time, so memory stays flat and no burst of frees.
+  if (timed_order_.size() >= kTimedEntries) {
+    timed_.erase(timed_order_.front());
+    timed_order_.pop_front();
+  }
+  timed_order_.push_back(key);
+  return *timed_.emplace(std::move(key), std::move(t)).first->second;
 }
 
 SweepResult Evaluator::evaluate(const SweepPoint& p) {
@@ -60,35 +114,15 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   r.topology = p.topology.empty() ? "default" : p.topology;
   if (spec.tile) r.tile_q = spec.tile->q, r.tile_k = spec.tile->k;
   try {
-    const auto& parts = this->parts(spec, p.recompute);
-    auto s = models::resolve(spec, parts);
+    const auto& t = timed(p);
+    const auto& s = t.scenario;
     r.impl = s.impl.name;
     r.profile = s.profile.name;
     r.profile_calibrated = s.profile.provenance.calibrated;
     r.tile_q = s.tile.q;
     r.tile_k = s.tile.k;
+    r.prediction = t.prediction;
     const std::int64_t mesh_devices = spec.mp * spec.sp;
-    if (!p.topology.empty()) {
-      // The analytic model sees a topology through its node size: which hops leave a node.
-      const auto shape = parse_topology_shape(p.topology);
-      if (shape.devices < mesh_devices)
-        throw InputError({}, 0, "topology",
-                         fmt::format("topology {} has {} devices; the mesh needs mp x sp = {}", p.topology,
-                                     shape.devices, mesh_devices));
-      if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
-    }
-    r.prediction = models::predict(s);
-    if (grid_.engine == Engine::Des) {
-      // As `predict --engine des`: step, tokens/s and MFU from the simulator, the breakdown from
-      // the cost model.
-      sim::StepOptions o;
-      o.topology = p.topology;
-      o.buffers = grid_.kv_buffers;
-      const auto res = sim::simulate_step(s, o);
-      r.prediction.step_s = res.step_s;
-      r.prediction.tokens_per_s = res.tokens_per_s;
-      r.prediction.mfu = res.mfu;
-    }
     r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::None);
     models::MemoryOptions mo;
     mo.dp = p.dp;

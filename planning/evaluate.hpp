@@ -5,6 +5,9 @@
 // the ring, a topology too small for the mesh) gives a row with status "skipped" and the reason.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <deque>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -46,13 +49,23 @@ class Evaluator {
   [[nodiscard]] SweepResult evaluate(const SweepPoint& p);
 
  private:
-  [[nodiscard]] const models::ScenarioParts& parts(const models::ScenarioSpec& spec,
-                                                   const std::optional<models::Recompute>& recompute);
+  using PartsMap = std::map<std::string, models::ScenarioParts>;
+  // The resolved scenario and its timing, shared by points that differ in memory options only.
+  struct Timed {
+    models::ResolvedScenario scenario;
+    models::Prediction prediction;
+  };
+  [[nodiscard]] PartsMap::const_iterator parts(const models::ScenarioSpec& spec,
+                                               const std::optional<models::Recompute>& recompute);
+  [[nodiscard]] const Timed& timed(const SweepPoint& p);
   const models::Catalog& catalog_;
   const SweepGrid& grid_;
   std::map<std::string, models::Hardware> hardware_;
   std::map<std::string, std::string> impl_choice_;
-  std::map<std::string, models::ScenarioParts> parts_;
+  PartsMap parts_;
+  static constexpr std::size_t kTimedEntries = 1024;
+  std::unordered_map<std::string, std::unique_ptr<Timed>> timed_;
+  std::deque<std::string> timed_order_;
 };
 
 // The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,

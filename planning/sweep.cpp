@@ -174,7 +174,6 @@ std::vector<SweepResult> evaluate_all(const SweepGrid& grid, const models::Catal
       grid, catalog, options, 0, total,
       [](Evaluator& ev, const SweepPoint& p, std::vector<SweepResult>& out) {
         out.push_back(ev.evaluate(p));
-        out.back().prediction.rounds_fwd = {};  // per-round detail: not needed to rank, and large
       },
       [&](std::vector<SweepResult>& c, std::int64_t) {
         for (auto& r : c) all.push_back(std::move(r));
