@@ -24,6 +24,7 @@ constexpr Command kCommands[] = {
     {"sweep", ringsim::cli::run_sweep, "every combination of scenario axes on every core, streamed to CSV (resumable, sharded)"},
     {"merge", ringsim::cli::run_merge, "join the shards of a sweep into the unsharded output"},
     {"plan", ringsim::cli::run_plan, "the best meshes, strategies, layouts, tiles and implementations for a goal, ranked"},
+    {"check", ringsim::cli::run_check, "plausibility of measurements: peak FLOP/s, link bandwidth, what can run"},
     {"calibrate", ringsim::cli::run_calibrate, "fit a profile to published speedups or kernel timings"},
     {"measure", ringsim::cli::run_measure, "time the CUDA kernel over tiles and masks into a timings CSV (GPU)"},
     {"validate", ringsim::cli::run_validate, "time an emulated ring on one GPU against the prediction (GPU)"},
