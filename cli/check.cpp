@@ -4,13 +4,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/planning_table.hpp"
 #include "planning/check.hpp"
 
 namespace ringsim::cli {
-
-planning::Table planning_table(CsvTable t) {
-  return {std::move(t.file), std::move(t.header), std::move(t.rows), std::move(t.lines)};
-}
 
 int run_check(int argc, char** argv) {
   cxxopts::Options o("ringsim check",

@@ -160,7 +160,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
 const std::vector<std::string>& sweep_columns() {
   static const std::vector<std::string> c = {
       "index", "hardware", "model", "impl", "cp", "mp", "sp", "dp", "devices", "n_seq", "batch", "layout", "mask",
-      "tile_q", "tile_k", "topology", "zero", "recompute", "engine", "status", "step_s", "tokens_per_s", "mfu",
+      "tile", "tile_q", "tile_k", "topology", "zero", "recompute", "engine", "status", "step_s", "tokens_per_s", "mfu",
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s", "grad_sync_s",
       "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
@@ -203,7 +203,8 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   field(out, s.layout);
   out += ',';
   field(out, s.mask);
-  out += ',';
+  // The tile as asked for ("default": the profile's, clamped to the block), then as run.
+  out += s.tile ? fmt::format(",{}x{},", s.tile->q, s.tile->k) : std::string(",default,");
   if (r.tile_q > 0) fmt::format_to(it, "{},{},", r.tile_q, r.tile_k);
   else out += ",,";
   field(out, r.topology);
@@ -237,6 +238,7 @@ nlohmann::json result_json(const SweepResult& r) {
   nlohmann::json j = {{"index", p.index}, {"hardware", r.hardware}, {"model", r.model}, {"impl", r.impl},
                       {"cp", s.cp}, {"mp", s.mp}, {"sp", s.sp}, {"dp", p.dp}, {"devices", r.devices()},
                       {"n_seq", s.n_seq}, {"batch", s.batch}, {"layout", s.layout}, {"mask", s.mask},
+                      {"tile", s.tile ? fmt::format("{}x{}", s.tile->q, s.tile->k) : std::string("default")},
                       {"tile_q", r.tile_q}, {"tile_k", r.tile_k}, {"topology", r.topology},
                       {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)},
                       {"status", r.ok ? "ok" : "skipped"}, {"profile", r.profile}, {"note", r.note}};

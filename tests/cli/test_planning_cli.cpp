@@ -237,3 +237,22 @@ TEST_CASE("cli check: planted bad rows are flagged with the bound, published mea
   write(dir.file("bad.csv"), "hardware,n_seq,model,iter_per_s\na100-80gb,-4,llama3-8b,3\n");
   expect_bad("check " + dir.file("bad.csv"), "bad.csv:2");
 }
+
+TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run; bad requests exit 2", "[cli][plot]") {
+  const TempDir dir;
+  REQUIRE(run("sweep --mesh 1x4,1x8 --seq 32768,65536,131072 -o " + dir.file("s.csv")).code == 0);
+  for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {
+    INFO(kind);
+    const std::string args = "plot " + dir.file("s.csv") + " --kind " + kind + " --svg " + dir.file("a.svg") + " --png " +
+                             dir.file("a.png");
+    REQUIRE(run(args).code == 0);
+    const auto svg = read(dir.file("a.svg")), png = read(dir.file("a.png"));
+    REQUIRE(run(args).code == 0);
+    CHECK(read(dir.file("a.svg")) == svg);
+    CHECK(read(dir.file("a.png")) == png);
+  }
+  expect_bad("plot " + dir.file("s.csv") + " --kind pie --svg " + dir.file("b.svg"), "kind");
+  expect_bad("plot " + dir.file("s.csv") + " --where n_seq=7 --svg " + dir.file("b.svg"), "where");
+  expect_bad("plot " + dir.file("s.csv"), "--svg");
+  CHECK_FALSE(std::filesystem::exists(dir.file("b.svg")));
+}
