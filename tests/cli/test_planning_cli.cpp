@@ -256,3 +256,17 @@ TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run; bad 
   expect_bad("plot " + dir.file("s.csv"), "--svg");
   CHECK_FALSE(std::filesystem::exists(dir.file("b.svg")));
 }
+
+TEST_CASE("cli agreement: Kendall's tau-b of predict's speedups against the Striped paper's", "[cli][agreement]") {
+  const TempDir dir;
+  REQUIRE(run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " +
+              dir.file("p.csv"))
+              .code == 0);
+  const auto r = run("agreement " + dir.file("p.csv") + " --measured speedup --predicted pred_speedup --format json");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\"items\": 45") != std::string::npos);
+  // The same column against itself agrees perfectly.
+  CHECK(run("agreement " + dir.file("p.csv") + " --measured speedup --predicted speedup").out.find("tau-b 1.000") !=
+        std::string::npos);
+  expect_bad("agreement " + dir.file("p.csv") + " --measured speedup --predicted nope", "nope");
+}
