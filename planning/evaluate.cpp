@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -56,18 +57,35 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
   return it;
 }
 
+Evaluator::Evaluator(const models::Catalog& catalog, const SweepGrid& grid)
+    : catalog_(catalog), grid_(grid), sizes_(grid.axis_sizes()) {}
+
+std::uint64_t Evaluator::axes_key(const SweepPoint& p, std::initializer_list<Axis> axes) const {
+  // Mixed radix over the point's positions along `axes`, then the recompute class (the profile's,
+  // none or selective, full): below the grid's size times 3, so it fits.
+  std::uint64_t k = 0;
+  for (const Axis a : axes)
+    k = k * static_cast<std::uint64_t>(sizes_[static_cast<std::size_t>(a)]) +
+        static_cast<std::uint64_t>(p.axis[static_cast<std::size_t>(a)]);
+  const std::uint64_t remat = !p.recompute ? 0 : *p.recompute == models::Recompute::Full ? 2 : 1;
+  return k * 3 + remat;
+}
+
 const Evaluator::Timed& Evaluator::timed(const SweepPoint& p) {
   const auto& spec = p.spec;
-  const auto parts_it = this->parts(spec, p.recompute);
-  // Everything the step time depends on; dp, the ZeRO stage and a selective-vs-no recompute
-  // choice change memory and gradient synchronisation only, so their points share one.
-  std::string key = parts_it->first;
-  fmt::format_to(std::back_inserter(key), "\n{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.mp, spec.sp, spec.n_seq, spec.batch,
-                 spec.layout, spec.layout_mask, spec.mask, spec.tile ? spec.tile->q : 0, spec.tile ? spec.tile->k : 0,
-                 p.topology, spec.seed);
+  // Points are told apart by their positions on the grid's axes (cheaper than by their names).
+  // The parts depend on hardware, model, implementation, strategy, mask and layout (which
+  // implementation offers them); the step time on those and the mesh, length, batch, tile and
+  // topology. dp, the ZeRO stage and a selective-vs-no recompute choice change memory and
+  // gradient synchronisation only, so their points share one timing.
+  const std::uint64_t parts_key = axes_key(p, {kHardware, kModel, kImpl, kCp, kMask, kLayout});
+  auto pk = parts_by_axes_.find(parts_key);
+  if (pk == parts_by_axes_.end()) pk = parts_by_axes_.emplace(parts_key, &this->parts(spec, p.recompute)->second).first;
+  const std::uint64_t key =
+      axes_key(p, {kHardware, kModel, kImpl, kCp, kMask, kLayout, kMesh, kNSeq, kBatch, kTile, kTopology});
   if (auto it = timed_.find(key); it != timed_.end()) return *it->second;
   auto t = std::make_unique<Timed>();
-  t->scenario = models::resolve(spec, parts_it->second);
+  t->scenario = models::resolve(spec, *pk->second);
   auto& s = t->scenario;
   const std::int64_t mesh_devices = spec.mp * spec.sp;
   if (!p.topology.empty()) {
@@ -99,7 +117,7 @@ const Evaluator::Timed& Evaluator::timed(const SweepPoint& p) {
     timed_order_.pop_front();
   }
   timed_order_.push_back(key);
-  return *timed_.emplace(std::move(key), std::move(t)).first->second;
+  return *timed_.emplace(key, std::move(t)).first->second;
 }
 
 SweepResult Evaluator::evaluate(const SweepPoint& p) {
@@ -189,9 +207,10 @@ void field(std::string& out, const std::string& v) {
 void append_csv_row(const SweepResult& r, std::string& out) {
   const auto& p = r.point;
   const auto& s = p.spec;
-  const auto g = [](double v) { return fmt::format("{:.6g}", v); };
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "{},", p.index);
+  // Compiled format strings: a sweep formats some forty numbers per row.
+  const auto g = [&](double v) { fmt::format_to(it, FMT_COMPILE("{:.6g},"), v); };
+  fmt::format_to(it, FMT_COMPILE("{},"), p.index);
   field(out, r.hardware);
   out += ',';
   field(out, r.model);
@@ -199,30 +218,52 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   field(out, r.impl);
   out += ',';
   field(out, s.cp);
-  fmt::format_to(it, ",{},{},{},{},{},{},", s.mp, s.sp, p.dp, r.devices(), s.n_seq, s.batch);
+  fmt::format_to(it, FMT_COMPILE(",{},{},{},{},{},{},"), s.mp, s.sp, p.dp, r.devices(), s.n_seq, s.batch);
   field(out, s.layout);
   out += ',';
   field(out, s.mask);
   // The tile as asked for ("default": the profile's, clamped to the block), then as run.
-  out += s.tile ? fmt::format(",{}x{},", s.tile->q, s.tile->k) : std::string(",default,");
-  if (r.tile_q > 0) fmt::format_to(it, "{},{},", r.tile_q, r.tile_k);
+  if (s.tile) fmt::format_to(it, FMT_COMPILE(",{}x{},"), s.tile->q, s.tile->k);
+  else out += ",default,";
+  if (r.tile_q > 0) fmt::format_to(it, FMT_COMPILE("{},{},"), r.tile_q, r.tile_k);
   else out += ",,";
   field(out, r.topology);
-  fmt::format_to(it, ",{},{},{},{},", models::to_string(p.zero),
-                 r.ok ? models::to_string(r.recompute) : (p.recompute ? models::to_string(*p.recompute) : "profile"),
-                 to_string(r.engine), r.ok ? "ok" : "skipped");
+  out += ',';
+  out += models::to_string(p.zero);
+  out += ',';
+  out += r.ok ? models::to_string(r.recompute) : (p.recompute ? models::to_string(*p.recompute) : "profile");
+  out += ',';
+  out += to_string(r.engine);
+  out += r.ok ? ",ok," : ",skipped,";
   if (r.ok) {
     const auto& q = r.prediction;
     const auto& m = r.memory;
-    out += g(r.step_s) + ',' + g(r.tokens_per_s) + ',' + fmt::format("{:.4f}", q.mfu) + ',' + g(q.attention_fwd_s) + ',' +
-           g(q.attention_bwd_s) + ',' + g(q.other_compute_s) + ',' + g(q.collective_s) + ',' + g(q.exposed_transfer_s) +
-           ',' + g(r.grad_sync_s) + ',' + g(r.grad_sync_exposed_s) + ',' + fmt::format("{:.4f}", q.imbalance) + ',' +
-           r.bound() + ',' + g(m.total_bytes) + ',' + g(m.capacity_bytes) + ',' + (m.fits ? "true" : "false") + ',' +
-           m.largest_term().name + ',' + g(m.parameters_bytes) + ',' + g(m.gradients_bytes) + ',' +
-           g(m.optimizer_bytes) + ',' + g(m.activations_bytes) + ',' + g(m.workspace_bytes) + ',' +
-           g(m.strategy.bytes) + ',';
+    g(r.step_s);
+    g(r.tokens_per_s);
+    fmt::format_to(it, FMT_COMPILE("{:.4f},"), q.mfu);
+    g(q.attention_fwd_s);
+    g(q.attention_bwd_s);
+    g(q.other_compute_s);
+    g(q.collective_s);
+    g(q.exposed_transfer_s);
+    g(r.grad_sync_s);
+    g(r.grad_sync_exposed_s);
+    fmt::format_to(it, FMT_COMPILE("{:.4f},"), q.imbalance);
+    out += r.bound();
+    out += ',';
+    g(m.total_bytes);
+    g(m.capacity_bytes);
+    out += m.fits ? "true," : "false,";
+    out += m.largest_term().name;
+    out += ',';
+    g(m.parameters_bytes);
+    g(m.gradients_bytes);
+    g(m.optimizer_bytes);
+    g(m.activations_bytes);
+    g(m.workspace_bytes);
+    g(m.strategy.bytes);
   } else {
-    out += std::string(22, ',');
+    out.append(22, ',');
   }
   field(out, r.profile);
   out += ',';

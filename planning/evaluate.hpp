@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <array>
 #include <deque>
+#include <initializer_list>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -45,7 +47,8 @@ struct SweepResult {
 // per distinct name, so one evaluator is cheap per point; not thread-safe: one per thread.
 class Evaluator {
  public:
-  Evaluator(const models::Catalog& catalog, const SweepGrid& grid) : catalog_(catalog), grid_(grid) {}
+  Evaluator(const models::Catalog& catalog, const SweepGrid& grid);
+  // p: a point of `grid` (SweepGrid::point), whose axis positions key the memo.
   [[nodiscard]] SweepResult evaluate(const SweepPoint& p);
 
  private:
@@ -58,14 +61,17 @@ class Evaluator {
   [[nodiscard]] PartsMap::const_iterator parts(const models::ScenarioSpec& spec,
                                                const std::optional<models::Recompute>& recompute);
   [[nodiscard]] const Timed& timed(const SweepPoint& p);
+  [[nodiscard]] std::uint64_t axes_key(const SweepPoint& p, std::initializer_list<Axis> axes) const;
   const models::Catalog& catalog_;
   const SweepGrid& grid_;
+  std::array<std::int64_t, kAxes> sizes_;
+  std::unordered_map<std::uint64_t, const models::ScenarioParts*> parts_by_axes_;
   std::map<std::string, models::Hardware> hardware_;
   std::map<std::string, std::string> impl_choice_;
   PartsMap parts_;
   static constexpr std::size_t kTimedEntries = 1024;
-  std::unordered_map<std::string, std::unique_ptr<Timed>> timed_;
-  std::deque<std::string> timed_order_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Timed>> timed_;
+  std::deque<std::uint64_t> timed_order_;
 };
 
 // The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,

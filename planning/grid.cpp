@@ -83,16 +83,21 @@ std::string tile_text(const std::optional<models::TileShape>& t) {
 
 }  // namespace
 
-std::int64_t SweepGrid::size() const {
+std::array<std::int64_t, kAxes> SweepGrid::axis_sizes() const {
   const std::size_t sizes[] = {hardware.size(), model.size(), impl.size(), cp.size(), mesh.size(),
                                dp.size(), n_seq.size(), batch.size(), layout.size(), mask.size(),
                                tile.size(), topology.size(), zero.size(), recompute.size()};
+  std::array<std::int64_t, kAxes> a{};
+  for (int i = 0; i < kAxes; ++i) a[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(sizes[i]);
+  return a;
+}
+
+std::int64_t SweepGrid::size() const {
   std::int64_t n = 1;
-  for (const auto s : sizes) {
+  for (const auto s : axis_sizes()) {
     if (s == 0) throw InputError({}, 0, "sweep", "every axis needs at least one value");
-    if (static_cast<std::int64_t>(s) > kMaxPoints / n)
-      throw InputError({}, 0, "sweep", "more than 2^40 points: split the sweep");
-    n *= static_cast<std::int64_t>(s);
+    if (s > kMaxPoints / n) throw InputError({}, 0, "sweep", "more than 2^40 points: split the sweep");
+    n *= s;
   }
   return n;
 }
@@ -102,28 +107,29 @@ SweepPoint SweepGrid::point(std::int64_t index) const {
   p.index = index;
   // Innermost axis varies fastest: decode from the last axis back.
   std::int64_t rest = index;
-  const auto take = [&rest](const auto& v) -> const auto& {
+  const auto take = [&](const auto& v, Axis a) -> const auto& {
     const auto n = static_cast<std::int64_t>(v.size());
+    p.axis[static_cast<std::size_t>(a)] = rest % n;
     const auto& x = v[static_cast<std::size_t>(rest % n)];
     rest /= n;
     return x;
   };
-  p.recompute = take(recompute);
-  p.zero = take(zero);
-  p.topology = take(topology);
-  p.spec.tile = take(tile);
-  p.spec.mask = take(mask);
-  p.spec.layout = take(layout);
-  p.spec.batch = take(batch);
-  p.spec.n_seq = take(n_seq);
-  p.dp = take(dp);
-  const Mesh m = take(mesh);
+  p.recompute = take(recompute, kRecompute);
+  p.zero = take(zero, kZero);
+  p.topology = take(topology, kTopology);
+  p.spec.tile = take(tile, kTile);
+  p.spec.mask = take(mask, kMask);
+  p.spec.layout = take(layout, kLayout);
+  p.spec.batch = take(batch, kBatch);
+  p.spec.n_seq = take(n_seq, kNSeq);
+  p.dp = take(dp, kDp);
+  const Mesh m = take(mesh, kMesh);
   p.spec.mp = m.mp;
   p.spec.sp = m.sp;
-  p.spec.cp = take(cp);
-  p.spec.impl = take(impl);
-  const auto& model_name = take(model);
-  const auto& hw = take(hardware);
+  p.spec.cp = take(cp, kCp);
+  p.spec.impl = take(impl, kImpl);
+  const auto& model_name = take(model, kModel);
+  const auto& hw = take(hardware, kHardware);
   // A name ending in .json is a file (a user's own hardware or model description).
   (model_name.ends_with(".json") ? p.spec.model_file : p.spec.model) = model_name;
   (hw.ends_with(".json") ? p.spec.hardware_file : p.spec.hardware) = hw;

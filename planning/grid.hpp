@@ -3,6 +3,7 @@
 // data-parallel degree, n_seq, batch, layout, mask, tile, topology, ZeRO stage, recomputation),
 // read from a sweep file (JSON) or built from flags. Point i of the sweep is decoded from i in
 // mixed radix, outermost axis first, so the sweep's order is fixed by the grid alone.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,9 +25,14 @@ struct Mesh {
   friend bool operator==(const Mesh&, const Mesh&) = default;
 };
 
+// The axes of a sweep, outermost first.
+enum Axis : int { kHardware, kModel, kImpl, kCp, kMesh, kDp, kNSeq, kBatch, kLayout, kMask, kTile, kTopology, kZero,
+                  kRecompute, kAxes };
+
 // One point of a sweep: the scenario and the planning axes the scenario does not carry.
 struct SweepPoint {
   std::int64_t index = 0;
+  std::array<std::int64_t, kAxes> axis{};  // the value's position along each axis
   models::ScenarioSpec spec;  // impl empty: the catalog's choice
   std::int64_t dp = 1;
   models::Sharding zero = models::Sharding::None;
@@ -59,6 +65,7 @@ struct SweepGrid {
 
   // Number of points; InputError (field "sweep") past 2^40 or when an axis is empty.
   [[nodiscard]] std::int64_t size() const;
+  [[nodiscard]] std::array<std::int64_t, kAxes> axis_sizes() const;
   [[nodiscard]] SweepPoint point(std::int64_t index) const;
 
   // The sweep file: an object whose keys are the axes above (a value or a list of values) and
