@@ -317,7 +317,7 @@ void render(const Heatmap& m, const std::string& svg_path, const std::string& pn
       const double y = T + H - (v - m.v_min) / (m.v_max > m.v_min ? m.v_max - m.v_min : 1) * H;
       text(cr, m.percent ? fmt::format("{:.0f}%", 100 * v) : tick_label(v, AxisFormat::Plain, step), bx + bw + 6, y, 11);
     }
-    text(cr, m.value_label, bx + bw / 2, T - 12, 12, 0.5, 0.5);
+    text(cr, m.value_label, bx + bw / 2, T + H + 20, 12, 0.5, 0.5);
   });
 }
 

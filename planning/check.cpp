@@ -70,6 +70,7 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
   const auto c_layout = t.column("layout"), c_cp = t.column("cp"), c_causal = t.column("causal");
   const auto c_pass = t.column("pass"), c_precision = t.column("precision");
   const auto c_tokens = t.column("tokens_per_s"), c_step = t.column("step_s"), c_iter = t.column("iter_per_s");
+  const auto c_tflops = t.column_of({"tflops_per_device", "tflops_per_gpu"});
   if (!c_n) throw InputError(t.file, 1, "n_seq", "missing column (the global sequence length)");
   if (!c_model && !(c_heads && c_kv && c_hd))
     throw InputError(t.file, 1, "model", "missing column: give model, or heads, kv_heads and head_dim");
@@ -143,6 +144,14 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     if (const auto v = row.measurement(c_iter)) per_s = *v;
     else if (const auto s = row.measurement(c_step)) per_s = 1.0 / *s;
     else if (const auto k = row.measurement(c_tokens)) per_s = *k / (static_cast<double>(n * batch * dp));
+    // A reported FLOP rate per device is held against the peak directly.
+    if (const auto tf = row.measurement(c_tflops); tf && broken.empty()) {
+      const auto precision = at("precision", [&] { return models::parse_precision(row.text(c_precision, "bf16")); });
+      const double peak = at("precision", [&] { return hw.peak_flops_per_s(precision); });
+      if (*tf * 1e12 > peak)
+        broken.push_back(fmt::format("reports {} per device, above {}'s dense peak {} ({})", tflops(*tf * 1e12), hw.name,
+                                     tflops(peak), models::to_string(precision)));
+    }
     if (per_s && broken.empty()) {
       const std::string pass = row.text(c_pass, model ? "train" : "fwd+bwd");
       if (pass != "fwd" && pass != "fwd+bwd" && pass != "train")

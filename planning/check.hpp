@@ -35,7 +35,7 @@ struct CheckOptions {
 // Columns (docs/planning.md): hardware; devices (or gpus); mp, sp, dp; ring_degree,
 // ulysses_degree; model, or heads (heads_q), kv_heads (heads_kv), head_dim for attention alone;
 // n_seq (n_seq_total); batch; layout; cp; causal; pass (fwd, fwd+bwd, train); one of
-// tokens_per_s, step_s, iter_per_s; precision. Missing optional columns take defaults; a
+// tokens_per_s, step_s, iter_per_s; tflops_per_device (tflops_per_gpu); precision. Missing optional columns take defaults; a
 // throughput that is not a number (OOM) is not checked. InputError (file, line, column) for
 // a value that is malformed, or a file that has neither a model nor the attention shape.
 [[nodiscard]] std::vector<Finding> check_measurements(const Table& t, const models::Catalog& catalog,

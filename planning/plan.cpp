@@ -223,8 +223,9 @@ std::string explain(const SweepResult& row) {
   s += fmt::format("; imbalance {:.2f}{}", q.imbalance,
                    q.imbalance > 1.1 ? " (the busiest device sets each round)" : "");
   const auto& m = row.memory;
-  s += fmt::format("; memory {:.1f} of {:.1f} GB ({:.0f}% headroom, largest term {})", m.total_bytes / 1e9,
-                   m.capacity_bytes / 1e9, 100 * m.headroom_bytes() / m.capacity_bytes, m.largest_term().name);
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  s += fmt::format("; memory {:.1f} of {:.1f} GiB ({:.0f}% headroom, largest term {})", m.total_bytes / gib,
+                   m.capacity_bytes / gib, 100 * m.headroom_bytes() / m.capacity_bytes, m.largest_term().name);
   return s;
 }
 

@@ -228,12 +228,15 @@ TEST_CASE("cli check: planted bad rows are flagged with the bound, published mea
   const auto t = run("check " + dir.file("t.csv"));
   CHECK(t.out.find("t.csv:2:") == std::string::npos);
   CHECK(t.out.find("t.csv:3: implies") != std::string::npos);
-  for (const char* f : {"attention_throughput_published.csv", "striped_paper_calibration.csv", "paper_unmeasured_configs.csv"}) {
+  for (const char* f : {"attention_throughput_published.csv", "striped_paper_calibration.csv", "paper_unmeasured_configs.csv",
+                        "nemo_llama2_7b_cp_runs.csv"}) {
     const auto p = run(std::string("check ") + RINGSIM_TEST_DATA + "/" + f);
     INFO(f << ": " << p.out);
     CHECK(p.code == 0);
     CHECK(p.out.empty());
   }
+  write(dir.file("tf.csv"), "hardware,model,mp,sp,n_seq,tflops_per_gpu\nh100-sxm,llama2-7b,8,32,1048576,1200\n");
+  CHECK(run("check " + dir.file("tf.csv")).out.find("tf.csv:2: reports 1200 TFLOP/s") != std::string::npos);
   write(dir.file("bad.csv"), "hardware,n_seq,model,iter_per_s\na100-80gb,-4,llama3-8b,3\n");
   expect_bad("check " + dir.file("bad.csv"), "bad.csv:2");
 }

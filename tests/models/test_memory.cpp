@@ -154,3 +154,28 @@ TEST_CASE("memory: every run of the Striped Attention paper fits (they ran)", "[
   }
   CHECK(rows == 45);
 }
+
+TEST_CASE("memory: every context-parallel run of NVIDIA's NeMo Llama2-7B table fits (they ran)", "[memory][published]") {
+  // Megatron's distributed optimizer shards optimizer state over dp x cp (ZeRO-1 over dp x sp);
+  // the table does not say whether activations were recomputed: they fit even without.
+  std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/nemo_llama2_7b_cp_runs.csv");
+  REQUIRE(in);
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.starts_with("hardware")) continue;
+    const auto f = split(line, ',');
+    REQUIRE(f.size() >= 6);
+    const auto s = resolve_scenario(f[0], f[1], parse_int(f[2], "mp"), parse_int(f[3], "sp"), parse_int(f[5], "n_seq"),
+                                    "zigzag", "causal", TileShape{128, 128});
+    MemoryOptions o;
+    o.dp = parse_int(f[4], "dp");
+    o.sharding = Sharding::Zero1;
+    o.recompute = Recompute::None;
+    const auto e = estimate_memory(s, o);
+    INFO(line << ": " << e.total_bytes / 1e9 << " GB of " << e.capacity_bytes / 1e9);
+    CHECK(e.fits);
+    ++rows;
+  }
+  CHECK(rows == 8);
+}
