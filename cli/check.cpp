@@ -4,7 +4,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
-#include "cli/planning_table.hpp"
 #include "planning/check.hpp"
 
 namespace ringsim::cli {
@@ -26,7 +25,7 @@ int run_check(int argc, char** argv) {
   if (file.empty()) throw models::InputError({}, 0, "file", "give the CSV of measurements to check");
   planning::CheckOptions opt;
   opt.hardware = r["hardware"].as<std::string>();
-  const auto findings = planning::check_measurements(planning_table(read_csv(file)), models::Catalog(), opt);
+  const auto findings = planning::check_measurements(read_csv(file), models::Catalog(), opt);
   for (const auto& f : findings) fmt::print("{}:{}: {}\n", file, f.line, f.what);
   return findings.empty() || !r.count("fail-on-findings") ? 0 : 1;
 }

@@ -2,7 +2,6 @@
 // communication heatmap, memory vs context) as SVG and/or PNG, without a display.
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
-#include "cli/planning_table.hpp"
 #include "models/error.hpp"
 #include "planning/plot.hpp"
 
@@ -35,7 +34,7 @@ int run_plot(int argc, char** argv) {
   req.baseline = r["baseline"].as<std::string>();
   req.layout = r["layout"].as<std::string>();
   req.title = r["title"].as<std::string>();
-  planning::plot(planning_table(read_csv(file)), req, svg, png);
+  planning::plot(read_csv(file), req, svg, png);
   return 0;
 }
 

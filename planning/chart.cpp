@@ -45,16 +45,19 @@ double text_width(cairo_t* cr, const std::string& s, double size) {
   return e.x_advance;
 }
 
+// Moves a finished temporary into place, or removes it when cairo failed.
+void finish_file(cairo_status_t status, const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  if (status == CAIRO_STATUS_SUCCESS) std::filesystem::rename(tmp, path, ec);
+  if (status != CAIRO_STATUS_SUCCESS || ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot write " + path +
+                             (status != CAIRO_STATUS_SUCCESS ? std::string(": ") + cairo_status_to_string(status) : ""));
+  }
+}
+
 // Draws with `draw` on an SVG and/or a PNG surface; each file goes through a temporary.
 void write_surfaces(const std::string& svg_path, const std::string& png_path, const std::function<void(cairo_t*)>& draw) {
-  const auto finish = [](const std::string& tmp, const std::string& path) {
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + path);
-    }
-  };
   if (!svg_path.empty()) {
     const std::string tmp = svg_path + ".tmp";
     cairo_surface_t* s = cairo_svg_surface_create(tmp.c_str(), kWidth, kHeight);
@@ -64,12 +67,7 @@ void write_surfaces(const std::string& svg_path, const std::string& png_path, co
     cairo_surface_finish(s);
     const auto status = cairo_surface_status(s);
     cairo_surface_destroy(s);
-    if (status != CAIRO_STATUS_SUCCESS) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + svg_path + ": " + cairo_status_to_string(status));
-    }
-    finish(tmp, svg_path);
+    finish_file(status, tmp, svg_path);
   }
   if (!png_path.empty()) {
     const std::string tmp = png_path + ".tmp";
@@ -79,12 +77,7 @@ void write_surfaces(const std::string& svg_path, const std::string& png_path, co
     cairo_destroy(cr);
     const auto status = cairo_surface_write_to_png(s, tmp.c_str());
     cairo_surface_destroy(s);
-    if (status != CAIRO_STATUS_SUCCESS) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error("cannot write " + png_path + ": " + cairo_status_to_string(status));
-    }
-    finish(tmp, png_path);
+    finish_file(status, tmp, png_path);
   }
 }
 

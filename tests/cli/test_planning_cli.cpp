@@ -19,12 +19,6 @@ using namespace ringsim::test;
 
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> split_lines(const std::string& s) {
   std::vector<std::string> out;
@@ -82,13 +76,13 @@ TEST_CASE("cli sweep: shards merged are the unsharded sweep, byte for byte", "[c
   }
   const auto m = run("merge " + shards + "-o " + dir.file("merged.csv"));
   REQUIRE(m.code == 0);
-  CHECK(read(dir.file("merged.csv")) == read(dir.file("whole.csv")));
-  CHECK(split_lines(read(dir.file("whole.csv"))).size() == 2 + 2 * 2 * 3 * 2 * 3 * 2 * 2);
+  CHECK(read_file(dir.file("merged.csv")) == read_file(dir.file("whole.csv")));
+  CHECK(split_lines(read_file(dir.file("whole.csv"))).size() == 2 + 2 * 2 * 3 * 2 * 3 * 2 * 2);
   // Flags give the same sweep as the file.
   const auto flags = run("sweep --hardware a100-80gb,h100-sxm --model ringattn-1b,llama3-8b --mesh 1x4,2x4,1x8 --seq "
                          "32768,131072 --layout contiguous,striped,zigzag --zero 0,3 --recompute none,full");
   REQUIRE(flags.code == 0);
-  CHECK(flags.out == read(dir.file("whole.csv")));
+  CHECK(flags.out == read_file(dir.file("whole.csv")));
   expect_bad("merge " + dir.file("1-of-4.csv") + " " + dir.file("2-of-4.csv"), "shard 3/4 is missing");
 }
 
@@ -106,24 +100,24 @@ TEST_CASE("cli sweep: killed mid-way and resumed, it loses nothing and repeats n
     _exit(127);
   }
   // Wait for a few rows (bounded), then kill without warning.
-  for (int i = 0; i < 6000 && split_lines(read(out)).size() < 6; ++i)
+  for (int i = 0; i < 6000 && split_lines(read_file(out)).size() < 6; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
-  const auto partial = split_lines(read(out)).size();
+  const auto partial = split_lines(read_file(out)).size();
   const auto resumed = run("sweep " + dir.file("grid.json") + " --resume -o " + out);
   REQUIRE(resumed.code == 0);
   const auto fresh = run("sweep " + dir.file("grid.json") + " -o " + dir.file("fresh.csv"));
   REQUIRE(fresh.code == 0);
   INFO("rows before the kill: " << partial);
-  CHECK(read(out) == read(dir.file("fresh.csv")));
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
   // Resuming a finished sweep changes nothing; another sweep's file is refused.
   CHECK(run("sweep " + dir.file("grid.json") + " --resume -o " + out).code == 0);
-  CHECK(read(out) == read(dir.file("fresh.csv")));
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
   write(dir.file("other.json"), R"({"engine": "des", "n_seq": 8192})");
   expect_bad("sweep " + dir.file("other.json") + " --resume -o " + out, "not this sweep's output");
-  CHECK(read(out) == read(dir.file("fresh.csv")));
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
 }
 
 TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli][plan]") {
@@ -135,7 +129,7 @@ TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli]
                           " -o " + dir.file("plan.csv"));
     REQUIRE(plan.code == 0);
     REQUIRE(run("sweep " + dir.file("g.json") + " -o " + dir.file("rows.csv")).code == 0);
-    const auto rows = split_lines(read(dir.file("rows.csv")));
+    const auto rows = split_lines(read_file(dir.file("rows.csv")));
     const auto header = fields(rows.at(1));
     std::map<std::string, std::size_t> col;
     for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
@@ -156,7 +150,7 @@ TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli]
       }
       best_metric = std::max(best_metric, metric);
     }
-    const auto plan_rows = split_lines(read(dir.file("plan.csv")));
+    const auto plan_rows = split_lines(read_file(dir.file("plan.csv")));
     REQUIRE(plan_rows.size() >= 2);
     const auto first = fields(plan_rows[1]);
     REQUIRE(first[0] == "1");
@@ -249,10 +243,10 @@ TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run; bad 
     const std::string args = "plot " + dir.file("s.csv") + " --kind " + kind + " --svg " + dir.file("a.svg") + " --png " +
                              dir.file("a.png");
     REQUIRE(run(args).code == 0);
-    const auto svg = read(dir.file("a.svg")), png = read(dir.file("a.png"));
+    const auto svg = read_file(dir.file("a.svg")), png = read_file(dir.file("a.png"));
     REQUIRE(run(args).code == 0);
-    CHECK(read(dir.file("a.svg")) == svg);
-    CHECK(read(dir.file("a.png")) == png);
+    CHECK(read_file(dir.file("a.svg")) == svg);
+    CHECK(read_file(dir.file("a.png")) == png);
   }
   expect_bad("plot " + dir.file("s.csv") + " --kind pie --svg " + dir.file("b.svg"), "kind");
   expect_bad("plot " + dir.file("s.csv") + " --where n_seq=7 --svg " + dir.file("b.svg"), "where");

@@ -44,12 +44,6 @@ Table sweep_table(const SweepGrid& g) {
   return t;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 
@@ -102,7 +96,7 @@ TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", 
     r.kind = parse_plot_kind(kind);
     const auto svg = dir.file(std::string(kind) + ".svg"), png = dir.file(std::string(kind) + ".png");
     plot(t, r, svg, png);
-    const auto s1 = read(svg), p1 = read(png);
+    const auto s1 = test::read_file(svg), p1 = test::read_file(png);
     CHECK(s1.starts_with("<?xml"));
     CHECK(p1.substr(1, 3) == "PNG");
     plot(t, r, svg, png);
@@ -110,8 +104,8 @@ TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", 
     // chart in one process differs in those ids only (the command draws one chart per run: same
     // bytes, checked by the CLI test).
     const std::regex ids("(glyph|surface)[0-9]+");
-    CHECK(std::regex_replace(read(svg), ids, "$1") == std::regex_replace(s1, ids, "$1"));
-    CHECK(read(png) == p1);
+    CHECK(std::regex_replace(test::read_file(svg), ids, "$1") == std::regex_replace(s1, ids, "$1"));
+    CHECK(test::read_file(png) == p1);
     CHECK_FALSE(std::filesystem::exists(svg + ".tmp"));
   }
   PlotRequest none;

@@ -39,17 +39,7 @@ std::string run_to_string(const SweepGrid& g, std::int64_t threads, Shard shard 
   return out;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-void write(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 }  // namespace
 
@@ -132,7 +122,7 @@ TEST_CASE("sweep: shards merged are the unsharded sweep, byte for byte", "[plann
     std::vector<std::string> paths;
     for (std::int64_t k = n; k >= 1; --k) {  // any order
       paths.push_back(dir.file("shard" + std::to_string(k) + ".csv"));
-      write(paths.back(), run_to_string(g, 2, Shard{k, n}));
+      test::write_file(paths.back(), run_to_string(g, 2, Shard{k, n}));
     }
     CHECK(merge_shards(paths) == whole);
     // A missing shard, a repeated one, or another sweep's shard is an input error.
@@ -145,8 +135,8 @@ TEST_CASE("sweep: shards merged are the unsharded sweep, byte for byte", "[plann
   }
   auto other = g;
   other.n_seq = {65536};
-  write(dir.file("a.csv"), run_to_string(g, 1, Shard{1, 2}));
-  write(dir.file("b.csv"), run_to_string(other, 1, Shard{2, 2}));
+  test::write_file(dir.file("a.csv"), run_to_string(g, 1, Shard{1, 2}));
+  test::write_file(dir.file("b.csv"), run_to_string(other, 1, Shard{2, 2}));
   CHECK_THROWS_AS(merge_shards({dir.file("a.csv"), dir.file("b.csv")}), InputError);
 }
 
@@ -158,7 +148,7 @@ TEST_CASE("sweep: --resume after an interruption at any byte loses nothing and d
   SweepOptions o;
   o.threads = 2;
   (void)run_sweep_to_file(g, models::Catalog(), path, false, o);
-  const auto whole = read(path);
+  const auto whole = test::read_file(path);
   REQUIRE(whole == run_to_string(g, 1));
   // Cut the file where an interruption could have left it: inside the preamble, inside a row,
   // at a row's end; resume must give the whole sweep again.
@@ -167,25 +157,25 @@ TEST_CASE("sweep: --resume after an interruption at any byte loses nothing and d
   for (int i = 0; i < 12; ++i) cuts.push_back(std::uniform_int_distribution<std::size_t>(0, whole.size())(rng));
   for (const auto cut : cuts) {
     INFO("cut at byte " << cut << " of " << whole.size());
-    write(path, whole.substr(0, cut));
+    test::write_file(path, whole.substr(0, cut));
     const auto sum = run_sweep_to_file(g, models::Catalog(), path, true, o);
-    CHECK(read(path) == whole);
+    CHECK(test::read_file(path) == whole);
     CHECK(sum.resumed + sum.written == g.size());
   }
   // Shards resume the same way.
   const auto shard_path = dir.file("shard.csv");
   o.shard = Shard{2, 3};
   (void)run_sweep_to_file(g, models::Catalog(), shard_path, false, o);
-  const auto shard_whole = read(shard_path);
-  write(shard_path, shard_whole.substr(0, shard_whole.size() / 2));
+  const auto shard_whole = test::read_file(shard_path);
+  test::write_file(shard_path, shard_whole.substr(0, shard_whole.size() / 2));
   (void)run_sweep_to_file(g, models::Catalog(), shard_path, true, o);
-  CHECK(read(shard_path) == shard_whole);
+  CHECK(test::read_file(shard_path) == shard_whole);
   // Another sweep's file is refused, not overwritten.
   auto other = g;
   other.n_seq = {65536};
   o.shard = {};
   CHECK_THROWS_AS(run_sweep_to_file(other, models::Catalog(), path, true, o), InputError);
-  CHECK(read(path) == whole);
+  CHECK(test::read_file(path) == whole);
 }
 
 TEST_CASE("sweep: the sweep file names the field that is wrong", "[planning][sweep]") {

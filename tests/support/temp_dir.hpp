@@ -1,10 +1,12 @@
 #pragma once
 // A fresh directory under the system's temporary folder, removed with everything in it when the
-// test ends: tests write only there.
+// test ends: tests write only there. And reading and writing whole files.
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace ringsim::test {
@@ -29,5 +31,17 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A file's bytes ("" when it cannot be read), and a file written with exactly `text`.
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
 
 }  // namespace ringsim::test
