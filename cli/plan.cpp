@@ -102,17 +102,11 @@ int run_plan(int argc, char** argv) {
   ProgressBar bar("configurations");
   opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
   const auto start = std::chrono::steady_clock::now();
-  auto rows = planning::evaluate_all(grid, catalog, opt);
+  const auto found = planning::search_plans(grid, catalog, req, opt);
   bar.finish();
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::int64_t ok = 0, fits = 0, feasible = 0;
-  for (const auto& x : rows) {
-    ok += x.ok;
-    fits += x.ok && x.memory.fits;
-    feasible += planning::feasible(x, req);
-  }
-  const auto searched = static_cast<std::int64_t>(rows.size());
-  const auto best = planning::best_plans(std::move(rows), req);
+  const auto& best = found.plans;
+  const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
 
   std::string goal_text;
   switch (req.goal) {

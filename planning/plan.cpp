@@ -206,12 +206,35 @@ std::string plan_identity(const SweepResult& row) {
 
 std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r) {
   std::erase_if(rows, [&](const SweepResult& x) { return !feasible(x, r); });
-  // Deduplicate in the sweep's order (rows arrive in it), then rank.
+  // Rank, then keep the first of rows that are the same plan: they have the same figures, so the
+  // ranking put the earliest in the sweep first.
+  std::sort(rows.begin(), rows.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
   std::unordered_set<std::string> seen;
   std::erase_if(rows, [&](const SweepResult& x) { return !seen.insert(plan_identity(x)).second; });
-  std::sort(rows.begin(), rows.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
   if (static_cast<std::int64_t>(rows.size()) > r.top) rows.resize(static_cast<std::size_t>(r.top));
   return rows;
+}
+
+PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
+                        const SweepOptions& options, std::size_t compact_at) {
+  PlanSearch out;
+  std::vector<SweepResult> kept;
+  // Compacting to the best `top` loses nothing: a row cut now ranks below `top` rows already
+  // kept, and so does any later row with its identity (same figures, later in the sweep).
+  const std::size_t limit =
+      std::max(compact_at > 0 ? compact_at : static_cast<std::size_t>(std::max<std::int64_t>(4 * r.top, 4096)),
+               static_cast<std::size_t>(r.top) + 1);
+  for_each_result(grid, catalog, options, [&](SweepResult&& x) {
+    ++out.searched;
+    out.evaluated += x.ok;
+    out.fit_memory += x.ok && x.memory.fits;
+    if (!feasible(x, r)) return;
+    ++out.feasible;
+    kept.push_back(std::move(x));
+    if (kept.size() >= limit) kept = best_plans(std::move(kept), r);
+  });
+  out.plans = best_plans(std::move(kept), r);
+  return out;
 }
 
 std::string explain(const SweepResult& row) {

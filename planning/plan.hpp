@@ -11,6 +11,7 @@
 
 #include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
+#include "planning/sweep.hpp"
 
 namespace ringsim::planning {
 
@@ -64,6 +65,17 @@ void check_request(const PlanRequest& r);
 // The top `r.top` feasible rows, best first; of rows that resolve to the same plan (a default
 // tile that equals an explicit one), the first in the sweep's order.
 [[nodiscard]] std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r);
+// The planner's search: the equivalent sweep evaluated on every core, its feasible rows kept as
+// they come (a bounded set: at most a few times `top` between compactions, so a search of
+// millions of configurations holds only its best), then best_plans of them. Equal to
+// best_plans(evaluate_all(grid)) (tests/planning).
+struct PlanSearch {
+  std::vector<SweepResult> plans;  // best first
+  std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
+};
+// compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
+[[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
+                                      const SweepOptions& options, std::size_t compact_at = 0);
 // The same identity best_plans deduplicates on: every resolved axis of the row.
 [[nodiscard]] std::string plan_identity(const SweepResult& row);
 

@@ -164,27 +164,32 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
   return sum;
 }
 
-std::vector<SweepResult> evaluate_all(const SweepGrid& grid, const models::Catalog& catalog,
-                                      const SweepOptions& options) {
+void for_each_result(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
+                     const std::function<void(SweepResult&&)>& consume) {
   const std::int64_t total = options.shard.points(grid.size());
-  std::vector<SweepResult> all;
-  all.reserve(static_cast<std::size_t>(std::min<std::int64_t>(total, 1 << 20)));
+  std::int64_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<std::vector<SweepResult>>(
       grid, catalog, options, 0, total,
-      [](Evaluator& ev, const SweepPoint& p, std::vector<SweepResult>& out) {
-        out.push_back(ev.evaluate(p));
-      },
+      [](Evaluator& ev, const SweepPoint& p, std::vector<SweepResult>& out) { out.push_back(ev.evaluate(p)); },
       [&](std::vector<SweepResult>& c, std::int64_t) {
-        for (auto& r : c) all.push_back(std::move(r));
+        for (auto& r : c) consume(std::move(r));
+        done += static_cast<std::int64_t>(c.size());
         if (options.progress) {
           SweepProgress pr;
-          pr.done = pr.done_this_run = static_cast<std::int64_t>(all.size());
+          pr.done = pr.done_this_run = done;
           pr.total = total;
           pr.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           options.progress(pr);
         }
       });
+}
+
+std::vector<SweepResult> evaluate_all(const SweepGrid& grid, const models::Catalog& catalog,
+                                      const SweepOptions& options) {
+  std::vector<SweepResult> all;
+  all.reserve(static_cast<std::size_t>(std::min<std::int64_t>(options.shard.points(grid.size()), 1 << 20)));
+  for_each_result(grid, catalog, options, [&](SweepResult&& r) { all.push_back(std::move(r)); });
   return all;
 }
 

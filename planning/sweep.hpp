@@ -70,8 +70,12 @@ SweepSummary run_sweep_to_file(const SweepGrid& grid, const models::Catalog& cat
 // InputError for files of different sweeps, a missing or repeated shard, or an incomplete one.
 [[nodiscard]] std::string merge_shards(const std::vector<std::string>& paths);
 
-// Evaluates every point and returns the results in the sweep's order (the planner's path; no
-// file). Same threads and evaluator as the file sweep.
+// Evaluates every point of the shard and hands each result to `consume`, in the sweep's order,
+// on the calling thread (the planner's path; no file). Same threads and evaluator as the file
+// sweep.
+void for_each_result(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
+                     const std::function<void(SweepResult&&)>& consume);
+// All results in the sweep's order (small sweeps; tests).
 [[nodiscard]] std::vector<SweepResult> evaluate_all(const SweepGrid& grid, const models::Catalog& catalog,
                                                     const SweepOptions& options);
 

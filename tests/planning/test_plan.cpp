@@ -71,6 +71,15 @@ TEST_CASE("plan: the first plan is the best row of the equivalent sweep, for eve
       }
     }
     CHECK(static_cast<std::int64_t>(plans.size()) == std::min<std::int64_t>(req.top, feasible_rows));
+    // The streamed search (compacting as it goes, on every core) gives the same plans.
+    auto small = req;
+    small.top = 2;  // compaction then happens often
+    const auto streamed = search_plans(grid, cat, small, {}, 16);
+    const auto direct = best_plans(rows, small);
+    REQUIRE(streamed.plans.size() == direct.size());
+    for (std::size_t i = 0; i < direct.size(); ++i) CHECK(streamed.plans[i].point.index == direct[i].point.index);
+    CHECK(streamed.searched == grid.size());
+    CHECK(streamed.feasible == feasible_rows);
   }
 }
 
