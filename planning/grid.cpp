@@ -161,7 +161,10 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     else if (k == "topology") g.topology = axis<std::string>(v, file, k, text_or_default);
     else if (k == "zero") g.zero = axis<models::Sharding>(v, file, k, zero_of);
     else if (k == "recompute") g.recompute = axis<std::optional<models::Recompute>>(v, file, k, recompute_of);
-    else if (k == "profile") g.profile = axis<std::string>(v, file, k, text_or_default).at(0);
+    else if (k == "profile") {
+      if (v.is_array()) throw InputError(file, 0, k, "expected one profile for the whole sweep (not an axis)");
+      g.profile = axis<std::string>(v, file, k, text_or_default).at(0);
+    }
     else if (k == "kv_buffers") {
       if (v.is_array()) throw InputError(file, 0, k, "expected one positive integer (not an axis)");
       g.kv_buffers = axis<std::int64_t>(v, file, k, positive).at(0);

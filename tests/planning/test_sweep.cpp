@@ -201,6 +201,8 @@ TEST_CASE("sweep: the sweep file names the field that is wrong", "[planning][swe
   CHECK(field_of(R"({"recompute": "some"})") == "recompute");
   CHECK(field_of(R"({"topology": "ring:8"})") == "topology");
   CHECK(field_of(R"({"engine": "fast"})") == "engine");
+  CHECK(field_of(R"({"profile": ["a", "b"]})") == "profile");
+  CHECK(field_of(R"({"kv_buffers": 0})") == "kv_buffers");
   CHECK(field_of(R"({"layouts": ["striped"]})") == "layouts");
   CHECK(field_of(R"({"mesh": ["1x8"], "sp": [8]})") == "mesh");
   CHECK(field_of(R"([1, 2])") == "sweep");
