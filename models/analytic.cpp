@@ -3,6 +3,7 @@
 #include "models/attention_cost.hpp"
 #include "models/collective_cost.hpp"
 #include "models/program.hpp"
+#include "models/memory.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -343,22 +344,11 @@ Prediction predict(const ResolvedScenario& s) {
   p.model_flops = matmul_flops + 3 * useful_layer * layers;
   p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
 
-  // Memory per device: weights, gradients and Adam state in mixed precision (16 B/param)
-  // over mp, activations kept for backward per layer (with rematerialised blocks only the block
-  // input, c x d_model in bf16; otherwise ~10 d_model + 3 d_ff / mp values per token), the
-  // K/V buffers in flight of a ring, and the strategy's own buffers (gathered K/V, Ulysses'
-  // full-sequence tensors).
-  const auto& rw = *s.ring_scenario().workload;
-  const double kv_bytes = static_cast<double>(rw.kv_block_bytes());
-  const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, rw.kv_block_bytes()));
-  const double params = static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
-  const double c = static_cast<double>(s.layout->block());
-  const double b = static_cast<double>(s.spec.batch);
-  const double act_per_layer = c * b * static_cast<double>(m.d_model) * 2 *
-                               (s.profile.recompute ? 1.0 : 10.0 + 3.0 * static_cast<double>(m.d_ff) / static_cast<double>(m.d_model) / static_cast<double>(s.spec.mp));
-  p.memory_bytes = 16 * params + act_per_layer * layers + (prog.has_ring() ? 4 * kv_bytes + 2 * dkv_bytes : 0.0) +
-                   prog.buffer_bytes;
-  p.fits_memory = p.memory_bytes <= s.hardware.hbm_bytes;
+  // Memory per device (models/memory.hpp): model states sharded over sp, the profile's
+  // recomputation, the ring's K/V buffers and the strategy's own (gathered K/V, Ulysses' tensors).
+  const MemoryEstimate mem = estimate_memory(s, MemoryOptions::from_profile(s));
+  p.memory_bytes = mem.total_bytes;
+  p.fits_memory = mem.fits;
 
   // Hide threshold (rings): the forward compute per round grows as f c^2 (f: the busiest
   // device's visited fraction of the block, averaged over rounds) and the transfer as
@@ -372,6 +362,7 @@ Prediction predict(const ResolvedScenario& s) {
     const double a = rcost.attention_fwd_flops(one_pair) /
                      (s.hardware.peak_flops_per_s(s.profile.attention_precision) * s.profile.attention_efficiency);
     const double cr = static_cast<double>(s.ring_scenario().layout->block());
+    const double kv_bytes = static_cast<double>(s.ring_scenario().workload->kv_block_bytes());
     const double beta = kv_bytes / cr / cost.link_bandwidth_bytes_per_s(inter);
     const double lat = cost.link_latency_s(inter);
     const double fa = std::max(frac, 1e-12) * a;

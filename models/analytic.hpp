@@ -38,7 +38,7 @@ struct Prediction {
   double model_flops = 0;         // useful FLOPs of the step on one device (allowed pairs only)
   double mfu = 0;                 // model_flops / (step_s x dense peak at the matmul precision)
   double imbalance = 0;           // mean over rounds of (max / mean) device attention work
-  double memory_bytes = 0;        // estimated peak per device
+  double memory_bytes = 0;        // estimated peak per device (models/memory.hpp: MemoryOptions::from_profile)
   bool fits_memory = true;
   double hide_threshold_tokens = 0;  // smallest block c at which the forward transfer hides (rings; 0 otherwise)
   [[nodiscard]] double exposed_collectives_s() const noexcept {

@@ -164,6 +164,17 @@ std::string effective_mask(const ScenarioSpec& spec) { return spec.docs.empty() 
 
 namespace {
 
+// Before anything is read: an impossible count fails first, whatever the names.
+void check_counts(const ScenarioSpec& spec) {
+  if (spec.mp <= 0) throw InputError({}, 0, "mp", "tensor-parallel degree must be a positive integer");
+  if (spec.sp <= 0) throw InputError({}, 0, "sp", "ring size must be a positive integer");
+  if (spec.n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
+  if (spec.batch <= 0) throw InputError({}, 0, "batch", "batch must be a positive integer");
+  if (!spec.docs.empty() && spec.mask != "causal")
+    throw InputError({}, 0, "docs", "--docs sets the mask (causal within each document); it cannot be combined with mask " +
+                                        spec.mask);
+}
+
 // Layout, mask, tile, cost model and workload of a resolved scenario whose hardware, model,
 // implementation and profile are set (a usp ring part reuses them with its own model and sp).
 void resolve_work(ResolvedScenario& r) {
@@ -216,25 +227,35 @@ void resolve_work(ResolvedScenario& r) {
 
 }  // namespace
 
+ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
+  ScenarioParts p;
+  p.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
+  p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
+  (void)Strategy::parse(spec.cp);
+  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
+  p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
+  p.attention = make_attention_cost(p.impl.kernel);
+  return p;
+}
+
 ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
-  if (spec.mp <= 0) throw InputError({}, 0, "mp", "tensor-parallel degree must be a positive integer");
-  if (spec.sp <= 0) throw InputError({}, 0, "sp", "ring size must be a positive integer");
-  if (spec.n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
-  if (spec.batch <= 0) throw InputError({}, 0, "batch", "batch must be a positive integer");
-  if (!spec.docs.empty() && spec.mask != "causal")
-    throw InputError({}, 0, "docs", "--docs sets the mask (causal within each document); it cannot be combined with mask " +
-                                        spec.mask);
+  check_counts(spec);
+  return resolve(spec, resolve_parts(spec, catalog));
+}
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
+  check_counts(spec);
   ResolvedScenario r;
   r.spec = spec;
-  r.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
-  r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
+  r.hardware = parts.hardware;
+  r.model = parts.model;
   r.model.check_parallelism(spec.mp);
   r.strategy = Strategy::parse(spec.cp);
-  r.impl = catalog.implementation(catalog.choose_implementation(spec, r.hardware, {spec.layout}));
+  r.impl = parts.impl;
   r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
   r.strategy.check(r.model, spec.mp, spec.sp, r.impl.protocol.kv_head_replication, r.impl.name);
-  r.profile = catalog.profile(spec.profile, r.hardware, r.impl.name);
-  r.attention = make_attention_cost(r.impl.kernel);
+  r.profile = parts.profile;
+  r.attention = parts.attention;
   // Sizes are checked before any mask is generated or file read.
   (void)Layout::contiguous(spec.n_seq, spec.sp);
   if (!spec.docs.empty()) r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));

@@ -131,4 +131,19 @@ struct ResolvedScenario {
 // explicit tile larger than the block, ...).
 [[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog);
 
+// What a scenario reads from files: hardware, model, the implementation it runs (chosen for
+// spec.layout) and its profile. A sweep resolves many scenarios that share them: it reads them
+// once per distinct (hardware, model, impl, profile) and resolves each point from them.
+struct ScenarioParts {
+  Hardware hardware;
+  ModelConfig model;
+  Implementation impl;
+  Profile profile;
+  std::shared_ptr<const AttentionCost> attention;
+};
+[[nodiscard]] ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog);
+// resolve(spec, catalog) == resolve(spec, resolve_parts(spec, catalog)); `parts` must be those
+// of a spec naming the same hardware, model, implementation and profile.
+[[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts);
+
 }  // namespace ringsim::models
