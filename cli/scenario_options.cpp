@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
+#include "models/strategy.hpp"
 
 namespace ringsim::cli {
 
@@ -54,7 +55,11 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
     ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts)",
      cxxopts::value<std::string>()->default_value(""))
-    ("cp", "context-parallel strategy: ring", cxxopts::value<std::string>()->default_value("ring"))
+    ("cp", "context-parallel strategy, or a comma-separated list to compare: ring | allgather | ulysses | "
+           "usp:UxR[:ring-inner] | double-ring:W (docs/strategies.md)", cxxopts::value<std::string>()->default_value("ring"))
+    ("docs", "packed documents: a lengths file (one per line or comma-separated, summing to --seq) or "
+             "lognormal:MEAN:SIGMA:SEED[:Q]; sets a per-document causal mask (docs/strategies.md)",
+     cxxopts::value<std::string>()->default_value(""))
     ("profile", "profile: NAME (configs/profiles/IMPL/NAME.json), IMPL/NAME or a JSON path (default: the (hardware, implementation) profile)",
      cxxopts::value<std::string>()->default_value(""))
     ("seed", "seed for generated masks", cxxopts::value<std::string>()->default_value("1"));
@@ -75,7 +80,12 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   s.mask = r["mask"].as<std::string>();
   s.profile = r["profile"].as<std::string>();
   s.impl = r["impl"].as<std::string>();
-  s.cp = r["cp"].as<std::string>();
+  for (auto& cp : models::split(r["cp"].as<std::string>(), ',')) {
+    if (cp.empty()) throw InputError({}, 0, "cp", "empty strategy name in the list");
+    a.cps.push_back(cp);
+  }
+  s.cp = a.cps.front();
+  s.docs = r["docs"].as<std::string>();
   const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
   if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
   s.seed = static_cast<std::uint64_t>(seed);
@@ -99,7 +109,8 @@ ScenarioColumns::ScenarioColumns(const CsvTable& t)
       sp(t.require_column("sp")),
       n_seq(t.require_column("n_seq")),
       impl(t.column("impl")),
-      cp(t.column("cp")) {}
+      cp(t.column("cp")),
+      docs(t.column("docs")) {}
 
 models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) const {
   models::ScenarioSpec s;
@@ -110,6 +121,7 @@ models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) c
   s.n_seq = t.positive_int(row, n_seq);
   s.impl = t.text_or(row, impl, "");
   s.cp = t.text_or(row, cp, "ring");
+  s.docs = t.text_or(row, docs, "");
   return s;
 }
 
@@ -130,6 +142,29 @@ void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
     a.layouts = std::move(offered);
   }
   s.layout = a.layouts.front();
+}
+
+std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog) {
+  std::vector<models::ScenarioSpec> runs;
+  for (const auto& cp : args.cps) {
+    ScenarioArgs one = args;
+    one.base.cp = cp;
+    choose_implementation(one, catalog);
+    const auto kind = models::Strategy::parse(cp).kind;
+    std::size_t count = one.layouts.size();
+    if (kind == models::StrategyKind::Ulysses && !args.layouts_given) count = 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto spec = one.base;
+      spec.layout = one.layouts[i];
+      runs.push_back(std::move(spec));
+    }
+  }
+  return runs;
+}
+
+void require_one_strategy(const ScenarioArgs& args, const std::string& command) {
+  if (args.cps.size() != 1)
+    throw InputError({}, 0, "cp", command + " takes one strategy (predict and simulate compare several)");
 }
 
 std::string human_seconds(double s) {

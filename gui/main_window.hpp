@@ -89,6 +89,8 @@ class MainWindow : public QMainWindow {
   QComboBox* impl_ = nullptr;  // "default" or an implementation of configs/implementations
   QLineEdit* tile_ = nullptr;
   QLineEdit* profile_ = nullptr;
+  QComboBox* cp_ = nullptr;     // context-parallel strategy
+  QLineEdit* docs_ = nullptr;   // packed documents
   QLabel* error_ = nullptr;
   QPushButton* run_btn_ = nullptr;
   QPushButton* cancel_btn_ = nullptr;

@@ -26,6 +26,8 @@ std::string scenario_to_json(const GuiScenario& s) {
   if (s.spec.tile) j["tile"] = {{"q", s.spec.tile->q}, {"k", s.spec.tile->k}};
   j["profile"] = s.spec.profile;
   if (!s.spec.impl.empty()) j["impl"] = s.spec.impl;
+  j["cp"] = s.spec.cp;
+  if (!s.spec.docs.empty()) j["docs"] = s.spec.docs;
   return j.dump(2) + "\n";
 }
 
@@ -57,6 +59,8 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
   str("mask", s.spec.mask);
   str("profile", s.spec.profile);
   str("impl", s.spec.impl);
+  str("cp", s.spec.cp);
+  str("docs", s.spec.docs);
   if (!j.contains("n_seq")) throw InputError(file, 0, "n_seq", "missing");
   if (j.contains("layouts")) {
     const auto& l = j["layouts"];

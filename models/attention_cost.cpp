@@ -54,9 +54,9 @@ class FlashCost final : public AttentionCost {
 
   [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
                                 const BlockStats& b) const override {
-    const auto& proto = s.impl.ring_protocol;
-    const StepPlan* plan = proto.plan(mask_family(s.spec.mask), layout_family(s.spec.layout));
-    if (!plan) s.impl.check_offers(s.hardware.kind, s.spec.layout, s.spec.mask, s.spec.cp);  // throws, naming the offer
+    const auto& proto = s.impl.protocol.ring_steps;
+    const StepCalls* plan = proto.plan(mask_family(effective_mask(s.spec)), layout_family(s.spec.layout));
+    if (!plan) return varlen_step(s, b);
     const StepClass cls = step_class(q_device, k_device);
     const std::int64_t c = s.layout->block();
     const Context ctx = context(s);
@@ -88,12 +88,33 @@ class FlashCost final : public AttentionCost {
     return r;
   }
 
+  // A mask without closed-form step shapes (packed documents): the library's varlen call per step
+  // over the documents the two blocks share, its work the block's own tile counts; no merge
+  // (the code merges per step as for plain blocks, a term this path leaves out: it is memory-bound
+  // and small next to the call at the block sizes a packed batch runs).
+  RoundCost varlen_step(const ResolvedScenario& s, const BlockStats& b) const {
+    const Context ctx = context(s);
+    const auto& proto = s.impl.protocol.ring_steps;
+    const double heads = static_cast<double>(std::max<std::int64_t>(1, s.mask->heads()));
+    VarlenWork w{s.layout->block(), s.layout->block(), static_cast<double>(b.visited_area) / heads,
+                 static_cast<double>(b.masked_area) / heads, ctx.heads, ctx.batch, ctx.head_dim};
+    const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
+    RoundCost r;
+    const double host_f = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_fwd + proto.host_ops_per_call_fwd) * s.profile.host_op_s;
+    const double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd + proto.host_ops_per_call_bwd) * s.profile.host_op_s;
+    r.fwd_s = std::max(t.fwd_s, host_f);
+    r.bwd_s = std::max(t.bwd_s, host_b);
+    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    r.tiles = b.tiles_visited * s.spec.batch;
+    return r;
+  }
+
   // One call as a plain flash-attention function issues it: the kernel, at least one dispatch.
   [[nodiscard]] RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const override {
     const Context ctx = context(s);
     KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim};
     const KernelTime t = memo(ctx, s, kc);
-    const auto& proto = s.impl.ring_protocol;
+    const auto& proto = s.impl.protocol.ring_steps;
     RoundCost r;
     r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
     r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);

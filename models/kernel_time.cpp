@@ -58,26 +58,30 @@ const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
                        std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");
 }
 
-KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& file, const std::string& at) {
-  if (!j.is_object()) throw InputError(file, 0, at, "expected an object");
+KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, 0, "", "expected a JSON object describing a kernel");
   JsonFields f(j, file);
   KernelSpec k;
   auto located = [&](const char* key, auto&& get) {
     try {
       return get();
     } catch (const InputError& e) {
-      throw InputError(file, 0, at + "." + key, e.message());
+      throw InputError(file, 0, key, e.message());
     }
   };
   k.name = located("name", [&] { return f.string("name"); });
-  k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, at + ".fwd_tiles");
-  k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, at + ".bwd_tiles");
+  k.description = located("description", [&] { return f.string("description"); });
+  k.notes = located("notes", [&] { return f.string_or("notes", ""); });
+  k.sources = code_sources_from_json(f.find("sources"), file, "a kernel");
+  k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, "fwd_tiles");
+  k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, "bwd_tiles");
   auto num = [&](const char* key, double& out, double lo, double hi) {
     const auto v = located(key, [&] { return f.optional_number(key); });
     if (!v) return;
     if (!(*v >= lo && *v <= hi))
-      throw InputError(file, 0, at + "." + key,
-                       "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      throw InputError(file, 0, key, "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     out = *v;
   };
   double regs = static_cast<double>(k.registers_per_thread), fl = 1, bl = 1;
@@ -292,6 +296,31 @@ KernelTime flash_call_time(const KernelSpec& s, const KernelRates& r, const Kern
     t.bwd_ctas = ceil_div(c.k_len, s.tile(true, c.head_dim).block_n) * c.batch * c.heads;
   }
   return t;
+}
+
+KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const VarlenWork& w) {
+  KernelTime out;
+  if (w.q_len <= 0 || w.k_len <= 0 || !(w.visited_elements > 0)) return out;
+  auto pass = [&](bool backward, std::int64_t& ctas_out) {
+    const KernelTile& t = s.tile(backward, w.head_dim);
+    const ElementCost e = element_cost(s, r, t.max_head_dim, backward);
+    const double area = static_cast<double>(t.block_m * t.block_n);
+    const std::int64_t ctas = ceil_div(backward ? w.k_len : w.q_len, backward ? t.block_n : t.block_m);
+    ctas_out = ctas * w.heads * w.batch;
+    // Per head: the visited elements in kernel tiles, each with its fixed cost; every CTA pays its
+    // own fixed cost and fill.
+    const double work = w.visited_elements * e.full + w.masked_elements * e.masked +
+                        w.visited_elements / area * r.tile_overhead_s +
+                        static_cast<double>(ctas) * (r.cta_overhead_s + 2 * r.memory_latency_s);
+    const std::int64_t k = ctas_per_sm(s, t, r);
+    const std::vector<double> pattern(static_cast<std::size_t>(ctas), work / static_cast<double>(ctas) * static_cast<double>(k));
+    return list_schedule_makespan(pattern, w.heads * w.batch, r.sm_count * k);
+  };
+  out.fwd_s = pass(false, out.fwd_ctas);
+  const double q_elements = static_cast<double>(w.q_len * w.heads * w.batch * w.head_dim);
+  out.bwd_s = pass(true, out.bwd_ctas) +
+              (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
+  return out;
 }
 
 }  // namespace ringsim::models

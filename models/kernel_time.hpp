@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/code_source.hpp"
 #include "models/cost.hpp"
 #include "models/hardware.hpp"
 
@@ -31,9 +32,13 @@ struct KernelTile {
   std::int64_t smem_bytes = 0;    // shared memory of one CTA
 };
 
-// What one flash-attention kernel does, read from its code (configs/implementations: "kernel_model").
+// What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
+// implementation names the kernel it calls in "kernel_model").
 struct KernelSpec {
   std::string name;
+  std::string description;
+  std::vector<CodeSource> sources;  // where each figure was read
+  std::string notes;
   std::vector<KernelTile> fwd_tiles, bwd_tiles;  // in the launch code's order
   std::int64_t registers_per_thread = 255;
   // Per element of a visited tile (one head): exponentials (special-function unit) and other fp32
@@ -48,7 +53,8 @@ struct KernelSpec {
   std::int64_t fwd_launches = 1, bwd_launches = 1;
 
   [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim) const;
-  [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file, const std::string& at);
+  [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static KernelSpec load_file(const std::string& path);
 };
 
 // One kernel call (see AttentionCall): causal calls allow key j for query i iff j <= i + diagonal.
@@ -100,5 +106,17 @@ struct KernelTime {
 [[nodiscard]] double flash_fwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
 [[nodiscard]] double flash_bwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
 [[nodiscard]] KernelTime flash_call_time(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
+
+// A varlen call over a block whose mask has no closed-form call shapes (packed documents: one
+// flash_attn_varlen call per step over every document the two blocks share). Its work is the
+// block's: `visited_elements` and `masked_elements` (one head, one sequence: elements of the
+// tiles that hold allowed pairs, and of those that also hold masked ones, at any tile shape),
+// spread evenly over the CTAs of a `q_len` x `k_len` call and list-scheduled like a call's.
+struct VarlenWork {
+  std::int64_t q_len = 0, k_len = 0;
+  double visited_elements = 0, masked_elements = 0;
+  std::int64_t heads = 1, batch = 1, head_dim = 64;
+};
+[[nodiscard]] KernelTime flash_varlen_time(const KernelSpec& spec, const KernelRates& r, const VarlenWork& w);
 
 }  // namespace ringsim::models

@@ -6,6 +6,8 @@
 
 #include "models/attention_cost.hpp"
 #include "models/balanced_layout.hpp"
+#include "models/documents.hpp"
+#include "models/program.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/kernel_time.hpp"
@@ -65,7 +67,7 @@ const std::vector<Implementation>& Catalog::implementations() const {
     std::vector<Implementation> all;
     for (const auto& name : implementation_names()) {
       const auto path = (fs::path(root_) / "configs" / "implementations" / (name + ".json")).string();
-      all.push_back(Implementation::load_file(path));
+      all.push_back(Implementation::load_file(path, (fs::path(root_) / "configs").string()));
       if (all.back().name != name)
         throw InputError(path, 0, "name", "expected \"" + name + "\" (the file's name), got \"" + all.back().name + "\"");
     }
@@ -107,7 +109,7 @@ std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardw
                      "profile '" + spec.profile + "' is for implementation " + *fixed + ", not " + spec.impl);
   if (!spec.impl.empty()) return implementation(spec.impl).name;
   if (fixed) return implementation(*fixed).name;
-  return default_implementation(hw, spec.mask, spec.cp, layouts).name;
+  return default_implementation(hw, effective_mask(spec), spec.cp, layouts).name;
 }
 
 std::optional<std::string> Catalog::profile_implementation(const std::string& name_or_path) const {
@@ -126,11 +128,6 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   Profile base = Profile::spec_default(hw);
   base.implementation = impl;
   base.name = impl + "/" + hw.name + "-spec";
-  // What travels in which dtype is the library's choice, read from its code.
-  if (const auto& im = implementation(impl); !im.ring_protocol.empty()) {
-    base.kv_wire_bytes = im.ring_protocol.messages.kv_dtype_bytes;
-    base.dkv_wire_bytes = im.ring_protocol.messages.dkv_dtype_bytes;
-  }
   const fs::path dir = fs::path(root_) / "configs" / "profiles";
   fs::path path;
   if (name_or_path.empty()) {
@@ -164,40 +161,55 @@ bool ResolvedScenario::ring_crosses_nodes() const noexcept {
   return spec.mp * spec.sp > hardware.devices_per_node;
 }
 
-ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
+std::string effective_mask(const ScenarioSpec& spec) { return spec.docs.empty() ? spec.mask : std::string("docs"); }
+
+namespace {
+
+// Before anything is read: an impossible count fails first, whatever the names.
+void check_counts(const ScenarioSpec& spec) {
   if (spec.mp <= 0) throw InputError({}, 0, "mp", "tensor-parallel degree must be a positive integer");
   if (spec.sp <= 0) throw InputError({}, 0, "sp", "ring size must be a positive integer");
   if (spec.n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
   if (spec.batch <= 0) throw InputError({}, 0, "batch", "batch must be a positive integer");
-  ResolvedScenario r;
-  r.spec = spec;
-  r.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
-  r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
-  r.model.check_parallelism(spec.mp);
-  r.strategy = Strategy::parse(spec.cp);
-  r.impl = catalog.implementation(catalog.choose_implementation(spec, r.hardware, {spec.layout}));
-  r.impl.check_offers(r.hardware.kind, spec.layout, spec.mask, spec.cp);
-  r.profile = catalog.profile(spec.profile, r.hardware, r.impl.name);
-  r.attention = make_attention_cost(r.impl.kernel);
-  if (r.impl.kernel == "flash") (void)KernelRates::of(r.hardware, r.profile);  // compute units present
-  // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
-  // sizes are checked before it, so an impossible ring fails before a mask is generated.
-  const bool from_mask = is_mask_layout_spec(spec.layout);
-  if (from_mask)
-    (void)Layout::contiguous(spec.n_seq, spec.sp);
-  else
-    r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
-  // Index-based sparse masks (SCFA) have one mask per attention head of the model.
-  r.mask = is_sparse_mask_spec(spec.mask)
-               ? parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed)
-               : parse_mask(spec.mask, spec.n_seq);
-  if (from_mask) {
+  if (!spec.docs.empty() && spec.mask != "causal")
+    throw InputError({}, 0, "docs", "--docs sets the mask (causal within each document); it cannot be combined with mask " +
+                                        spec.mask);
+}
+
+// Layout, mask, tile, cost model and workload of a resolved scenario whose hardware, model,
+// implementation and profile are set (a usp ring part reuses them with its own model and sp).
+void resolve_work(ResolvedScenario& r) {
+  const auto& spec = r.spec;
+  if (r.documents) {
+    r.mask = make_documents(r.documents->starts(), spec.n_seq);
+  } else if (is_sparse_mask_spec(spec.mask)) {
+    // Index-based sparse masks (SCFA) have one mask per attention head of the model.
+    r.mask = parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed);
+  } else {
+    r.mask = parse_mask(spec.mask, spec.n_seq);
+    if (const auto* starts = r.mask->document_starts()) {
+      // A docs:FILE mask is a packed batch too: its lengths feed the document layouts.
+      auto d = std::make_shared<Documents>();
+      d->spec = spec.mask;
+      for (std::size_t i = 0; i < starts->size(); ++i)
+        d->lengths.push_back((i + 1 < starts->size() ? (*starts)[i + 1] : spec.n_seq) - (*starts)[i]);
+      r.documents = std::move(d);
+    }
+  }
+  if (is_document_layout_spec(spec.layout)) {
+    if (!r.documents)
+      throw InputError({}, 0, "layout",
+                       "layout " + spec.layout + " balances packed documents: give them with --docs (or a docs:FILE mask)");
+    r.layout = std::make_unique<Layout>(document_layout(spec.layout, *r.documents, spec.sp));
+  } else if (is_mask_layout_spec(spec.layout)) {
     std::unique_ptr<Mask> other;
     if (!spec.layout_mask.empty() && spec.layout_mask != spec.mask)
       other = is_sparse_mask_spec(spec.layout_mask)
                   ? parse_sparse_mask(spec.layout_mask, spec.n_seq, r.model.heads, spec.seed)
                   : parse_mask(spec.layout_mask, spec.n_seq);
     r.layout = std::make_unique<Layout>(parse_mask_layout(spec.layout, other ? *other : *r.mask, spec.n_seq, spec.sp));
+  } else {
+    r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
   }
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
@@ -212,6 +224,65 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   const std::int64_t kv_bytes =
       kv_block_bytes(c, r.cost->kv_heads_per_device(), r.model.head_dim, r.profile.kv_wire_bytes) * spec.batch;
   r.workload = std::make_unique<Workload>(*r.layout, *r.mask, r.tile, kv_bytes);
+}
+
+}  // namespace
+
+ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
+  ScenarioParts p;
+  p.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
+  p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
+  (void)Strategy::parse(spec.cp);
+  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
+  p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
+  p.attention = make_attention_cost(p.impl.kernel);
+  return p;
+}
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
+  check_counts(spec);
+  return resolve(spec, resolve_parts(spec, catalog));
+}
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
+  check_counts(spec);
+  ResolvedScenario r;
+  r.spec = spec;
+  r.hardware = parts.hardware;
+  r.model = parts.model;
+  r.model.check_parallelism(spec.mp);
+  r.strategy = Strategy::parse(spec.cp);
+  r.impl = parts.impl;
+  r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
+  r.strategy.check(r.model, spec.mp, spec.sp, r.impl.protocol.kv_head_replication, r.impl.name);
+  if (r.impl.kernel == "flash") (void)KernelRates::of(parts.hardware, parts.profile);  // compute units present
+  r.profile = parts.profile;
+  r.attention = parts.attention;
+  // Sizes are checked before any mask is generated or file read.
+  (void)Layout::contiguous(spec.n_seq, spec.sp);
+  if (!spec.docs.empty()) r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  if (r.strategy.kind == StrategyKind::Hybrid) {
+    // The ring of usp:UxR: R ranks over the whole sequence, each attending heads / U of the
+    // model (KV heads replicated to one per rank when the implementation does that).
+    const auto heads = r.strategy.ulysses_heads(r.model, spec.mp, spec.sp);
+    auto part = std::make_shared<ResolvedScenario>();
+    part->spec = spec;
+    part->spec.sp = r.strategy.ring;
+    part->spec.cp = "ring";
+    part->hardware = r.hardware;
+    part->model = r.model;
+    part->model.heads = heads.q_heads * spec.mp;
+    part->model.kv_heads = heads.kv_heads * spec.mp;
+    part->impl = r.impl;
+    part->strategy = Strategy::parse("ring");
+    part->profile = r.profile;
+    part->attention = r.attention;
+    part->documents = r.documents;
+    resolve_work(*part);
+    r.ring_part = std::move(part);
+  }
+  resolve_work(r);
+  r.program = std::make_shared<const Program>(build_program(r));
   return r;
 }
 

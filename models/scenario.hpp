@@ -22,6 +22,8 @@
 namespace ringsim::models {
 
 class AttentionCost;
+struct Program;
+struct Documents;
 
 struct ScenarioSpec {
   std::string hardware = "a100-80gb";
@@ -44,6 +46,9 @@ struct ScenarioSpec {
   // (Catalog::default_implementation).
   std::string impl;
   std::string cp = "ring";        // context-parallel strategy (models/strategy.hpp)
+  // Packed documents (models/documents.hpp: a lengths file or lognormal:MEAN:SIGMA:SEED[:Q]);
+  // they set the mask to per-document causal. Empty: one sequence.
+  std::string docs;
   std::uint64_t seed = 1;         // for generated sparse masks
 };
 
@@ -107,11 +112,38 @@ struct ResolvedScenario {
   std::unique_ptr<CostModel> cost;
   // The implementation's kernel family: seconds of one device's attention work (attention_cost.hpp).
   std::shared_ptr<const AttentionCost> attention;
+  // The packed documents (--docs, or a docs:FILE mask's), if any.
+  std::shared_ptr<const Documents> documents;
+  // usp:UxR: the ring part, a ring of R ranks over the whole sequence whose model has the heads
+  // one device attends after the all-to-all (heads / U). Null for the other strategies.
+  std::shared_ptr<const ResolvedScenario> ring_part;
+  // The strategy's attention program (models/program.hpp), built last.
+  std::shared_ptr<const Program> program;
   [[nodiscard]] bool ring_crosses_nodes() const noexcept;
+  // The scenario whose workload and cost the ring stage runs on: ring_part, else this one.
+  [[nodiscard]] const ResolvedScenario& ring_scenario() const noexcept { return ring_part ? *ring_part : *this; }
 };
+
+// The mask family a scenario's implementation must offer: "docs" with packed documents.
+[[nodiscard]] std::string effective_mask(const ScenarioSpec& spec);
 
 // Throws InputError for anything impossible (unknown names, sizes that don't divide, an
 // explicit tile larger than the block, ...).
 [[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog);
+
+// What a scenario reads from files: hardware, model, the implementation it runs (chosen for
+// spec.layout) and its profile. A sweep resolves many scenarios that share them: it reads them
+// once per distinct (hardware, model, impl, profile) and resolves each point from them.
+struct ScenarioParts {
+  Hardware hardware;
+  ModelConfig model;
+  Implementation impl;
+  Profile profile;
+  std::shared_ptr<const AttentionCost> attention;
+};
+[[nodiscard]] ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog);
+// resolve(spec, catalog) == resolve(spec, resolve_parts(spec, catalog)); `parts` must be those
+// of a spec naming the same hardware, model, implementation and profile.
+[[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts);
 
 }  // namespace ringsim::models

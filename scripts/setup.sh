@@ -6,7 +6,8 @@ PKGS=(cmake ninja-build g++ make git
       libboost-graph-dev libeigen3-dev libfmt-dev libcxxopts-dev catch2 nlohmann-json3-dev
       libbenchmark-dev
       qt6-base-dev libqt6charts6-dev qt6-charts-dev libqt6svg6-dev qt6-svg-dev libgl-dev
-      xvfb xauth)
+      xvfb xauth
+      pkg-config libcairo2-dev fonts-dejavu-core)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

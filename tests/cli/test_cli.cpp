@@ -12,57 +12,9 @@
 
 #include <catch2/catch.hpp>
 
-namespace {
+#include "tests/support/cli_run.hpp"
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run(const std::string& args) {
-  // ctest runs test cases as parallel processes in one folder: one stderr file per process.
-  const std::string err_file = "ringsim_cli_test_stderr." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  {
-    std::ifstream e(err_file);
-    std::stringstream ss;
-    ss << e.rdbuf();
-    r.err = ss.str();
-  }
-  std::filesystem::remove(err_file);
-  return r;
-}
-
-std::size_t lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-}
-
-void expect_bad(const std::string& args, const std::string& needle) {
-  INFO("ringsim " << args);
-  const auto r = run(args);
-  CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
-  CHECK(r.err.find(needle) != std::string::npos);
-  INFO("stderr: " << r.err);
-}
-
-}  // namespace
+using namespace ringsim::test;
 
 TEST_CASE("the quick-start prediction compares ring and striped side by side", "[cli]") {
   const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144");
@@ -227,4 +179,32 @@ TEST_CASE("show accepts sparse (per-head) masks", "[cli]") {
   CHECK(r.out.find("head 0 of 2") != std::string::npos);
   // Cells stay on the one-full-block scale (99 at most).
   CHECK(r.out.find("nan") == std::string::npos);
+}
+
+TEST_CASE("strategies compared side by side, each row with its why; bad splits exit 2", "[cli][strategy]") {
+  const auto table = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                         "--cp ring,allgather,ulysses,usp:2x4,double-ring:4");
+  REQUIRE(table.code == 0);
+  for (const char* row : {"ring zigzag", "allgather zigzag", "ulysses zigzag", "usp:2x4 zigzag", "double-ring:4 zigzag"})
+    CHECK(table.out.find(row) != std::string::npos);
+  CHECK(table.out.find("why:") != std::string::npos);
+  CHECK(table.out.find("ulysses = te-a2a") != std::string::npos);
+  const auto csv = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                       "--cp ring,ulysses --format csv");
+  REQUIRE(csv.code == 0);
+  CHECK(lines(csv.out) == 3);
+  CHECK(csv.out.find(",te-a2a,ulysses,") != std::string::npos);
+
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp usp:2x2 --layout zigzag",
+             "U x R = 2 x 2 = 4 differs from the context-parallel size sp = 8");
+  expect_bad("predict --model llama3-8b --mesh 1x16 --seq 16384 --cp ulysses --layout zigzag", "does not replicate KV heads");
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp ulysses --impl te-all-gather --layout zigzag",
+             "does not offer strategy 'ulysses'");
+  expect_bad("predict --cp double-ring:3 --layout zigzag --seq 8192", "does not divide the ring size sp = 8");
+  write("docs_short.csv", "length\n600\n400\n");
+  expect_bad("predict --mesh 1x8 --seq 1024 --docs docs_short.csv --layout contiguous",
+             "document lengths sum to 1000, expected n_seq = 1024");
+  expect_bad("predict --mesh 1x8 --seq 8192 --docs lognormal:1000:1:1 --mask full", "--docs sets the mask");
+  expect_bad("predict --mesh 1x8 --seq 8192 --layout doc-zigzag --impl ringsim-tiles", "give them with --docs");
+  expect_bad("show --cp ring,allgather", "show takes one strategy");
 }

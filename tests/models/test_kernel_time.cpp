@@ -182,7 +182,7 @@ TEST_CASE("the kernel's loops visit the tiles a brute-force walk finds", "[kerne
   }
 }
 
-TEST_CASE("kernel specs load from an implementation and reject malformed tiles", "[kernel][config]") {
+TEST_CASE("kernel specs load from configs/kernels through an implementation and reject malformed tiles", "[kernel][config]") {
   const Catalog cat;
   const auto im = cat.implementation("ring-flash-attn");
   REQUIRE(im.kernel_model);
@@ -190,20 +190,27 @@ TEST_CASE("kernel specs load from an implementation and reject malformed tiles",
   CHECK(im.kernel_model->tile(false, 128).block_n == 64);
   CHECK(im.kernel_model->tile(true, 128).block_m == 64);
   CHECK(im.kernel_model->tile(false, 100).max_head_dim == 128);  // head dim 100 runs as 128
+  CHECK(im.kernel_model->name == "flash-attn-2");
+  CHECK_FALSE(im.kernel_model->sources.empty());
   nlohmann::json j = {{"name", "k"},
+                      {"description", "a kernel"},
+                      {"sources", {{{"repo", "o/r"}, {"path", "k.cu"}, {"commit", std::string(40, 'a')}, {"what", "tiles"}}}},
                       {"fwd_tiles", {{{"max_head_dim", 64}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}},
                       {"bwd_tiles", {{{"max_head_dim", 64}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}}};
-  CHECK_NOTHROW(KernelSpec::from_json(j, "f.json", "kernel_model"));
+  CHECK_NOTHROW(KernelSpec::from_json(j, "f.json"));
   auto bad = j;
   bad["fwd_tiles"][0]["block_m"] = 0;
   try {
-    (void)KernelSpec::from_json(bad, "f.json", "kernel_model");
+    (void)KernelSpec::from_json(bad, "f.json");
     FAIL("expected InputError");
   } catch (const InputError& e) {
     CHECK(e.file() == "f.json");
-    CHECK(e.field() == "kernel_model.fwd_tiles[0].block_m");
+    CHECK(e.field() == "fwd_tiles[0].block_m");
   }
   bad = j;
   bad["fwd_tiles"].push_back(j["fwd_tiles"][0]);  // head dims must increase
-  CHECK_THROWS_AS(KernelSpec::from_json(bad, "f.json", "kernel_model"), InputError);
+  CHECK_THROWS_AS(KernelSpec::from_json(bad, "f.json"), InputError);
+  bad = j;
+  bad.erase("sources");  // a kernel cites its code
+  CHECK_THROWS_WITH(KernelSpec::from_json(bad, "f.json"), Catch::Contains("cite"));
 }

@@ -94,7 +94,9 @@ TEST_CASE("lock-step simulation equals the analytic model for every implementati
     for (const std::string layout : {"contiguous", "striped", "zigzag", "cyclic:2"})
       for (const std::string mask : {"causal", "full", "window:37", "hash:4", "qkdrop:0.5"}) {
         if (!im.offers_layout(layout) || !im.offers_mask(mask)) continue;
-        if (!im.ring_protocol.empty() && !im.ring_protocol.plan(models::mask_family(mask), models::layout_family(layout)))
+        if (!im.offers_strategy("ring")) continue;
+        if (!im.protocol.ring_steps.empty() &&
+            !im.protocol.ring_steps.plan(models::mask_family(mask), models::layout_family(layout)))
           continue;
         const std::int64_t sp = 2 + static_cast<std::int64_t>(rng() % 4);
         const std::int64_t c = 128 * (1 + static_cast<std::int64_t>(rng() % 3));

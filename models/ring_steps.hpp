@@ -1,10 +1,13 @@
 #pragma once
-// What a ring library does in one step, read from its code (configs/implementations:
-// "ring_protocol"): which attention kernel calls it makes on which shapes for each kind of K/V
-// block (the device's own, an earlier device's, a later device's), how it merges each call's
-// partial output into the running one (memory-bound element-wise work, often in fp32), what it
-// does once per pass, how much host-side work a step takes, and what travels in which dtype.
-// Shapes are relative to the block of c tokens a device holds ("c", "c/2", "c-1").
+// The compute half of a ring library's protocol (models/protocol.hpp: the implementation's
+// "protocol" names a file of configs/ring_steps/, shared by implementations that run the same
+// ring code, e.g. ring-flash-attention and YunChang's vendored copy), read from its code: which
+// attention kernel calls one ring step makes on which
+// shapes for each kind of K/V block (the device's own, an earlier device's, a later device's),
+// how it merges each call's partial output into the running one (memory-bound element-wise work,
+// often in fp32), what it does once per pass, and how much host-side work a step takes. What
+// travels and what waits for what is the other half (Protocol's message fields). Shapes are
+// relative to the block of c tokens a device holds ("c", "c/2", "c-1").
 #include <array>
 #include <cstdint>
 #include <map>
@@ -13,6 +16,8 @@
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "models/code_source.hpp"
 
 namespace ringsim::models {
 
@@ -39,7 +44,7 @@ struct MemoryOp {
 struct StepCall {
   LengthExpr q, k;
   bool causal = false;     // the kernel's causal flag (bottom-right aligned when q and k differ)
-  std::string fwd_merge;   // keys into RingProtocol::memory_ops ("" for none)
+  std::string fwd_merge;   // keys into RingSteps::memory_ops ("" for none)
   std::string bwd_merge;
 };
 
@@ -48,39 +53,33 @@ enum class StepClass { Diagonal = 0, Below = 1, Above = 2 };  // its own, an ear
 [[nodiscard]] StepClass step_class(std::int64_t q_device, std::int64_t k_device) noexcept;
 [[nodiscard]] std::string_view to_string(StepClass c) noexcept;
 
-struct StepPlan {
+struct StepCalls {
   std::array<std::vector<StepCall>, 3> calls;  // by StepClass
   [[nodiscard]] const std::vector<StepCall>& of(StepClass c) const noexcept {
     return calls[static_cast<std::size_t>(c)];
   }
 };
 
-// Messages as the library sends them (data for the simulator's protocol; the analytic model
-// reads the dtypes).
-struct MessageProtocol {
-  std::int64_t kv_dtype_bytes = 2;
-  std::int64_t dkv_dtype_bytes = 4;
-  bool kv_one_message = false;       // K and V concatenated into one buffer
-  bool dkv_with_kv = false;          // dK/dV share a message with the next K/V
-  bool dkv_own_communicator = false; // dK/dV go over a communicator of their own
-  std::string notes;
-};
-
-struct RingProtocol {
-  std::map<std::string, std::map<std::string, StepPlan>> steps;  // mask family -> layout family -> plan
+struct RingSteps {
+  std::string name;
+  std::string description;
+  std::vector<CodeSource> sources;
+  std::map<std::string, std::map<std::string, StepCalls>> steps;  // mask family -> layout family -> calls
   std::map<std::string, MemoryOp> memory_ops;
   MemoryOp fwd_final, bwd_final;  // once per pass, over the device's whole block
   std::int64_t host_ops_per_step_fwd = 0, host_ops_per_step_bwd = 0;
   std::int64_t host_ops_per_call_fwd = 1, host_ops_per_call_bwd = 1;
-  MessageProtocol messages;
 
   [[nodiscard]] bool empty() const noexcept { return steps.empty(); }
-  // The plan for a mask and layout family; nullptr when the library has none.
-  [[nodiscard]] const StepPlan* plan(std::string_view mask_family, std::string_view layout_family) const;
+  // The calls for a mask and layout family; nullptr when the library has none.
+  [[nodiscard]] const StepCalls* plan(std::string_view mask_family, std::string_view layout_family) const;
   [[nodiscard]] const MemoryOp& memory_op(const std::string& name) const;  // empty name: no work
   // "causal: contiguous, zigzag, striped; full: contiguous".
   [[nodiscard]] std::string offered() const;
-  [[nodiscard]] static RingProtocol from_json(const nlohmann::json& j, const std::string& file);
+  // InputError naming the file and field for anything malformed (a call naming a memory op
+  // that is not there included).
+  [[nodiscard]] static RingSteps from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static RingSteps load_file(const std::string& path);
 };
 
 }  // namespace ringsim::models

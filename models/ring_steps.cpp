@@ -1,4 +1,4 @@
-#include "models/step_plan.hpp"
+#include "models/ring_steps.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -86,20 +86,20 @@ StepClass step_class(std::int64_t q_device, std::int64_t k_device) noexcept {
 
 std::string_view to_string(StepClass c) noexcept { return kClassNames[static_cast<std::size_t>(c)]; }
 
-const StepPlan* RingProtocol::plan(std::string_view mask_family, std::string_view layout_family) const {
+const StepCalls* RingSteps::plan(std::string_view mask_family, std::string_view layout_family) const {
   const auto m = steps.find(std::string(mask_family));
   if (m == steps.end()) return nullptr;
   const auto l = m->second.find(std::string(layout_family));
   return l == m->second.end() ? nullptr : &l->second;
 }
 
-const MemoryOp& RingProtocol::memory_op(const std::string& name) const {
+const MemoryOp& RingSteps::memory_op(const std::string& name) const {
   static const MemoryOp none;
   if (name.empty()) return none;
   return memory_ops.at(name);  // from_json checked every reference
 }
 
-std::string RingProtocol::offered() const {
+std::string RingSteps::offered() const {
   std::string s;
   for (const auto& [mask, layouts] : steps) {
     s += (s.empty() ? "" : "; ") + mask + ":";
@@ -112,28 +112,37 @@ std::string RingProtocol::offered() const {
   return s;
 }
 
-RingProtocol RingProtocol::from_json(const nlohmann::json& j, const std::string& file) {
-  const std::string at = "ring_protocol";
-  if (!j.is_object()) throw InputError(file, 0, at, "expected an object");
-  RingProtocol p;
+RingSteps RingSteps::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, 0, "", "expected a JSON object describing a ring library's steps");
+  RingSteps p;
+  JsonFields top(j, file);
+  try {
+    p.name = top.string("name");
+    p.description = top.string("description");
+  } catch (const InputError& e) {
+    throw InputError(file, 0, e.field(), e.message());
+  }
+  p.sources = code_sources_from_json(top.find("sources"), file, "a ring library's steps");
   if (j.contains("memory_ops")) {
     const auto& ops = j["memory_ops"];
-    if (!ops.is_object()) throw InputError(file, 0, at + ".memory_ops", "expected an object of named operations");
-    for (const auto& [name, op] : ops.items()) p.memory_ops[name] = memory_op_from(op, file, at + ".memory_ops." + name);
+    if (!ops.is_object()) throw InputError(file, 0, "memory_ops", "expected an object of named operations");
+    for (const auto& [name, op] : ops.items()) p.memory_ops[name] = memory_op_from(op, file, "memory_ops." + name);
   }
-  if (j.contains("fwd_final")) p.fwd_final = memory_op_from(j["fwd_final"], file, at + ".fwd_final");
-  if (j.contains("bwd_final")) p.bwd_final = memory_op_from(j["bwd_final"], file, at + ".bwd_final");
+  if (j.contains("fwd_final")) p.fwd_final = memory_op_from(j["fwd_final"], file, "fwd_final");
+  if (j.contains("bwd_final")) p.bwd_final = memory_op_from(j["bwd_final"], file, "bwd_final");
   JsonFields f(j, file);
   auto count = [&](const char* key, std::int64_t& out) {
     std::optional<double> v;
     try {
       v = f.optional_number(key);
     } catch (const InputError& e) {
-      throw InputError(file, 0, at + "." + key, e.message());
+      throw InputError(file, 0, key, e.message());
     }
     if (!v) return;
     if (*v < 0 || *v > 1000 || *v != static_cast<double>(static_cast<std::int64_t>(*v)))
-      throw InputError(file, 0, at + "." + key, "expected an integer in [0, 1000]");
+      throw InputError(file, 0, key, "expected an integer in [0, 1000]");
     out = static_cast<std::int64_t>(*v);
   };
   count("host_ops_per_step_fwd", p.host_ops_per_step_fwd);
@@ -141,15 +150,15 @@ RingProtocol RingProtocol::from_json(const nlohmann::json& j, const std::string&
   count("host_ops_per_call_fwd", p.host_ops_per_call_fwd);
   count("host_ops_per_call_bwd", p.host_ops_per_call_bwd);
   if (!j.contains("steps") || !j["steps"].is_object() || j["steps"].empty())
-    throw InputError(file, 0, at + ".steps", "expected {mask family: {layout family: {diagonal, below, above}}}");
+    throw InputError(file, 0, "steps", "expected {mask family: {layout family: {diagonal, below, above}}}");
   for (const auto& [mask, layouts] : j["steps"].items()) {
-    const std::string at_mask = at + ".steps." + mask;
+    const std::string at_mask = "steps." + mask;
     if (!layouts.is_object() || layouts.empty())
       throw InputError(file, 0, at_mask, "expected {layout family: {diagonal, below, above}}");
     for (const auto& [layout, classes] : layouts.items()) {
       const std::string at_layout = at_mask + "." + layout;
       if (!classes.is_object()) throw InputError(file, 0, at_layout, "expected {diagonal, below, above}");
-      StepPlan plan;
+      StepCalls plan;
       for (std::size_t c = 0; c < 3; ++c) {
         const std::string at_class = at_layout + "." + kClassNames[c];
         if (!classes.contains(kClassNames[c]) || !classes[kClassNames[c]].is_array())
@@ -175,40 +184,12 @@ RingProtocol RingProtocol::from_json(const nlohmann::json& j, const std::string&
           call.bwd_merge = cf.string_or("bwd_merge", "");
           for (const auto* m : {&call.fwd_merge, &call.bwd_merge})
             if (!m->empty() && !p.memory_ops.count(*m))
-              throw InputError(file, 0, at_call, "names memory op '" + *m + "', which ring_protocol.memory_ops lacks");
+              throw InputError(file, 0, at_call, "names memory op '" + *m + "', which memory_ops lacks");
           plan.calls[c].push_back(std::move(call));
         }
       }
       p.steps[mask][layout] = std::move(plan);
     }
-  }
-  if (j.contains("messages")) {
-    const auto& m = j["messages"];
-    JsonFields mf(m, file);
-    auto bytes = [&](const char* key, std::int64_t& out) {
-      std::optional<double> v;
-      try {
-        v = mf.optional_number(key);
-      } catch (const InputError& e) {
-        throw InputError(file, 0, at + ".messages." + key, e.message());
-      }
-      if (!v) return;
-      if (*v != 1 && *v != 2 && *v != 4 && *v != 8)
-        throw InputError(file, 0, at + ".messages." + key, "expected a dtype size: 1, 2, 4 or 8 bytes");
-      out = static_cast<std::int64_t>(*v);
-    };
-    bytes("kv_dtype_bytes", p.messages.kv_dtype_bytes);
-    bytes("dkv_dtype_bytes", p.messages.dkv_dtype_bytes);
-    try {
-      p.messages.kv_one_message = mf.boolean_or("kv_one_message", false);
-      p.messages.dkv_with_kv = mf.boolean_or("dkv_with_kv", false);
-      p.messages.dkv_own_communicator = mf.boolean_or("dkv_own_communicator", false);
-      p.messages.notes = mf.string_or("notes", "");
-    } catch (const InputError& e) {
-      throw InputError(file, 0, at + ".messages." + e.field(), e.message());
-    }
-    if (p.messages.dkv_with_kv && p.messages.dkv_own_communicator)
-      throw InputError(file, 0, at + ".messages", "dK/dV cannot both share the K/V message and have their own communicator");
   }
   return p;
 }

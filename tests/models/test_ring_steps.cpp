@@ -15,7 +15,7 @@
 #include "models/json_fields.hpp"
 #include "models/kernel_time.hpp"
 #include "models/scenario.hpp"
-#include "models/step_plan.hpp"
+#include "models/ring_steps.hpp"
 
 using namespace ringsim::models;
 
@@ -53,7 +53,7 @@ TEST_CASE("lengths parse as c[/K][+-J] and nothing else", "[plan]") {
 TEST_CASE("the shipped ring libraries call what their code calls", "[plan][impl]") {
   const Catalog cat;
   const auto rfa = cat.implementation("ring-flash-attn");
-  const auto* zig = rfa.ring_protocol.plan("causal", "zigzag");
+  const auto* zig = rfa.protocol.ring_steps.plan("causal", "zigzag");
   REQUIRE(zig);
   // zigzag: step 0 causal over both local halves; later steps half blocks, never masked.
   REQUIRE(zig->of(StepClass::Diagonal).size() == 1);
@@ -62,21 +62,20 @@ TEST_CASE("the shipped ring libraries call what their code calls", "[plan][impl]
   CHECK(zig->of(StepClass::Above)[0].q.of(1024) == 512);
   CHECK_FALSE(zig->of(StepClass::Below)[0].causal);
   // stripe: a causal call on q[1:] x k[:-1] for a later device's block.
-  const auto* stripe = rfa.ring_protocol.plan("causal", "striped");
+  const auto* stripe = rfa.protocol.ring_steps.plan("causal", "striped");
   REQUIRE(stripe);
   CHECK(stripe->of(StepClass::Above)[0].q.of(1024) == 1023);
   CHECK(stripe->of(StepClass::Above)[0].causal);
   // contiguous: nothing for a later device's (fully masked) block.
-  CHECK(rfa.ring_protocol.plan("causal", "contiguous")->of(StepClass::Above).empty());
-  // Messages: fp32 dK/dV on their own communicator; TE sends [KV | dKV] together in bf16.
-  CHECK(rfa.ring_protocol.messages.dkv_dtype_bytes == 4);
-  CHECK(rfa.ring_protocol.messages.dkv_own_communicator);
+  CHECK(rfa.protocol.ring_steps.plan("causal", "contiguous")->of(StepClass::Above).empty());
+  // Messages: fp32 dK/dV queued behind K/V on one communicator; TE sends [KV | dKV] together in
+  // bf16 and walks back so the accumulators end at home.
+  CHECK(rfa.protocol.dkv_wire_bytes == 4);
+  CHECK(rfa.protocol.backward == BackwardMessages::Ordered);
   const auto te = cat.implementation("te-p2p");
-  CHECK(te.ring_protocol.messages.dkv_with_kv);
-  CHECK(te.ring_protocol.messages.dkv_dtype_bytes == 2);
-  // The profile's wire dtypes follow the library's messages.
-  const auto p = cat.profile("", cat.hardware("h100-sxm"), "te-p2p");
-  CHECK(p.dkv_wire_bytes == 2);
+  CHECK(te.protocol.backward == BackwardMessages::Fused);
+  CHECK(te.protocol.dkv_wire_bytes == 2);
+  CHECK_FALSE(te.protocol.dkv_home_hop);
 }
 
 TEST_CASE("an implementation refuses a layout or mask it does not offer, naming what it offers", "[plan][errors]") {
@@ -119,7 +118,7 @@ TEST_CASE("a flash library's step costs its calls, its merges and the pass's fin
   const auto s = flash("ring-flash-attn", "zigzag", 4, 2048);
   const auto& im = s.impl;
   const auto rates = KernelRates::of(s.hardware, s.profile);
-  const auto& proto = im.ring_protocol;
+  const auto& proto = im.protocol.ring_steps;
   const double hbm = rates.hbm_bytes_per_s;
   const double qe = 2048.0 * 32 * 128, ke = 2048.0 * 8 * 128;  // query and K/V elements of the block
   auto kernel = [&](std::int64_t q, std::int64_t k, bool causal) {
