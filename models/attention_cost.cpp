@@ -66,13 +66,14 @@ class FlashCost final : public AttentionCost {
     for (const StepCall& call : plan->of(cls)) {
       const std::int64_t q = call.q.of(c), k = call.k.of(c);
       if (q <= 0 || k <= 0) continue;
-      const KernelTime t = kernel_time(ctx, s, q, k, call.causal);
+      const KernelTime t = call.kernel ? kernel_time(ctx, s, q, k, call.causal) : KernelTime{};
       const MemoryOp& mf = proto.memory_op(call.fwd_merge);
       const MemoryOp& mb = proto.memory_op(call.bwd_merge);
       fwd += t.fwd_s + memory_s(ctx, mf, q, k);
       bwd += t.bwd_s + memory_s(ctx, mb, q, k);
-      host_f += static_cast<double>(proto.host_ops_per_call_fwd + mf.host_ops) * s.profile.host_op_s;
-      host_b += static_cast<double>(proto.host_ops_per_call_bwd + mb.host_ops) * s.profile.host_op_s;
+      const std::int64_t calls = call.kernel ? 1 : 0;
+      host_f += static_cast<double>(calls * proto.host_ops_per_call_fwd + mf.host_ops) * s.profile.host_op_s;
+      host_b += static_cast<double>(calls * proto.host_ops_per_call_bwd + mb.host_ops) * s.profile.host_op_s;
     }
     if (cls == StepClass::Diagonal) {
       fwd += memory_s(ctx, proto.fwd_final, c, c);

@@ -180,6 +180,10 @@ RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file)
           const auto* causal = cf.find("causal");
           if (!causal || !causal->is_boolean()) throw InputError(file, 0, at_call + ".causal", "expected true or false");
           call.causal = causal->get<bool>();
+          if (const auto* kernel = cf.find("kernel")) {
+            if (!kernel->is_boolean()) throw InputError(file, 0, at_call + ".kernel", "expected true or false");
+            call.kernel = kernel->get<bool>();
+          }
           call.fwd_merge = cf.string_or("fwd_merge", "");
           call.bwd_merge = cf.string_or("bwd_merge", "");
           for (const auto* m : {&call.fwd_merge, &call.bwd_merge})

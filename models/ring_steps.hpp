@@ -44,6 +44,7 @@ struct MemoryOp {
 struct StepCall {
   LengthExpr q, k;
   bool causal = false;     // the kernel's causal flag (bottom-right aligned when q and k differ)
+  bool kernel = true;      // false: the step's element-wise work only (a skipped block's zero gradients)
   std::string fwd_merge;   // keys into RingSteps::memory_ops ("" for none)
   std::string bwd_merge;
 };
