@@ -1,6 +1,6 @@
 // The 1024-device, 32-layer training step of every context-parallel strategy through the step
 // simulator (llama2-7b, 1024 tokens per device, nodes of 8 H100 with a NIC per GPU, default
-// options), and the contiguous ring without a barrier under each backward message protocol
+// options), and the contiguous ring without a barrier under each implementation's protocol
 // (docs/simulator.md). Figures, never pass/fail: docs/strategies.md and docs/simulator.md keep
 // them, with the run's CPU time beside the heap ring pass of engine_bench.
 #include <benchmark/benchmark.h>
@@ -23,7 +23,7 @@ struct StrategyCase {
 
 // Ulysses alone cannot split 32 heads over 1024 ranks; usp:32x32 is its widest split.
 const StrategyCase kCases[] = {
-    {"ring", "", "striped"},
+    {"ring", "ringsim-tiles", "striped"},
     {"ring", "ringsim-tiles", "zigzag"},
     {"allgather", "te-all-gather", "zigzag"},
     {"usp:8x128", "te-a2a-p2p", "zigzag"},
@@ -65,17 +65,14 @@ BENCHMARK(BM_StrategyStep)
     ->Unit(benchmark::kSecond);
 
 // The contiguous causal ring without a barrier (docs/simulator.md: 486 s against 55 s
-// lock-step at 1024 devices with K/V and dK/dV sharing a hop): the same step with the backward
-// messages as each implementation sends them.
-void BM_ContiguousProtocol(benchmark::State& state) {
-  using ringsim::models::BackwardMessages;
-  const BackwardMessages protocols[] = {BackwardMessages::Concurrent, BackwardMessages::Ordered, BackwardMessages::Fused};
-  const auto protocol = protocols[state.range(0)];
-  state.SetLabel(std::string(ringsim::models::Protocol::name(protocol)));
-  auto s = scenario("ring", "", "contiguous", state.range(1));
-  s.impl.protocol.backward = protocol;
-  s.impl.protocol.dkv_home_hop = protocol != BackwardMessages::Fused;
-  s.program = std::make_shared<const ringsim::models::Program>(ringsim::models::build_program(s));
+// lock-step at 1024 devices with K/V and dK/dV sharing a hop): the same step under each
+// implementation that offers a contiguous ring, with its own kernel timing and the backward
+// messages its code sends (concurrent: ringsim-tiles, jax-blockwise; ordered: ring-flash-attn,
+// torch-cp; TE's p2p ring, fused, offers only its zigzag layout), and under the synthetic
+// protocols on one kernel timing.
+const char* kContiguousImpls[] = {"ringsim-tiles", "jax-blockwise", "ring-flash-attn", "torch-cp"};
+
+void contiguous_step(benchmark::State& state, ringsim::models::ResolvedScenario& s) {
   ringsim::sim::StepOptions barrier;
   barrier.sync = ringsim::sim::Sync::Barrier;
   const double lock_step = ringsim::sim::simulate_step(s, barrier).step_s;
@@ -83,6 +80,26 @@ void BM_ContiguousProtocol(benchmark::State& state) {
   for (auto _ : state) r = ringsim::sim::simulate_step(s, {});
   report(state, r);
   state.counters["lock_step_s"] = lock_step;
+}
+
+void BM_ContiguousImplementation(benchmark::State& state) {
+  const char* impl = kContiguousImpls[state.range(0)];
+  auto s = scenario("ring", impl, "contiguous", state.range(1));
+  state.SetLabel(std::string(impl) + " " + std::string(ringsim::models::Protocol::name(s.impl.protocol.backward)));
+  contiguous_step(state, s);
+}
+BENCHMARK(BM_ContiguousImplementation)->ArgsProduct({{0, 1, 2, 3}, {64, 1024}})->Iterations(1)->Unit(benchmark::kSecond);
+
+void BM_ContiguousProtocol(benchmark::State& state) {
+  using ringsim::models::BackwardMessages;
+  const BackwardMessages protocols[] = {BackwardMessages::Concurrent, BackwardMessages::Ordered, BackwardMessages::Fused};
+  const auto protocol = protocols[state.range(0)];
+  state.SetLabel(std::string(ringsim::models::Protocol::name(protocol)));
+  auto s = scenario("ring", "ringsim-tiles", "contiguous", state.range(1));
+  s.impl.protocol.backward = protocol;
+  s.impl.protocol.dkv_home_hop = protocol != BackwardMessages::Fused;
+  s.program = std::make_shared<const ringsim::models::Program>(ringsim::models::build_program(s));
+  contiguous_step(state, s);
 }
 BENCHMARK(BM_ContiguousProtocol)->ArgsProduct({{0, 1, 2}, {64, 1024}})->Iterations(1)->Unit(benchmark::kSecond);
 

@@ -7,6 +7,7 @@
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
+#include "models/strategy.hpp"
 
 namespace ringsim::calibration {
 
@@ -16,8 +17,14 @@ std::string TimeRow::heads_key() const {
   return std::to_string(heads) + "/" + std::to_string(kv_heads) + "/" + std::to_string(head_dim);
 }
 
+bool TimeRow::layout_matters() const {
+  if (single()) return false;
+  const auto st = models::Strategy::parse(cp);
+  return st.has_ring() && st.ring_degree(sp) > 1;
+}
+
 std::string TimeRow::config_key() const {
-  return table + "|" + hardware + "|" + impl + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
+  return table + "|" + hardware + "|" + impl + "|" + cp + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
          std::to_string(sp) + "|" + std::to_string(n_seq) + "|" + packing;
 }
 
@@ -40,6 +47,7 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
              c_pass = col("pass"), c_heads = col("heads"), c_kv = col("kv_heads"), c_dim = col("head_dim"),
              c_batch = col("batch"), c_sp = col("sp"), c_n = col("n_seq"), c_pack = col("packing"),
              c_s = col("seconds");
+  const auto cp_it = std::find(header.begin(), header.end(), "cp");
   std::vector<TimeRow> rows;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto line = i < lines.size() ? lines[i] : 0;
@@ -61,6 +69,12 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
     row.hardware = cell(c_hw, "hardware");
     row.impl = cell(c_impl, "impl");
     row.layout = cell(c_layout, "layout");
+    if (cp_it != header.end()) row.cp = cell(static_cast<std::size_t>(cp_it - header.begin()), "cp");
+    try {
+      (void)models::Strategy::parse(row.cp);
+    } catch (const InputError& e) {
+      throw InputError(file, line, "cp", e.message());
+    }
     row.pass = cell(c_pass, "pass");
     row.packing = cell(c_pack, "packing");
     row.heads = count(c_heads, "heads");
@@ -96,21 +110,28 @@ double TimePredictor::operator()(const TimeRow& row, const models::Profile& prof
   spec.batch = row.batch;
   spec.mask = "causal";
   spec.impl = row.impl;
+  spec.cp = row.cp;
   const bool backward = row.pass == "fwd+bwd";
   if (row.single()) {
     // One flash-attention call on the GPU's shard, as the benchmark's plain flash_attn call runs.
     spec.layout = "contiguous";
+    spec.cp = "ring";
     models::AttentionCall c;
     c.q_len = c.k_len = row.n_seq;
     c.causal = true;
     c.heads = row.heads;
     c.kv_heads = row.kv_heads;
     c.batch = row.batch;
-    const auto t = scenarios_.call(spec, profile, c);
+    models::Profile q = profile;
+    q.implementation = row.impl;
+    const auto t = scenarios_.call(spec, q, c);
     return t.fwd_s + (backward ? t.bwd_s : 0.0);
   }
   spec.layout = row.layout;
-  const auto p = scenarios_.prediction(spec, profile);
+  // The GPU's fitted parameters under this row's implementation (the same kernel's).
+  models::Profile q = profile;
+  q.implementation = row.impl;
+  const auto p = scenarios_.prediction(spec, q);
   return p.attention_fwd_s + (backward ? p.attention_bwd_s : 0.0);
 }
 
@@ -273,7 +294,7 @@ void fill_uncertainty(const TimeFit& fit, const std::string& hardware, models::P
 std::vector<RatioPoint> layout_ratios(const std::vector<TimeRow>& rows) {
   std::vector<RatioPoint> out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].layout != "contiguous") continue;
+    if (rows[i].layout != "contiguous" || !rows[i].layout_matters()) continue;
     for (std::size_t j = 0; j < rows.size(); ++j) {
       if (j == i || rows[j].single() || rows[j].layout == "contiguous") continue;
       if (rows[j].config_key() != rows[i].config_key()) continue;

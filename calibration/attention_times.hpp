@@ -1,11 +1,11 @@
 #pragma once
-// Fitting flash-attention ring libraries to published attention times (data/cp_attention_times.csv:
-// the ring-flash-attention README table and the ring-only rows of YunChang/USP's table T1). A row
-// is one attention call timed on a ring of sp GPUs with a layout (contiguous, zigzag, striped), or
-// one flash_attn call on one GPU ("single": the hardware's kernel measurement). The fit is joint
-// over the hardware: efficiencies belong to each GPU, host costs to the library (the same Python
-// loop), and fixed per-tile and per-CTA costs are cycles shared by all GPUs. Residuals are in log
-// time. Leave-one-group-out (by hardware, by table, by head configuration) refits without the
+// Fitting flash-attention libraries to published attention times (data/cp_attention_times.csv:
+// the ring-flash-attention README table and YunChang/USP's table T1). A row is one attention call
+// of an implementation and context-parallel strategy on sp GPUs with a layout (contiguous, zigzag,
+// striped), or one flash_attn call on one GPU ("single": the hardware's kernel measurement). The
+// fit is joint over the hardware and the implementations that call the same kernel: efficiencies
+// belong to each GPU, host costs to the libraries, and fixed per-tile and per-CTA costs are
+// cycles shared by all GPUs. Residuals are in log time. Leave-one-group-out (by hardware, by table, by head configuration) refits without the
 // group's ring rows and predicts them; single-GPU rows always stay in the fit and are never scored.
 #include <cstdint>
 #include <limits>
@@ -24,6 +24,7 @@ struct TimeRow {
   std::string table;     // ringflash-readme, usp-t1, ...
   std::string hardware;
   std::string impl;
+  std::string cp = "ring";  // context-parallel strategy (ring, usp:UxR, ...)
   std::string layout;    // contiguous | zigzag | striped, or single (one GPU, one call)
   std::string pass;      // fwd | fwd+bwd
   std::int64_t heads = 0, kv_heads = 0, head_dim = 0, batch = 1, sp = 1, n_seq = 0;
@@ -33,10 +34,14 @@ struct TimeRow {
   [[nodiscard]] bool single() const noexcept { return layout == "single"; }
   [[nodiscard]] std::string heads_key() const;   // "32/8/128": heads, K/V heads, head dim
   [[nodiscard]] std::string config_key() const;  // everything but the layout
+  // Whether the layout changes the work: a ring of two or more positions (Ulysses alone attends
+  // the whole sequence whatever the layout names).
+  [[nodiscard]] bool layout_matters() const;
   [[nodiscard]] std::string group(const std::string& by) const;  // by: hardware | table | heads
 };
 
-// Rows from a parsed CSV; InputError naming the file, line and column for anything malformed.
+// Rows from a parsed CSV (column cp optional: ring); InputError naming the file, line and column
+// for anything malformed.
 [[nodiscard]] std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::string>& header,
                                              const std::vector<std::vector<std::string>>& cells,
                                              const std::vector<std::int64_t>& lines);
@@ -54,7 +59,9 @@ class TimePredictor {
 // What the fit frees: Profile fields per GPU, fields shared by all GPUs, and shared fields counted
 // in SM cycles (seconds = cycles / the GPU's SM clock).
 struct TimeFitSetup {
-  std::map<std::string, models::Profile> base;  // per hardware name
+  // Per hardware name: the parameters every implementation of the rows shares on that GPU (they
+  // call the same kernel); a row's profile is this one under its implementation's name.
+  std::map<std::string, models::Profile> base;
   std::vector<std::string> per_hardware;
   std::vector<std::string> shared;
   std::vector<std::string> shared_cycles;

@@ -47,8 +47,7 @@ models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec
   if (it == cache_.end()) it = cache_.emplace(key, models::resolve(spec, catalog_)).first;
   auto& r = it->second;
   r.profile = profile;
-  r.cost = std::make_unique<models::CostModel>(r.hardware, r.profile, r.model, r.spec.mp, r.spec.batch, r.mask->heads(),
-                                                 r.mask->kind());
+  r.rebuild_cost();
   return r;
 }
 

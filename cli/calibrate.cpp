@@ -2,7 +2,9 @@
 // kernel launches (--from-timings, docs/timings-format.md) and write it as versioned JSON.
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -387,23 +389,28 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto path = a["from-times"].as<std::string>();
   const CsvTable t = read_csv(path);
   auto rows = calibration::time_rows(path, t.header, t.rows, t.lines);
-  const auto impl_arg = a["impl"].as<std::string>();
-  const std::string impl = impl_arg.empty() ? rows.front().impl : catalog.implementation(impl_arg).name;
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const calibration::TimeRow& r) { return r.impl != impl; }),
+  // The implementations fitted together (they call the same kernel): --impl A,B, default the first row's.
+  std::vector<std::string> impls;
+  for (const auto& n : models::split(a["impl"].as<std::string>(), ','))
+    if (!n.empty()) impls.push_back(catalog.implementation(n).name);
+  if (impls.empty()) impls.push_back(rows.front().impl);
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const calibration::TimeRow& r) {
+                              return std::find(impls.begin(), impls.end(), r.impl) == impls.end();
+                            }),
              rows.end());
-  if (rows.empty()) throw InputError(path, 0, "impl", "no rows for implementation " + impl);
-  // Every fit starts from the GPUs' spec defaults and the library's message dtypes, not from a
-  // profile file an earlier fit wrote: the result depends on the data and the free parameters only.
+  const std::string impl = fmt::format("{}", fmt::join(impls, ", "));
+  if (rows.empty()) throw InputError(path, 0, "impl", "no rows for implementation(s) " + impl);
+  // Every fit starts from the GPUs' spec defaults, not from a profile file an earlier fit wrote:
+  // the result depends on the data and the free parameters only. The message dtypes are each
+  // implementation's protocol's.
   calibration::TimeFitSetup setup;
   for (const auto& r : rows)
     if (!setup.base.count(r.hardware)) {
       const auto hw = catalog.hardware(r.hardware);
       auto base = models::Profile::spec_default(hw);
-      const auto from_catalog = catalog.profile("", hw, impl);
-      base.kv_wire_bytes = from_catalog.kv_wire_bytes;
-      base.dkv_wire_bytes = from_catalog.dkv_wire_bytes;
-      base.implementation = impl;
-      base.name = impl + "/" + hw.name;
+      base.implementation = r.impl;
+      base.name = r.impl + "/" + hw.name;
       setup.base.emplace(r.hardware, base);
     }
   setup.per_hardware = names_in(a, "free");
@@ -502,27 +509,30 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   }
   const auto date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
   if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
-    for (auto& [hw, p] : fit.profiles) {
-      p.name = impl + "/" + hw;
+    std::string groups;
+    for (const auto& h : held)
+      groups += fmt::format("; leave-one-{}-out time MAPE {:.1f}%, ratio MAPE {:.1f}%", h.by, 100 * h.all.time_mape,
+                            100 * h.all.ratio_mape);
+    std::vector<std::string> gpus;
+    for (const auto& [h2, _] : fit.profiles) gpus.push_back(h2);
+    // One profile per (implementation, GPU) with rows: the GPU's fitted parameters are shared by
+    // the implementations fitted together.
+    std::set<std::pair<std::string, std::string>> written;
+    for (const auto& r : rows) {
+      if (!written.insert({r.impl, r.hardware}).second) continue;
+      auto p = fit.profiles.at(r.hardware);
+      const auto& hw = r.hardware;
+      p.name = r.impl + "/" + hw;
       p.hardware = hw;
-      p.implementation = impl;
+      p.implementation = r.impl;
       p.version = setup.base.at(hw).version + 1;
       p.provenance.calibrated = true;
       p.provenance.method = "joint fit to published attention times (bounded Levenberg-Marquardt on log time, analytic predictor)";
       p.provenance.fitted_from = path;
       p.provenance.date = date;
       p.provenance.residual = fit.fit.mae;
-      std::string groups;
-      for (const auto& h : held)
-        groups += fmt::format("; leave-one-{}-out time MAPE {:.1f}%, ratio MAPE {:.1f}%", h.by, 100 * h.all.time_mape,
-                              100 * h.all.ratio_mape);
-      p.provenance.notes = fmt::format("Fitted jointly over {} rows ({}): {}{}.", rows.size(),
-                                       fmt::join([&] {
-                                         std::vector<std::string> v;
-                                         for (const auto& [h2, _] : fit.profiles) v.push_back(h2);
-                                         return v;
-                                       }(), ", "),
-                                       fitted, groups);
+      p.provenance.notes = fmt::format("Fitted jointly over {} rows of {} ({}): {}{}.", rows.size(), impl,
+                                       fmt::join(gpus, ", "), fitted, groups);
       calibration::fill_uncertainty(fit, hw, p);
       if (!held.empty()) {
         p.uncertainty.residual_log_sd["time"] = sd_t;
@@ -530,17 +540,18 @@ int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
         p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
       }
       p.validate(path);
-      write_output(dir + "/" + hw + ".json", p.to_json().dump(2) + "\n");
+      std::filesystem::create_directories(dir + "/" + r.impl);
+      write_output(dir + "/" + r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n");
     }
   }
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
-    std::vector<std::string> head = {"table", "hardware", "layout", "pass", "heads", "batch", "sp", "n_seq", "packing",
+    std::vector<std::string> head = {"table", "hardware", "impl", "cp", "layout", "pass", "heads", "batch", "sp", "n_seq", "packing",
                                      "seconds", "fitted_s", "fitted_s_lo", "fitted_s_hi"};
     for (const auto& h : held) head.push_back("held_out_" + h.by + "_s");
     std::string csv = csv_line(head);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
-      std::vector<std::string> v = {r.table, r.hardware, r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
+      std::vector<std::string> v = {r.table, r.hardware, r.impl, r.cp, r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
                                     std::to_string(r.sp), std::to_string(r.n_seq), r.packing,
                                     fmt::format("{:.6g}", r.seconds), fmt::format("{:.6g}", fit.predicted[i]),
                                     band[i].available ? fmt::format("{:.6g}", band[i].lo) : std::string(),
@@ -636,7 +647,7 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("shared", "--from-times: parameters shared by all GPUs (host costs)", cxxopts::value<std::string>()->default_value(""))
                  ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
-                 ("profiles-dir", "--from-times: write one fitted profile per GPU here (DIR/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
+                 ("profiles-dir", "--from-times: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
                  ("no-logo", "--from-times: skip the leave-one-group-out refits")
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are", cxxopts::value<std::string>()->default_value(""))

@@ -22,8 +22,9 @@ using models::InputError;
 
 namespace {
 
-constexpr const char* kNoInterval =
-    "prediction interval: unavailable (the cost model gives no interval yet; plans will carry _lo/_hi columns when it does)";
+constexpr const char* kIntervals =
+    "+-: half width of the 90 % prediction interval of the step (the profile's fitted uncertainty; - for derived and "
+    "spec-default profiles, which have none)";
 
 // Flags over the plan file's fields (same names, '-' for '_').
 nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult& r) {
@@ -131,7 +132,8 @@ int run_plan(int argc, char** argv) {
     j["evaluated"] = ok;
     j["fit_memory"] = fits;
     j["feasible"] = feasible;
-    j["interval"] = "unavailable: the cost model gives no interval yet";
+    j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
+                    "profile's fitted uncertainty; null for derived and spec-default profiles";
     j["plans"] = nlohmann::json::array();
     for (std::size_t i = 0; i < best.size(); ++i) {
       const auto& x = best[i];
@@ -154,23 +156,25 @@ int run_plan(int argc, char** argv) {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
     out += fmt::format("searched {} configurations in {:.2f} s: {} evaluated ({} skipped as incompatible), {} fit in memory, "
                        "{} feasible\n{}\n\n",
-                       searched, took_s, ok, searched - ok, fits, feasible, kNoInterval);
+                       searched, took_s, ok, searched - ok, fits, feasible, kIntervals);
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
       out += "\n";
     } else {
-      out += fmt::format("{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>6} {:>9}\n",
+      out += fmt::format("{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>5} {:>10} {:>6} {:>9}\n",
                          "rank", "devices", "dp x mp x sp", "impl", "cp", "layout", "tile", "topology", "zero",
-                         "recompute", "n_seq", "step", "tokens/s", "MFU", "memory");
+                         "recompute", "n_seq", "step", "+-", "tokens/s", "MFU", "memory");
       for (std::size_t i = 0; i < best.size(); ++i) {
         const auto& x = best[i];
         const auto& s = x.point.spec;
+        const auto& iv = x.step_interval;
+        const std::string pm = iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-");
         out += fmt::format(
-            "{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>5.1f}% {:>9}\n", i + 1,
+            "{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>5} {:>10} {:>5.1f}% {:>9}\n", i + 1,
             x.devices(), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl, s.cp, s.layout,
             fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology, models::to_string(x.point.zero),
-            models::to_string(x.recompute), s.n_seq, human_seconds(x.step_s), human_count(x.tokens_per_s),
+            models::to_string(x.recompute), s.n_seq, human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
             100 * x.prediction.mfu, human_bytes(x.memory.total_bytes));
         out += "     why: " + planning::explain(x) + "\n";
       }

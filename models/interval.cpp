@@ -1,5 +1,7 @@
 #include "models/interval.hpp"
 
+#include "models/analytic.hpp"
+
 #include <cmath>
 #include <vector>
 
@@ -34,20 +36,29 @@ double under_profile(ResolvedScenario& s, const Profile& p, const std::function<
   struct Restore {
     ResolvedScenario& s;
     Profile profile;
-    std::unique_ptr<CostModel> cost;
     ~Restore() {
       s.profile = std::move(profile);
-      s.cost = std::move(cost);
+      s.rebuild_cost();
     }
-  } restore{s, s.profile, std::move(s.cost)};
+  } restore{s, s.profile};
   s.profile = p;
-  s.cost = std::make_unique<CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads(),
-                                       s.mask->kind());
+  s.rebuild_cost();
   return f(s);
 }
 
-Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
+Interval step_interval(ResolvedScenario& s, double level) {
+  if (s.profile.uncertainty.residual_log_sd.find("time") == s.profile.uncertainty.residual_log_sd.end()) return {};
+  const double step = predict(s).step_s;
+  return prediction_interval(
+      s.profile, "time", step,
+      [&](const Profile& p) { return under_profile(s, p, [](const ResolvedScenario& r) { return predict(r).step_s; }); },
+      level);
+}
+
+Interval prediction_interval(const Profile& profile_in, const std::string& quantity, double value,
                              const std::function<double(const Profile&)>& predict, double level) {
+  // A copy: `predict` may swap the profile `profile_in` refers to (a scenario's, under_profile).
+  const Profile profile = profile_in;
   const auto& u = profile.uncertainty;
   const auto res = u.residual_log_sd.find(quantity);
   if (res == u.residual_log_sd.end() || !(value > 0) || !std::isfinite(value)) return {};

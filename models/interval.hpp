@@ -31,6 +31,10 @@ struct Interval {
 [[nodiscard]] double under_profile(ResolvedScenario& s, const Profile& p,
                                    const std::function<double(const ResolvedScenario&)>& f);
 
+// The interval of the scenario's analytic step (quantity "time"): unavailable, at no cost, when
+// its profile carries no fitted uncertainty; else 2 analytic predictions per fitted parameter.
+[[nodiscard]] Interval step_interval(ResolvedScenario& s, double level = 0.9);
+
 // The same from a log-space standard deviation already known.
 [[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);
 

@@ -156,6 +156,15 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) co
   return profile(name_or_path, hw, fixed ? *fixed : default_implementation(hw, "causal", "ring").name);
 }
 
+void ResolvedScenario::rebuild_cost() {
+  cost = std::make_unique<CostModel>(hardware, profile, model, spec.mp, spec.batch, mask->heads(), mask->kind());
+  if (ring_part) {
+    ring_part->hardware = hardware;
+    ring_part->profile = profile;
+    ring_part->rebuild_cost();
+  }
+}
+
 bool ResolvedScenario::ring_crosses_nodes() const noexcept {
   // mp groups are placed inside a node first; the ring leaves the node once mp x sp does.
   return spec.mp * spec.sp > hardware.devices_per_node;

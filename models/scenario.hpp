@@ -116,10 +116,13 @@ struct ResolvedScenario {
   std::shared_ptr<const Documents> documents;
   // usp:UxR: the ring part, a ring of R ranks over the whole sequence whose model has the heads
   // one device attends after the all-to-all (heads / U). Null for the other strategies.
-  std::shared_ptr<const ResolvedScenario> ring_part;
+  std::shared_ptr<ResolvedScenario> ring_part;
   // The strategy's attention program (models/program.hpp), built last.
   std::shared_ptr<const Program> program;
   [[nodiscard]] bool ring_crosses_nodes() const noexcept;
+  // After hardware or profile changed (a fit, an interval's perturbed profile, a test's ideal
+  // links): the cost model rebuilt from them, and the ring part given the same ones.
+  void rebuild_cost();
   // The scenario whose workload and cost the ring stage runs on: ring_part, else this one.
   [[nodiscard]] const ResolvedScenario& ring_scenario() const noexcept { return ring_part ? *ring_part : *this; }
 };

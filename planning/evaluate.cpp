@@ -92,6 +92,12 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
   }
   t.prediction = models::predict(s);
   t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
+  // Relative bounds, so the simulator's step and the gradient synchronisation scale them.
+  t.step_interval = models::step_interval(s);
+  if (t.step_interval.available) {
+    t.step_interval.lo /= t.prediction.step_s;
+    t.step_interval.hi /= t.prediction.step_s;
+  }
   if (grid_.engine == Engine::Des) {
     // As `predict --engine des`: step, tokens/s and MFU from the simulator, the breakdown from
     // the cost model.
@@ -180,6 +186,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.tokens_per_s = static_cast<double>(p.dp) * static_cast<double>(spec.n_seq) * static_cast<double>(spec.batch) /
                      r.step_s;
     r.prediction.mfu *= r.prediction.step_s / r.step_s;
+    if (t.step_interval.available) r.step_interval = {r.step_s * t.step_interval.lo, r.step_s * t.step_interval.hi, true};
     r.ok = true;
   } catch (const InputError& e) {
     r.ok = false;
@@ -191,7 +198,8 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
 const std::vector<std::string>& sweep_columns() {
   static const std::vector<std::string> c = {
       "index", "hardware", "model", "impl", "cp", "mp", "sp", "dp", "devices", "n_seq", "batch", "layout", "mask",
-      "tile", "tile_q", "tile_k", "topology", "zero", "recompute", "engine", "status", "step_s", "tokens_per_s", "mfu",
+      "tile", "tile_q", "tile_k", "topology", "zero", "recompute", "engine", "status", "step_s", "step_s_lo", "step_s_hi",
+      "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s", "grad_sync_s",
       "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
@@ -251,8 +259,21 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   if (r.ok) {
     const auto& q = r.prediction;
     const auto& m = r.memory;
+    const auto& iv = r.step_interval;
     g(r.step_s);
+    if (iv.available) {
+      g(iv.lo);
+      g(iv.hi);
+    } else {
+      out += ",,";
+    }
     g(r.tokens_per_s);
+    if (iv.available) {  // the throughput's bounds from the step's, swapped
+      g(r.tokens_per_s * r.step_s / iv.hi);
+      g(r.tokens_per_s * r.step_s / iv.lo);
+    } else {
+      out += ",,";
+    }
     fmt::format_to(it, FMT_COMPILE("{:.4f},"), q.mfu);
     g(q.attention_fwd_s);
     g(q.attention_bwd_s);
@@ -276,7 +297,7 @@ void append_csv_row(const SweepResult& r, std::string& out) {
     g(m.workspace_bytes);
     g(m.strategy.bytes);
   } else {
-    out.append(22, ',');
+    out.append(26, ',');
   }
   field(out, r.profile);
   out += ',';
@@ -299,6 +320,12 @@ nlohmann::json result_json(const SweepResult& r) {
   if (!r.ok) return j;
   const auto& q = r.prediction;
   const auto& m = r.memory;
+  const auto& iv = r.step_interval;
+  if (iv.available)
+    j.update({{"step_s_lo", iv.lo}, {"step_s_hi", iv.hi}, {"tokens_per_s_lo", r.tokens_per_s * r.step_s / iv.hi},
+              {"tokens_per_s_hi", r.tokens_per_s * r.step_s / iv.lo}});
+  else
+    j.update({{"step_s_lo", nullptr}, {"step_s_hi", nullptr}, {"tokens_per_s_lo", nullptr}, {"tokens_per_s_hi", nullptr}});
   j.update({{"recompute", models::to_string(r.recompute)}, {"step_s", r.step_s}, {"tokens_per_s", r.tokens_per_s},
             {"mfu", q.mfu}, {"attention_fwd_s", q.attention_fwd_s}, {"attention_bwd_s", q.attention_bwd_s},
             {"other_compute_s", q.other_compute_s}, {"collective_s", q.collective_s},

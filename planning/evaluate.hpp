@@ -17,6 +17,7 @@
 
 #include "models/error.hpp"
 #include "models/analytic.hpp"
+#include "models/interval.hpp"
 #include "models/memory.hpp"
 #include "planning/grid.hpp"
 
@@ -34,6 +35,10 @@ struct SweepResult {
   std::string topology;        // as run ("default" when the hardware's)
   models::Recompute recompute = models::Recompute::None;
   models::Prediction prediction;  // step_s, tokens/s and MFU from the engine that ran
+  // The 90 % interval of step_s (models/interval.hpp: the profile's fitted uncertainty; the
+  // simulator's step keeps the analytic interval's relative width); unavailable for profiles
+  // without one (derived or spec defaults).
+  models::Interval step_interval;
   double grad_sync_s = 0;         // data-parallel gradient synchronisation of one step
   double grad_sync_exposed_s = 0; // the part the backward does not hide
   double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
@@ -58,6 +63,7 @@ class Evaluator {
   struct Timed {
     models::ResolvedScenario scenario;
     models::Prediction prediction;
+    models::Interval step_interval;  // relative to prediction.step_s (lo / step, hi / step)
     // A point the scenario cannot run (a strategy the implementation does not offer, a split that
     // is not the point's sp): remembered, so the points that share its timing fail at once.
     std::optional<models::InputError> error;

@@ -164,10 +164,11 @@ TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli]
     if (goal == "max-context") metric = std::stod(f[col["n_seq"]]);
     CHECK(metric == best_metric);
   }
-  // The table says the interval is not available rather than inventing one.
+  // The table says what its +- column is (the 90 % interval where the profile has a fitted
+  // uncertainty, - where it has none: derived and spec-default profiles).
   const auto table = run("plan " + common + "--top 2");
   REQUIRE(table.code == 0);
-  CHECK(table.out.find("interval: unavailable") != std::string::npos);
+  CHECK(table.out.find("+-: half width of the 90 % prediction interval") != std::string::npos);
   CHECK(table.out.find("why:") != std::string::npos);
   const auto json = run("plan " + common + "--top 2 --format json");
   REQUIRE(json.code == 0);

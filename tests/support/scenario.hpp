@@ -44,9 +44,6 @@ inline models::ResolvedScenario resolve_scenario(const std::string& hardware, co
 }
 
 // After a test changes s.hardware or s.profile: the cost model keeps numbers, not references.
-inline void rebuild_cost(models::ResolvedScenario& s) {
-  s.cost = std::make_unique<models::CostModel>(s.hardware, s.profile, s.model, s.spec.mp, s.spec.batch, s.mask->heads(),
-                                                s.mask->kind());
-}
+inline void rebuild_cost(models::ResolvedScenario& s) { s.rebuild_cost(); }
 
 }  // namespace ringsim::test
