@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "io/output_file.hpp"
 #include "models/error.hpp"
 
 namespace {
@@ -26,6 +27,23 @@ constexpr Command kCommands[] = {
     {"validate", ringsim::cli::run_validate, "time an emulated ring on one GPU against the prediction (GPU)"},
 };
 
+// Messages quote input (a JSON string, a CSV cell) that may hold line breaks or terminal
+// escapes: the contract is one line on stderr, so control characters are shown escaped.
+std::string one_line(const char* text) {
+  std::string s;
+  for (const char* p = text; *p; ++p) {
+    const auto ch = static_cast<unsigned char>(*p);
+    if (ch >= 0x20 && ch != 0x7f) {
+      s += *p;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      s += buf;
+    }
+  }
+  return s;
+}
+
 void usage(std::FILE* to) {
   std::fprintf(to, "usage: ringsim <command> [options]   (ringsim <command> --help for its options)\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.help);
@@ -43,16 +61,21 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const ringsim::models::InputError& e) {
-      std::fprintf(stderr, "ringsim %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "ringsim %s: error: %s\n", c.name, one_line(e.what()).c_str());
       return 2;
+    } catch (const ringsim::io::OutputError& e) {
+      // An unusable output path is bad input; a full disk is not.
+      std::fprintf(stderr, "ringsim %s: %s: %s\n", c.name, e.target_problem() ? "error" : "failure",
+                   one_line(e.what()).c_str());
+      return e.target_problem() ? 2 : 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "ringsim %s: failure: %s\n", c.name, e.what());
+      std::fprintf(stderr, "ringsim %s: failure: %s\n", c.name, one_line(e.what()).c_str());
       return 1;
     }
   }
   std::string names;
   for (const auto& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
-  std::fprintf(stderr, "ringsim: error: unknown command '%s' (expected one of: %s; see ringsim --help)\n", argv[1],
-               names.c_str());
+  std::fprintf(stderr, "ringsim: error: unknown command '%s' (expected one of: %s; see ringsim --help)\n",
+               one_line(argv[1]).substr(0, 80).c_str(), names.c_str());
   return 2;
 }

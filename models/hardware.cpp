@@ -1,12 +1,11 @@
 #include "models/hardware.hpp"
 
-#include <cmath>
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/limits.hpp"
+#include "models/names.hpp"
 
 namespace ringsim::models {
 
@@ -45,31 +44,39 @@ double Hardware::peak_flops_per_s(Precision p) const {
 }
 
 Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
+  // Physical ranges far beyond any real part, so that a typo (a missing exponent, a sign, a
+  // value in the wrong unit by 1e12) is an error rather than a NaN or an inf downstream.
+  constexpr double kMaxPeakFlopsPerS = 1e19;
+  constexpr double kMaxBytes = 1e15;           // memory of one device
+  constexpr double kMaxBytesPerS = 1e15;       // HBM or link bandwidth of one device
+  constexpr double kMaxLatencyS = 1;
   JsonFields f(j, file);
   Hardware h;
   h.name = f.string("name");
+  try {
+    check_catalog_name(h.name, "name", "hardware");
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
   h.description = f.string_or("description", "");
-  h.kind = f.string_or("kind", "gpu");
-  h.topology = f.string_or("topology", "");
-  h.peak_bf16_per_s = f.optional_sourced("peak_flops_per_s.bf16");
-  h.peak_fp16_per_s = f.optional_sourced("peak_flops_per_s.fp16");
-  h.peak_tf32_per_s = f.optional_sourced("peak_flops_per_s.tf32");
-  h.peak_fp32_per_s = f.optional_sourced("peak_flops_per_s.fp32");
-  h.peak_fp8_per_s = f.optional_sourced("peak_flops_per_s.fp8");
+  h.kind = f.one_of_or("kind", {"gpu", "tpu"}, "gpu");
+  h.topology = f.one_of_or("topology", {"nvswitch", "infinity-fabric", "torus2d", "torus3d"}, "");
+  h.peak_bf16_per_s = f.optional_positive_sourced("peak_flops_per_s.bf16", kMaxPeakFlopsPerS);
+  h.peak_fp16_per_s = f.optional_positive_sourced("peak_flops_per_s.fp16", kMaxPeakFlopsPerS);
+  h.peak_tf32_per_s = f.optional_positive_sourced("peak_flops_per_s.tf32", kMaxPeakFlopsPerS);
+  h.peak_fp32_per_s = f.optional_positive_sourced("peak_flops_per_s.fp32", kMaxPeakFlopsPerS);
+  h.peak_fp8_per_s = f.optional_positive_sourced("peak_flops_per_s.fp8", kMaxPeakFlopsPerS);
   if (!h.peak_bf16_per_s && !h.peak_fp16_per_s && !h.peak_fp32_per_s)
     throw InputError(file, 0, "peak_flops_per_s", "needs at least one of bf16, fp16, fp32");
-  h.hbm_bytes = f.positive_sourced("hbm_bytes");
-  h.hbm_bandwidth_bytes_per_s = f.positive_sourced("hbm_bandwidth_bytes_per_s");
-  h.devices_per_node = static_cast<std::int64_t>(f.positive_sourced("intra_node.devices_per_node"));
-  h.intra_link_bandwidth_bytes_per_s = f.positive_sourced("intra_node.link_bandwidth_bytes_per_s_per_direction");
-  h.intra_link_latency_s = f.non_negative_sourced("intra_node.latency_s");
-  h.inter_node_bandwidth_bytes_per_s = f.positive_sourced("inter_node.bandwidth_bytes_per_s_per_device");
-  h.inter_node_latency_s = f.non_negative_sourced("inter_node.latency_s");
-  if (const auto w = f.optional_sourced("matrix_unit_width")) {
-    if (*w < 1 || *w != std::floor(*w))
-      throw InputError(file, 0, "matrix_unit_width", "expected a positive integer");
-    h.matrix_unit_width = static_cast<std::int64_t>(*w);
-  }
+  h.hbm_bytes = f.positive_sourced("hbm_bytes", kMaxBytes);
+  h.hbm_bandwidth_bytes_per_s = f.positive_sourced("hbm_bandwidth_bytes_per_s", kMaxBytesPerS);
+  h.devices_per_node = f.count_sourced("intra_node.devices_per_node", 1, kMaxDevices);
+  h.intra_link_bandwidth_bytes_per_s =
+      f.positive_sourced("intra_node.link_bandwidth_bytes_per_s_per_direction", kMaxBytesPerS);
+  h.intra_link_latency_s = f.non_negative_sourced("intra_node.latency_s", kMaxLatencyS);
+  h.inter_node_bandwidth_bytes_per_s = f.positive_sourced("inter_node.bandwidth_bytes_per_s_per_device", kMaxBytesPerS);
+  h.inter_node_latency_s = f.non_negative_sourced("inter_node.latency_s", kMaxLatencyS);
+  if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) h.sources.push_back(s.get<std::string>());

@@ -16,14 +16,15 @@ namespace ringsim::models {
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
 [[nodiscard]] std::string_view trim(std::string_view text) noexcept;
 
-// Whitespace-separated integers of a small text file ('#' starts a comment), each with the line
-// it stands on, so callers can name the line of a value they reject. `what` names the file's
-// role in the "cannot open" message.
+// Whitespace-separated integers of a text file ('#' starts a comment), each with the line it
+// stands on, so callers can name the line of a value they reject. `what` names the file's role
+// in messages. More than max_values values is an InputError naming the line of the first one
+// too many, raised before the rest of the file is read.
 struct LocatedInt {
   std::int64_t value = 0;
   std::int64_t line = 0;
 };
 [[nodiscard]] std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field,
-                                                    std::string_view what);
+                                                    std::string_view what, std::int64_t max_values);
 
 }  // namespace ringsim::models

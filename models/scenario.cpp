@@ -7,6 +7,8 @@
 #include "models/balanced_layout.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/limits.hpp"
+#include "models/names.hpp"
 #include "models/sparse_io.hpp"
 
 namespace ringsim::models {
@@ -41,6 +43,7 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 Hardware Catalog::hardware(const std::string& name) const {
+  check_catalog_name(name, "hardware", "hardware");
   const auto path = fs::path(root_) / "configs" / "hardware" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "hardware", "unknown hardware '" + name + "' (known: " + join(hardware_names()) + ")");
@@ -49,6 +52,7 @@ Hardware Catalog::hardware(const std::string& name) const {
 
 ModelConfig Catalog::model(const std::string& name) const {
   if (name.starts_with("attn:")) return ModelConfig::attention_pseudo(name);
+  check_catalog_name(name, "model", "model");
   const auto path = fs::path(root_) / "configs" / "models" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "model",
@@ -63,8 +67,10 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) co
     path = fs::path(root_) / "configs" / "profiles" / (hw.name + ".json");
     if (!fs::exists(path)) return base;
   } else if (name_or_path.ends_with(".json")) {
+    check_path(name_or_path, "profile");
     path = name_or_path;
   } else {
+    check_catalog_name(name_or_path, "profile", "profile");
     path = fs::path(root_) / "configs" / "profiles" / (name_or_path + ".json");
   }
   if (!fs::exists(path)) throw InputError({}, 0, "profile", "no profile '" + name_or_path + "' (looked for " + path.string() + ")");
@@ -86,6 +92,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   r.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
   r.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
   r.model.check_parallelism(spec.mp);
+  check_scenario_sizes(spec, r.model);
   r.profile = catalog.profile(spec.profile, r.hardware);
   // Layouts derived from a sparse mask (bucket-striped, bucket-rotated) are built after it; their
   // sizes are checked before it, so an impossible ring fails before a mask is generated.
@@ -116,6 +123,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   }
   r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, spec.mp, spec.batch, r.mask->heads(),
                                        r.mask->kind());
+  check_workload_sizes(r);
   const std::int64_t kv_bytes =
       kv_block_bytes(c, r.cost->kv_heads_per_device(), r.model.head_dim, r.profile.kv_wire_bytes) * spec.batch;
   r.workload = std::make_unique<Workload>(*r.layout, *r.mask, r.tile, kv_bytes);
