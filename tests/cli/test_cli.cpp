@@ -1,18 +1,19 @@
 // The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
 // line on stderr and exit code 2, leaving no output file behind.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
 namespace {
+
+using ringsim::test::run_process;
+using ringsim::test::TempDir;
 
 struct Run {
   int code = -1;
@@ -20,37 +21,19 @@ struct Run {
   std::string err;
 };
 
+// `args`: words separated by single spaces, as a user would type them (no quoting needed).
 Run run(const std::string& args) {
-  // ctest runs test cases as parallel processes in one folder: one stderr file per process.
-  const std::string err_file = "ringsim_cli_test_stderr." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  {
-    std::ifstream e(err_file);
-    std::stringstream ss;
-    ss << e.rdbuf();
-    r.err = ss.str();
-  }
-  std::filesystem::remove(err_file);
-  return r;
+  auto argv = ringsim::test::words(args);
+  argv.insert(argv.begin(), RINGSIM_BIN);
+  const auto p = run_process(argv, 120);
+  REQUIRE_FALSE(p.timed_out);
+  return {p.code, p.out, p.err};
 }
 
 std::size_t lines(const std::string& s) {
   std::size_t n = 0;
   for (char c : s) n += c == '\n';
   return n;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
 }
 
 void expect_bad(const std::string& args, const std::string& needle) {
@@ -75,8 +58,8 @@ TEST_CASE("the quick-start prediction compares ring and striped side by side", "
 }
 
 TEST_CASE("batch prediction passes input columns through and adds pred_tms and pred_speedup", "[cli]") {
-  const std::string out = "ringsim_cli_batch.csv";
-  std::filesystem::remove(out);
+  const TempDir tmp;
+  const std::string out = tmp.path("batch.csv");
   const auto r = run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " + out);
   REQUIRE(r.code == 0);
   std::ifstream f(out);
@@ -103,14 +86,15 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   CHECK(d.out.find("engine des") != std::string::npos);
   CHECK(d.out.find("nan") == std::string::npos);
   // Batch mode: pred_engine closes the pred_ columns, so earlier positions stay where they were.
-  write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
-  const auto b = run("predict --scenarios engine_batch.csv --format csv --engine des");
+  const TempDir tmp;
+  const auto batch = tmp.write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
+  const auto b = run("predict --scenarios " + batch + " --format csv --engine des");
   REQUIRE(b.code == 0);
   CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
   const auto header_end = b.out.find('\n');
   CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine"));
   CHECK(b.out.substr(header_end + 1).ends_with(",des\n"));
-  const auto ba = run("predict --scenarios engine_batch.csv --format csv");
+  const auto ba = run("predict --scenarios " + batch + " --format csv");
   REQUIRE(ba.code == 0);
   CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic\n"));
   CHECK(b.out.find("nan") == std::string::npos);
@@ -172,31 +156,35 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --hardware-file /nonexistent.json", "cannot open");
   expect_bad("frobnicate", "unknown command");
 
-  write("bad_fields.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,2\n");
-  expect_bad("predict --scenarios bad_fields.csv --format csv", "bad_fields.csv:3");
-  write("bad_column.csv", "hardware,model,mp,n_seq\na100-80gb,ringattn-1b,1,8192\n");
-  expect_bad("predict --scenarios bad_column.csv --format csv", "'sp'");
-  write("bad_value.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,lots\n");
-  expect_bad("predict --scenarios bad_value.csv --format csv", "bad_value.csv:2: field 'n_seq'");
-  write("bad_divisible.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,3,8192\n");
-  expect_bad("predict --scenarios bad_divisible.csv --format csv", "bad_divisible.csv:3");
-  write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
-  expect_bad("predict --hardware-file bad_hw.json", "source");
+  const TempDir tmp;
+  const auto bad_fields =
+      tmp.write("bad_fields.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,2\n");
+  expect_bad("predict --scenarios " + bad_fields + " --format csv", "bad_fields.csv:3");
+  const auto bad_column = tmp.write("bad_column.csv", "hardware,model,mp,n_seq\na100-80gb,ringattn-1b,1,8192\n");
+  expect_bad("predict --scenarios " + bad_column + " --format csv", "'sp'");
+  const auto bad_value = tmp.write("bad_value.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,lots\n");
+  expect_bad("predict --scenarios " + bad_value + " --format csv", "bad_value.csv:2: field 'n_seq'");
+  const auto bad_divisible = tmp.write(
+      "bad_divisible.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,3,8192\n");
+  expect_bad("predict --scenarios " + bad_divisible + " --format csv", "bad_divisible.csv:3");
+  const auto bad_hw = tmp.write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
+  expect_bad("predict --hardware-file " + bad_hw, "source");
 
-  // A failing batch leaves no output file, not even a partial one.
-  const std::string out = "ringsim_cli_partial.csv";
-  std::filesystem::remove(out);
-  const auto r = run("predict --scenarios bad_divisible.csv --format csv -o " + out);
+  // A failing batch leaves no output file, not even a partial one, and no temporary.
+  const std::string out = tmp.path("partial.csv");
+  const auto r = run("predict --scenarios " + bad_divisible + " --format csv -o " + out);
   CHECK(r.code == 2);
   CHECK_FALSE(std::filesystem::exists(out));
-  CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+  std::size_t left = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.dir())) ++left;
+  CHECK(left == 5);  // the five input files above
 }
 
 TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit code 1", "[cli][gpu]") {
   // CUDA_VISIBLE_DEVICES= hides any GPU, so this checks the failure path on every machine; a
   // build without CUDA fails the same way for a different reason.
-  const std::string out = "ringsim_cli_measure_out.csv";
-  std::filesystem::remove(out);
+  const TempDir tmp;
+  const std::string out = tmp.path("measure_out.csv");
   setenv("CUDA_VISIBLE_DEVICES", "", 1);  // inherited by popen's shell
   for (const std::string& args : {"measure --quick -o " + out, std::string("validate --model attn:4:4:64 --mesh 1x4 --seq 1024")}) {
     INFO("ringsim " << args);
