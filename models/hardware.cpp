@@ -44,11 +44,12 @@ double Hardware::peak_flops_per_s(Precision p) const {
 }
 
 Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
-  // Physical ranges far beyond any real part, so that a typo (a missing exponent, a sign, a
-  // value in the wrong unit by 1e12) is an error rather than a NaN or an inf downstream.
-  constexpr double kMaxPeakFlopsPerS = 1e19;
-  constexpr double kMaxBytes = 1e15;           // memory of one device
-  constexpr double kMaxBytesPerS = 1e15;       // HBM or link bandwidth of one device
+  // Physical ranges far beyond any real part in both directions, so that a typo (a missing
+  // exponent, a sign, a value in the wrong unit) is an error rather than a NaN or an inf
+  // downstream: work / rate and bytes / bandwidth stay finite.
+  constexpr double kMinPeakFlopsPerS = 1e6, kMaxPeakFlopsPerS = 1e19;
+  constexpr double kMinBytes = 1e6, kMaxBytes = 1e15;                // memory of one device
+  constexpr double kMinBytesPerS = 1e3, kMaxBytesPerS = 1e15;        // HBM or link bandwidth
   constexpr double kMaxLatencyS = 1;
   JsonFields f(j, file);
   Hardware h;
@@ -61,21 +62,21 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.description = f.string_or("description", "");
   h.kind = f.one_of_or("kind", {"gpu", "tpu"}, "gpu");
   h.topology = f.one_of_or("topology", {"nvswitch", "infinity-fabric", "torus2d", "torus3d"}, "");
-  h.peak_bf16_per_s = f.optional_positive_sourced("peak_flops_per_s.bf16", kMaxPeakFlopsPerS);
-  h.peak_fp16_per_s = f.optional_positive_sourced("peak_flops_per_s.fp16", kMaxPeakFlopsPerS);
-  h.peak_tf32_per_s = f.optional_positive_sourced("peak_flops_per_s.tf32", kMaxPeakFlopsPerS);
-  h.peak_fp32_per_s = f.optional_positive_sourced("peak_flops_per_s.fp32", kMaxPeakFlopsPerS);
-  h.peak_fp8_per_s = f.optional_positive_sourced("peak_flops_per_s.fp8", kMaxPeakFlopsPerS);
+  h.peak_bf16_per_s = f.optional_sourced_in("peak_flops_per_s.bf16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp16_per_s = f.optional_sourced_in("peak_flops_per_s.fp16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_tf32_per_s = f.optional_sourced_in("peak_flops_per_s.tf32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp32_per_s = f.optional_sourced_in("peak_flops_per_s.fp32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp8_per_s = f.optional_sourced_in("peak_flops_per_s.fp8", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
   if (!h.peak_bf16_per_s && !h.peak_fp16_per_s && !h.peak_fp32_per_s)
     throw InputError(file, 0, "peak_flops_per_s", "needs at least one of bf16, fp16, fp32");
-  h.hbm_bytes = f.positive_sourced("hbm_bytes", kMaxBytes);
-  h.hbm_bandwidth_bytes_per_s = f.positive_sourced("hbm_bandwidth_bytes_per_s", kMaxBytesPerS);
+  h.hbm_bytes = f.sourced_in("hbm_bytes", kMinBytes, kMaxBytes);
+  h.hbm_bandwidth_bytes_per_s = f.sourced_in("hbm_bandwidth_bytes_per_s", kMinBytesPerS, kMaxBytesPerS);
   h.devices_per_node = f.count_sourced("intra_node.devices_per_node", 1, kMaxDevices);
   h.intra_link_bandwidth_bytes_per_s =
-      f.positive_sourced("intra_node.link_bandwidth_bytes_per_s_per_direction", kMaxBytesPerS);
-  h.intra_link_latency_s = f.non_negative_sourced("intra_node.latency_s", kMaxLatencyS);
-  h.inter_node_bandwidth_bytes_per_s = f.positive_sourced("inter_node.bandwidth_bytes_per_s_per_device", kMaxBytesPerS);
-  h.inter_node_latency_s = f.non_negative_sourced("inter_node.latency_s", kMaxLatencyS);
+      f.sourced_in("intra_node.link_bandwidth_bytes_per_s_per_direction", kMinBytesPerS, kMaxBytesPerS);
+  h.intra_link_latency_s = f.sourced_in("intra_node.latency_s", 0, kMaxLatencyS);
+  h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
+  h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
   if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])

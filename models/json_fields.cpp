@@ -141,23 +141,17 @@ double JsonFields::non_negative_sourced(std::string_view path) const {
   return *v;
 }
 
-double JsonFields::positive_sourced(std::string_view path, double max) const {
-  const double v = positive_sourced(path);
-  if (v > max) throw InputError(file_, 0, std::string(path), "expected a value in (0, " + num(max) + "], got " + num(v));
-  return v;
-}
-
-double JsonFields::non_negative_sourced(std::string_view path, double max) const {
-  const double v = non_negative_sourced(path);
-  if (v > max) throw InputError(file_, 0, std::string(path), "expected a value in [0, " + num(max) + "], got " + num(v));
-  return v;
-}
-
-std::optional<double> JsonFields::optional_positive_sourced(std::string_view path, double max) const {
+std::optional<double> JsonFields::optional_sourced_in(std::string_view path, double lo, double hi) const {
   const auto v = optional_sourced(path);
-  if (v && !(*v > 0 && *v <= max))
-    throw InputError(file_, 0, std::string(path), "expected a value in (0, " + num(max) + "] or null, got " + num(*v));
+  if (v && !(*v >= lo && *v <= hi))
+    throw InputError(file_, 0, std::string(path), "expected a value in [" + num(lo) + ", " + num(hi) + "], got " + num(*v));
   return v;
+}
+
+double JsonFields::sourced_in(std::string_view path, double lo, double hi) const {
+  const auto v = optional_sourced_in(path, lo, hi);
+  if (!v) throw InputError(file_, 0, std::string(path), "missing required figure");
+  return *v;
 }
 
 std::int64_t JsonFields::integer_value(const nlohmann::json& v, const std::string& path, std::int64_t lo,
@@ -170,7 +164,7 @@ std::int64_t JsonFields::integer_value(const nlohmann::json& v, const std::strin
   };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(hi)) bad(std::to_string(u));
+    if (u > static_cast<std::uint64_t>(hi) || static_cast<std::int64_t>(u) < lo) bad(std::to_string(u));
     return static_cast<std::int64_t>(u);
   }
   if (v.is_number_integer()) {

@@ -32,11 +32,10 @@ class JsonFields {
   [[nodiscard]] std::optional<double> optional_sourced(std::string_view path) const;
   [[nodiscard]] double positive_sourced(std::string_view path) const;
   [[nodiscard]] double non_negative_sourced(std::string_view path) const;
-  // Sourced figures with a physical range: required in (0, max] / [0, max]; optional ones in
-  // (0, max] when present and not null.
-  [[nodiscard]] double positive_sourced(std::string_view path, double max) const;
-  [[nodiscard]] double non_negative_sourced(std::string_view path, double max) const;
-  [[nodiscard]] std::optional<double> optional_positive_sourced(std::string_view path, double max) const;
+  // Sourced figures in a physical range [lo, hi]: required, or optional (absent or null ->
+  // nullopt). The bounds keep every time and rate computed from them finite.
+  [[nodiscard]] double sourced_in(std::string_view path, double lo, double hi) const;
+  [[nodiscard]] std::optional<double> optional_sourced_in(std::string_view path, double lo, double hi) const;
   // A sourced count: an integer (4 or 4.0, never 4.5) in [lo, hi].
   [[nodiscard]] std::int64_t count_sourced(std::string_view path, std::int64_t lo, std::int64_t hi) const;
   // A plain integer field in [lo, hi], or `fallback` when absent.

@@ -19,9 +19,9 @@ inline constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;
 // Sequences per step: far beyond any real batch, small enough that batch x any per-sequence
 // count stays exact in a double.
 inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 32;
-// Estimated loop iterations of counting a scenario's workload above which it is refused:
-// about a minute of counting in a Release build.
-inline constexpr double kMaxCountSteps = 2e10;
+// Estimated loop iterations of counting a scenario's workload above which it is refused: a
+// step costs 1 to 10 ns (Release), so anything accepted is counted within about 30 s.
+inline constexpr double kMaxCountSteps = 3e9;
 
 // This machine's physical memory (sysconf), the ceiling for one run's allocations.
 [[nodiscard]] double memory_budget_bytes() noexcept;

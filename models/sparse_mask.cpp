@@ -282,7 +282,8 @@ std::int64_t SortedRowsMask::count(std::span<const Progression> q, std::span<con
 double SortedRowsMask::count_steps(const Layout& layout, TileShape tile) const noexcept {
   const double c = static_cast<double>(layout.block());
   const double tiles = std::ceil(c / static_cast<double>(tile.q)) * std::ceil(c / static_cast<double>(tile.k));
-  return static_cast<double>(heads_) * (tiles + 4 * c);
+  // The rows themselves are memoised per device; each block walks both sides' rows and its tiles.
+  return static_cast<double>(heads_) * (tiles + 2 * c);
 }
 
 void SortedRowsMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,

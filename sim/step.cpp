@@ -11,6 +11,7 @@
 #include "models/error.hpp"
 #include "sim/network.hpp"
 #include "sim/ps_hops.hpp"
+#include "sim/step_size.hpp"
 #include "sim/topology.hpp"
 
 namespace ringsim::sim {
@@ -692,6 +693,7 @@ class PassSim {
 // Rings whose hops share links (tori with mp > 1, crossing routes) may interact across layers
 // and are simulated as one pass.
 StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& options) {
+  check_step_memory(s, options);  // before the plan's (round x device) tables are allocated
   const StepPlan plan(s, options);
   const auto dn = static_cast<std::size_t>(plan.d);
   const auto cells = static_cast<std::size_t>(plan.d * plan.n);
@@ -799,6 +801,7 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
       PassOutcome out = PassSim(plan, seg.begin, seg.end, origin, rel_entry, rel_last, trace, std::move(recycled)).run();
       r.events += out.events;
       ++r.passes_simulated;
+      if (options.progress) options.progress(static_cast<std::int64_t>(k + 1), static_cast<std::int64_t>(plan.segments.size()));
       advance(out, origin);
       if (replay)
         m = Memo{rel_entry, rel_last, std::move(out), 1};

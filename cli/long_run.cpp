@@ -1,0 +1,74 @@
+#include "cli/long_run.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/scenario_options.hpp"
+#include "models/error.hpp"
+#include "models/parse.hpp"
+#include "sim/step_size.hpp"
+
+namespace ringsim::cli {
+
+Progress::Progress(std::string label) : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1) {}
+
+Progress::~Progress() { finish(); }
+
+void Progress::update(std::int64_t done, std::int64_t total) {
+  if (!enabled_ || total <= 0) return;
+  const int percent = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+  const auto now = std::chrono::steady_clock::now();
+  // At most a few redraws a second, and only when the figure changes.
+  if (percent == last_percent_ || (shown_ && now - last_ < std::chrono::milliseconds(200) && percent < 100)) return;
+  last_percent_ = percent;
+  last_ = now;
+  shown_ = true;
+  std::fprintf(stderr, "\r%s %3d%%", label_.c_str(), percent);
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (!shown_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+double parse_limit(const std::string& text, const std::string& field) {
+  const double v = models::parse_double(text, field);
+  if (!(v >= 1)) throw models::InputError({}, 0, field, "expected a positive number, got '" + text + "'");
+  return v;
+}
+
+void announce_rows(const std::string& what, double rows, double bytes_per_row, double max_rows) {
+  if (rows > max_rows)
+    throw models::InputError({}, 0, "max-rows",
+                             fmt::format("{} would write {:.4g} rows (about {}), more than --max-rows {:.4g}; raise "
+                                         "--max-rows to write them, or use fewer devices",
+                                         what, rows, human_bytes(rows * bytes_per_row), max_rows));
+  if (rows > kAnnounceRows)
+    std::fprintf(stderr, "%s: writing %.4g rows (about %s)\n", what.c_str(), rows,
+                 human_bytes(rows * bytes_per_row).c_str());
+}
+
+void announce_simulation(const std::string& what, const models::ResolvedScenario& s, const sim::StepOptions& o,
+                         double max_events, const std::string& raise) {
+  const auto z = sim::estimate_step_size(s, o);
+  if (z.events > max_events)
+    throw models::InputError(
+        {}, 0, "max-events",
+        fmt::format("{} would simulate up to {:.3g} engine events ({:.0f} layer passes of about {:.3g}), more than "
+                    "the limit of {:.3g}; {}, or use fewer devices or coarser granularity",
+                    what, z.events, z.passes, z.events_per_pass, max_events, raise));
+  if (z.events > kAnnounceEvents)
+    std::fprintf(stderr,
+                 "%s: up to %.3g engine events (%.0f layer passes of about %.3g; identical layers are replayed, so "
+                 "usually far fewer) and about %s of memory\n",
+                 what.c_str(), z.events, z.passes, z.events_per_pass, human_bytes(z.bytes).c_str());
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,51 @@
+#pragma once
+// Runs that can take long or write much: state up front what they will produce when that is
+// large, refuse beyond a limit the user can raise (--max-rows, --max-events), and show
+// progress on stderr when it is a terminal (never in pipes or files, which stay clean).
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "models/scenario.hpp"
+#include "sim/step.hpp"
+
+namespace ringsim::cli {
+
+// Defaults of the limits: about 1 GB of CSV, and a simulation of some tens of minutes.
+inline constexpr double kDefaultMaxRows = 1e7;
+inline constexpr double kDefaultMaxEvents = 2e10;
+// Above these, the statement of what is coming is printed to stderr.
+inline constexpr double kAnnounceRows = 1e6;
+inline constexpr double kAnnounceEvents = 1e8;
+
+// A line on stderr rewritten in place ("label 42%"), only when stderr is a terminal; cleared
+// when done or destroyed.
+class Progress {
+ public:
+  explicit Progress(std::string label);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  void update(std::int64_t done, std::int64_t total);
+  void finish();
+
+ private:
+  std::string label_;
+  bool enabled_;
+  bool shown_ = false;
+  int last_percent_ = -1;
+  std::chrono::steady_clock::time_point last_;
+};
+
+// Parses a --max-rows / --max-events value: a positive number (1e9 allowed).
+[[nodiscard]] double parse_limit(const std::string& text, const std::string& field);
+
+// Refuses (InputError, field "max-rows") when `rows` exceeds `max_rows`; states the size on
+// stderr when it is large. `what` names the command.
+void announce_rows(const std::string& what, double rows, double bytes_per_row, double max_rows);
+// The same for a simulated step: events estimated from the scenario (sim/step_size.hpp).
+// `raise` says how to allow more (the command's own --max-events, or another command's).
+void announce_simulation(const std::string& what, const models::ResolvedScenario& s, const sim::StepOptions& o,
+                         double max_events, const std::string& raise = "raise --max-events to run it");
+
+}  // namespace ringsim::cli

@@ -1,0 +1,367 @@
+#include "tests/robust/hostile_cases.hpp"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_process.hpp"
+
+namespace ringsim::test {
+namespace {
+
+using nlohmann::json;
+constexpr Expect R = Expect::Reject, A = Expect::Accept, E = Expect::Either;
+using Values = std::vector<std::pair<std::string, Expect>>;  // raw JSON (or CSV) text -> expectation
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `doc` with the value at `pointer` replaced by raw JSON text (which may be invalid JSON, such
+// as 1e400 or NaN, on purpose); an empty `raw` removes the key.
+std::string mutated(const json& doc, const std::string& pointer, const std::string& raw) {
+  json j = doc;
+  const json::json_pointer p(pointer);
+  if (raw.empty()) {
+    j[p.parent_pointer()].erase(p.back());
+    return j.dump(2);
+  }
+  static const std::string kMark = "@@ringsim-mutation@@";
+  j[p] = kMark;
+  auto text = j.dump(2);
+  text.replace(text.find("\"" + kMark + "\""), kMark.size() + 2, raw);
+  return text;
+}
+
+// Numbers and non-numbers no config field accepts: wrong types, signs, parser overflow,
+// literals JSON does not have.
+const Values kNeverNumbers = {{"-1", R},    {"1e300", R}, {"1e400", R}, {"-1e400", R}, {"\"12\"", R},
+                              {"true", R},  {"[]", R},    {"{}", R},    {"NaN", R},    {"Infinity", R},
+                              {"0x10", R},  {"1e15 1", R}};
+
+Values plus(Values a, const Values& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string file_name(std::string s) {
+  for (auto& ch : s)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'))) ch = '_';
+  return s.substr(0, 60);
+}
+
+}  // namespace
+
+HostileFixture::HostileFixture() {
+  big = std::string(100000, 'a');
+  huge = std::string(1 << 20, 'a');
+  dir = tmp.path("a-folder");
+  ::mkdir(dir.c_str(), 0755);
+  fifo = tmp.path("a-fifo");
+  if (::mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
+  // A 50 MB JSON array of numbers: the size alone must refuse it, before any parsing.
+  std::string text = "[";
+  text.reserve(50u << 20);
+  while (text.size() < (50u << 20)) text += "1234567,";
+  text += "0]";
+  huge_json = tmp.write("huge.json", text);
+}
+
+std::vector<HostileCase> flag_cases(const HostileFixture& fx, const std::string& manifest, const std::string& data_dir) {
+  std::vector<HostileCase> out;
+  std::istringstream in(read_file(manifest));
+  std::string line;
+  const std::vector<std::pair<std::string, std::string>> subst = {
+      {"{BIG}", fx.big}, {"{TMP}", fx.tmp.dir()}, {"{DIR}", fx.dir}, {"{FIFO}", fx.fifo},
+      {"{HUGE_JSON}", fx.huge_json}, {"{DATA}", data_dir}};
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto words = test::words(line);
+    HostileCase c{"flags", line, {}, R};
+    c.expect = words[0] == "accept" ? A : words[0] == "either" ? E : R;
+    if (words[0] != "accept" && words[0] != "either" && words[0] != "reject")
+      throw std::runtime_error("bad expectation in " + manifest + ": " + line);
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      auto w = words[i];
+      for (const auto& [key, value] : subst)
+        for (auto p = w.find(key); p != std::string::npos; p = w.find(key, p + value.size())) w.replace(p, key.size(), value);
+      c.args.push_back(w);
+    }
+    if (c.name.size() > 200) c.name = c.name.substr(0, 200) + "...";
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<HostileCase> hardware_cases(const HostileFixture& fx, const std::string& root) {
+  const json base = json::parse(read_file(root + "/configs/hardware/a100-80gb.json"));
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("hw-" + std::to_string(n++) + ".json", text);
+    out.push_back({"hardware", what, {"predict", "--hardware-file", f, "--model", "attn:8:8:64", "--mesh", "1x8", "--seq", "65536"}, e});
+    // Valid odd hardware must also simulate to finite figures (or be refused as too slow for
+    // the simulator's clock).
+    if (e != R)
+      out.push_back({"hardware", what + " (simulate)",
+                     {"simulate", "--hardware-file", f, "--model", "attn:4:4:64", "--mesh", "1x4", "--seq", "4096"}, E});
+  };
+  const Values rates = plus(kNeverNumbers, {{"0", R}, {"1e-300", R}, {"null", R}});
+  const std::vector<std::pair<std::string, Values>> fields = {
+      {"/peak_flops_per_s/bf16/value", plus(kNeverNumbers, {{"0", R}, {"1e-300", R}, {"1e20", R}, {"null", E}, {"1e6", A}, {"1e19", A}})},
+      {"/peak_flops_per_s/fp16/value", plus(kNeverNumbers, {{"0", R}, {"null", E}, {"1e6", A}})},
+      {"/peak_flops_per_s/tf32/value", plus(kNeverNumbers, {{"0", R}, {"null", E}, {"1e6", A}})},
+      {"/peak_flops_per_s/fp32/value", plus(kNeverNumbers, {{"0", R}, {"null", E}})},
+      {"/peak_flops_per_s/fp8/value", plus(kNeverNumbers, {{"0", R}, {"1e6", A}})},
+      {"/hbm_bytes/value", plus(rates, {{"1e6", A}, {"1e15", A}, {"1e16", R}})},
+      {"/hbm_bandwidth_bytes_per_s/value", plus(rates, {{"1e3", A}, {"1e15", A}})},
+      {"/intra_node/link_bandwidth_bytes_per_s_per_direction/value", plus(rates, {{"1e3", A}, {"1e15", A}})},
+      {"/inter_node/bandwidth_bytes_per_s_per_device/value", plus(rates, {{"1e3", A}})},
+      {"/intra_node/latency_s/value", plus(kNeverNumbers, {{"2", R}, {"null", R}, {"0", A}, {"1", A}})},
+      {"/inter_node/latency_s/value", plus(kNeverNumbers, {{"2", R}, {"0", A}})},
+      {"/intra_node/devices_per_node/value",
+       plus(kNeverNumbers, {{"0.5", R}, {"2.7", R}, {"0", R}, {"-8", R}, {"\"8\"", R}, {"2097152", R}, {"null", R},
+                            {"8.0", A}, {"1", A}, {"1048576", A}})},
+      {"/topology", {{"\"mesh\"", R}, {"5", R}, {"\"\"", R}, {"null", R}, {"\"torus3d\"", A}, {"", A}}},
+      {"/kind", {{"\"cpu\"", R}, {"1", R}, {"\"\"", R}, {"\"tpu\"", A}}},
+      {"/name", {{"\"\"", R}, {"5", R}, {"\"a b\"", R}, {"\"../x\"", R}, {"\"" + fx.huge + "\"", R}, {"", R}, {"\"x.y_z-1\"", A}}},
+      {"/description", {{"5", R}, {"\"\\u0000\\n\\u001b[31m\"", A}}},
+      {"/peak_flops_per_s/bf16/source", {{"\"\"", R}, {"5", R}, {"null", R}, {"", R}}},
+      {"/intra_node/devices_per_node", {{"8", R}, {"{\"value\": 8}", R}, {"", R}}},
+      {"/peak_flops_per_s", {{"{}", R}, {"[]", R}, {"", R}}},
+  };
+  for (const auto& [pointer, values] : fields)
+    for (const auto& [raw, e] : values)
+      add(pointer + " = " + (raw.size() > 40 ? raw.substr(0, 40) + "..." : raw), mutated(base, pointer, raw), e);
+  // matrix_unit_width is optional (absent in the A100 file): added with each value.
+  for (const auto& [raw, e] : plus(kNeverNumbers, Values{{"0", R}, {"0.5", R}, {"65537", R}, {"null", A}, {"1", A},
+                                                          {"128.0", A}, {"65536", A}})) {
+    json j = base;
+    j["matrix_unit_width"] = {{"value", "@@w@@"}, {"source", "a test"}};
+    auto text = j.dump(2);
+    text.replace(text.find("\"@@w@@\""), 7, raw);
+    add("/matrix_unit_width/value = " + raw, text, e);
+  }
+  return out;
+}
+
+std::vector<HostileCase> model_cases(const HostileFixture& fx, const std::string& root) {
+  const json base = json::parse(read_file(root + "/configs/models/llama3-8b.json"));
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("model-" + std::to_string(n++) + ".json", text);
+    out.push_back({"model", what, {"predict", "--model-file", f, "--hardware", "h100-sxm", "--mesh", "1x8", "--seq", "65536"}, e});
+  };
+  const Values counts = plus(kNeverNumbers, {{"0", R}, {"0.5", R}, {"1e12", R}, {"null", R}, {"2147483648", R},
+                                             {"9223372036854775807", R}, {"18446744073709551615", R}, {"99999999999999999999", R}});
+  const std::vector<std::pair<std::string, Values>> fields = {
+      {"/vocab/value", plus(counts, {{"1", A}, {"128256.0", A}})},
+      {"/d_model/value", plus(counts, {{"1", A}, {"4096.0", A}, {"1048577", R}})},
+      {"/d_ff/value", plus(counts, {{"1", A}, {"4194304", A}})},
+      {"/layers/value", plus(counts, {{"1", A}, {"16384", A}, {"16385", R}})},
+      {"/heads/value", plus(counts, {{"64", A}, {"1", R}, {"12", R}})},
+      {"/kv_heads/value", plus(counts, {{"1", A}, {"32", A}, {"64", R}, {"3", R}})},
+      {"/head_dim/value", plus(counts, {{"1", A}, {"65536", A}, {"65537", R}})},
+      {"/head_dim", {{"", A}, {"128", R}}},
+      {"/tied_embeddings", {{"\"yes\"", R}, {"1", R}, {"null", R}, {"true", A}, {"", A}}},
+      {"/mlp", {{"\"relu\"", R}, {"3", R}, {"\"\"", R}, {"\"gelu\"", A}}},
+      {"/name", {{"\"\"", R}, {"\"a/b\"", R}, {"\"" + fx.huge + "\"", R}, {"null", R}}},
+      {"/layers/source", {{"\"\"", R}, {"", R}}},
+  };
+  for (const auto& [pointer, values] : fields)
+    for (const auto& [raw, e] : values)
+      add(pointer + " = " + (raw.size() > 40 ? raw.substr(0, 40) + "..." : raw), mutated(base, pointer, raw), e);
+  // Without head_dim, d_model must split over the heads (d_model 1 over 32 heads would be 0).
+  json j = base;
+  j.erase("head_dim");
+  for (const auto& [raw, e] : Values{{"1", R}, {"4097", R}, {"4096", A}})
+    add("no head_dim, /d_model/value = " + raw, mutated(j, "/d_model/value", raw), e);
+  return out;
+}
+
+std::vector<HostileCase> profile_cases(const HostileFixture& fx) {
+  const json base = {{"name", "hostile"}, {"hardware", "a100-80gb"}, {"version", 1}};
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("profile-" + std::to_string(n++) + ".json", text);
+    out.push_back({"profile", what, {"predict", "--profile", f, "--seq", "65536", "--model", "ringattn-1b"}, e});
+  };
+  const Values bad = plus(kNeverNumbers, {{"null", R}});
+  // Each field with values inside and just outside its documented range.
+  const std::vector<std::pair<std::string, Values>> fields = {
+      {"/matmul_efficiency", plus(bad, {{"0", R}, {"1.01", R}, {"0.001", A}, {"1", A}})},
+      {"/attention_efficiency", plus(bad, {{"0", R}, {"2", R}, {"0.001", A}, {"1", A}})},
+      {"/memory_efficiency", plus(bad, {{"0", R}, {"0.001", A}})},
+      {"/link_efficiency", plus(bad, {{"0", R}, {"1", A}})},
+      {"/overlap", plus(bad, {{"1.5", R}, {"0", A}, {"1", A}})},
+      {"/tile_overhead_s", plus(bad, {{"2", R}, {"0", A}, {"1", A}})},
+      {"/round_overhead_s", plus(bad, {{"2", R}, {"1", A}})},
+      {"/masked_tile_penalty", plus(bad, {{"11", R}, {"10", A}})},
+      {"/skipped_tile_cost", plus(bad, {{"1.5", R}, {"1", A}})},
+      {"/attention_bwd_factor", plus(bad, {{"0.4", R}, {"0.5", A}, {"10", A}})},
+      {"/sparse_kernel_efficiency", plus(bad, {{"0", R}, {"4", R}, {"2", A}})},
+      {"/sparse_prep_bytes_per_element", plus(bad, {{"1e5", R}, {"0", A}})},
+      {"/hash_sort_bytes_per_token", plus(bad, {{"1e7", R}, {"0", A}})},
+      {"/link_latency_s", plus(kNeverNumbers, {{"2", R}, {"null", A}, {"0", A}, {"1", A}})},
+      {"/kv_wire_bytes", plus(kNeverNumbers, {{"3.5", R}, {"3", R}, {"8", R}, {"0", R}, {"1", A}, {"4.0", A}})},
+      {"/dkv_wire_bytes", plus(kNeverNumbers, {{"3", R}, {"16", R}, {"2", A}})},
+      {"/version", plus(kNeverNumbers, {{"0.5", R}, {"0", R}, {"3", A}})},
+      {"/attention_precision", {{"\"fp64\"", R}, {"5", R}, {"\"\"", R}, {"\"fp8\"", E}, {"\"fp32\"", A}}},
+      {"/matmul_precision", {{"\"int4\"", R}, {"null", R}, {"\"fp16\"", A}}},
+      {"/recompute", {{"\"yes\"", R}, {"1", R}, {"true", A}}},
+      {"/default_tile", {{"{\"q\": 0, \"k\": 128}", R}, {"{\"q\": 0.5, \"k\": 128}", R}, {"{\"q\": 1e300, \"k\": 128}", R},
+                         {"{\"q\": -4, \"k\": 128}", R}, {"{\"q\": 128}", R}, {"[128, 128]", R},
+                         {"{\"q\": 1, \"k\": 1}", A}, {"{\"q\": 64, \"k\": 4096}", A}}},
+      {"/provenance", {{"{\"calibrated\": \"yes\"}", R}, {"{\"residual\": \"x\"}", R}, {"{\"residual\": 1e400}", R},
+                       {"{\"calibrated\": true, \"residual\": 0.1}", A}}},
+      {"/name", {{"5", R}, {"\"\"", R}}},
+  };
+  for (const auto& [pointer, values] : fields)
+    for (const auto& [raw, e] : values) {
+      json j = base;
+      j[json::json_pointer(pointer)] = 0;  // the key exists, then takes the raw text
+      add(pointer + " = " + raw, mutated(j, pointer, raw), e);
+    }
+  return out;
+}
+
+std::vector<HostileCase> json_text_cases(const HostileFixture& fx) {
+  // Whole-file shapes every JSON reader must refuse with one line.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string dup_key = R"({"name": "a100-80gb", "name": "h100-sxm"})";
+  const std::vector<std::pair<std::string, std::string>> texts = {
+      {"empty", ""}, {"whitespace", " \n\t "}, {"array", "[]"}, {"null", "null"}, {"number", "1e400"},
+      {"truncated", "{\"name\": \"x\", \"hbm_bytes\": {"}, {"deep nesting", deep}, {"duplicated key", dup_key},
+      {"NUL byte", std::string("{\"name\": \"x\0y\"}", 16)}, {"BOM", "\xEF\xBB\xBF{}"}, {"invalid UTF-8", "{\"name\": \"\xff\xfe\"}"},
+      {"trailing junk", "{} {}"}, {"comment", "{/* c */}"}, {"string", "\"a100\""}};
+  std::vector<HostileCase> out;
+  int n = 0;
+  for (const auto& [what, text] : texts) {
+    const auto f = fx.tmp.write("json-" + std::to_string(n++) + ".json", text);
+    out.push_back({"json", "hardware: " + what, {"predict", "--hardware-file", f}, R});
+    out.push_back({"json", "model: " + what, {"predict", "--model-file", f}, R});
+    out.push_back({"json", "profile: " + what, {"predict", "--profile", f}, R});
+  }
+  return out;
+}
+
+std::vector<HostileCase> csv_cases(const HostileFixture& fx) {
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("scenarios-" + std::to_string(n++) + ".csv", text);
+    out.push_back({"csv", what, {"predict", "--scenarios", f, "--format", "csv"}, e});
+  };
+  const std::vector<std::string> cols = {"hardware", "model", "mp", "sp", "n_seq"};
+  const std::vector<std::string> row = {"a100-80gb", "ringattn-1b", "1", "8", "65536"};
+  auto table = [&](std::vector<std::string> h, std::vector<std::string> r) {
+    std::string s;
+    for (std::size_t i = 0; i < h.size(); ++i) s += (i ? "," : "") + h[i];
+    s += "\n";
+    for (std::size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + r[i];
+    return s + "\n";
+  };
+  const Values sizes = {{"0", R}, {"-1", R}, {"1.5", R}, {"x", R}, {"", R}, {"9223372036854775807", R},
+                        {"9223372036854775808", R}, {"4611686018427387904", R}, {"1e3", R}, {"0x8", R}, {"\"8\"", E}};
+  for (std::size_t c = 2; c < 5; ++c)
+    for (const auto& [v, e] : sizes) {
+      auto r = row;
+      r[c] = v;
+      add(cols[c] + " = " + v, table(cols, r), e);
+    }
+  const Values names = {{"z80", R}, {"../x", R}, {fx.huge, R}, {"", R}, {" ", R}, {"a b", R}, {"/etc/passwd", R}};
+  for (std::size_t c = 0; c < 2; ++c)
+    for (const auto& [v, e] : names) {
+      auto r = row;
+      r[c] = v;
+      add(cols[c] + " = " + (v.size() > 20 ? "a 1 MB name" : v), table(cols, r), e);
+    }
+  {
+    auto r = row;
+    r[1] = "attn:9223372036854775807:1:9223372036854775807";
+    add("model = attn:INT64_MAX:1:INT64_MAX", table(cols, r), R);
+    r = row;
+    r[3] = r[4] = "4611686018427387904";
+    add("sp = n_seq = 2^62", table(cols, r), R);
+  }
+  add("duplicated n_seq column", table({"hardware", "model", "mp", "sp", "n_seq", "n_seq"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", "8"}), R);
+  add("duplicated hardware column", table({"hardware", "hardware", "model", "mp", "sp", "n_seq"}, {"a100-80gb", "h100-sxm", "ringattn-1b", "1", "8", "65536"}), R);
+  add("missing column", table({"hardware", "model", "mp", "n_seq"}, {"a100-80gb", "ringattn-1b", "1", "65536"}), R);
+  add("too many fields", table(cols, row) + "a100-80gb,ringattn-1b,1,8,65536,9\n", R);
+  add("too few fields", table(cols, row) + "a100-80gb,ringattn-1b,1\n", R);
+  add("unterminated quote", table(cols, row) + "\"a100-80gb,ringattn-1b,1,8,65536\n", R);
+  add("empty file", "", R);
+  add("comments only", "# nothing\n# here\n", R);
+  add("header only", "hardware,model,mp,sp,n_seq\n", A);
+  add("BOM before the header", "\xEF\xBB\xBF" + table(cols, row), R);
+  add("NUL in a cell", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1," + std::string(1, '\0') + "8,65536\n", R);
+  add("a 2 MB line", table(cols, row) + std::string(2 << 20, 'x') + "\n", R);
+  add("CRLF line ends", "hardware,model,mp,sp,n_seq\r\na100-80gb,ringattn-1b,1,8,65536\r\n", A);
+  add("quoted cells", "\"hardware\",\"model\",mp,sp,n_seq\n\"a100-80gb\",\"ringattn-1b\",1,8,65536\n", A);
+  add("empty column name", "hardware,,model,mp,sp,n_seq\na100-80gb,x,ringattn-1b,1,8,65536\n", R);
+  add("tile_q without tile_k", table({"hardware", "model", "mp", "sp", "n_seq", "tile_q"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", "128"}), R);
+  add("batch INT64_MAX", table({"hardware", "model", "mp", "sp", "n_seq", "batch"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", "9223372036854775807"}), R);
+  add("layout perm:/dev/zero", table({"hardware", "model", "mp", "sp", "n_seq", "layout"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", "perm:/dev/zero"}), R);
+  add("mask lsh:2:100000000", table({"hardware", "model", "mp", "sp", "n_seq", "mask"}, {"a100-80gb", "ringattn-1b", "1", "8", "8192", "lsh:2:100000000"}), R);
+  add("profile 1 MB name", table({"hardware", "model", "mp", "sp", "n_seq", "profile"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", fx.huge}), R);
+  add("tile 1x1 on 2^30 tokens", table({"hardware", "model", "mp", "sp", "n_seq", "tile_q", "tile_k", "mask"}, {"a100-80gb", "ringattn-1b", "1", "1", "1073741824", "1", "1", "window:8"}), R);
+  add("a pass-through column with odd text", table({"hardware", "model", "mp", "sp", "n_seq", "note"}, {"a100-80gb", "ringattn-1b", "1", "8", "65536", "\"a, \"\"quoted\"\" note\""}), A);
+  std::string many = "hardware,model,mp,sp,n_seq\n";
+  for (int i = 0; i < 300; ++i) many += "a100-80gb,ringattn-1b,1," + std::to_string(1 << (i % 4)) + "," + std::to_string(8192 << (i % 5)) + "\n";
+  add("300 rows", many, A);
+  return out;
+}
+
+std::vector<HostileCase> mask_file_cases(const HostileFixture& fx) {
+  std::vector<HostileCase> out;
+  int n = 0;
+  const std::vector<std::string> scenario = {"--seq", "64", "--mesh", "1x8", "--tile", "4x4", "--model", "attn:2:2:8"};
+  auto add = [&](const std::string& family, const std::string& what, const std::string& spec_prefix,
+                 const std::string& text, Expect e, const std::string& flag = "--mask") {
+    const auto f = fx.tmp.write(family + "-" + std::to_string(n++) + ".txt", text);
+    HostileCase c{family, what, {"predict", flag, spec_prefix + f}, e};
+    c.args.insert(c.args.end(), scenario.begin(), scenario.end());
+    out.push_back(std::move(c));
+  };
+  std::string all, reversed, dup, ones;
+  for (int i = 0; i < 64; ++i) all += std::to_string(i) + "\n";
+  for (int i = 63; i >= 0; --i) reversed += std::to_string(i) + " ";
+  for (int i = 0; i < 64; ++i) dup += std::to_string(i == 5 ? 4 : i) + "\n";
+  const Values docs = {{"0 64", R}, {"5 3", R}, {"-1", R}, {"x", R}, {"1e400", R}, {all + "0\n", R}, {"", A},
+                       {"# only a comment\n", A}, {all, A}, {"9223372036854775807", R}, {"9223372036854775808", R},
+                       {"  7\t9 \r\n12", A}, {std::string("3\0 5", 4), R}, {"7 7", R}, {"0x10", R}, {"+5", R}};
+  for (const auto& [text, e] : docs) add("docs", "docs file '" + file_name(text) + "'", "docs:", text, e);
+  const Values perms = {{all, A}, {reversed, A}, {dup, R}, {all.substr(0, all.rfind("63")), R}, {all + "64\n", R},
+                        {all + "0\n", R}, {"-1 " + all.substr(2), R}, {"x", R}, {"9223372036854775808", R}, {"", R}};
+  for (const auto& [text, e] : perms) add("perm", "permutation file '" + file_name(text) + "'", "perm:", text, e, "--layout");
+  std::string kept = "head,kind,position\n";
+  for (int h = 0; h < 2; ++h)
+    for (const char* kind : {"q", "k"})
+      for (int p = 0; p < 64; p += 3) kept += std::to_string(h) + "," + kind + "," + std::to_string(p) + "\n";
+  const Values kept_files = {{kept, A}, {"head,kind,position\n", R}, {kept + "0,x,70\n", R}, {kept + "2,q,1\n", R},
+                             {kept + "0,q,1\n", R}, {kept + "0,k,64\n", R}, {kept + "0,q\n", R}, {kept + "0,q,65,1\n", R},
+                             {"0,q,0\n0,k,0\n", R}, {kept.substr(19), A}, {kept + "-1,q,1\n", R}};
+  for (const auto& [text, e] : kept_files) add("qkfile", "kept-positions file '" + file_name(text) + "'", "qkfile:", text, e);
+  std::string buckets = "head,position,q_bucket,k_bucket\n";
+  for (int h = 0; h < 2; ++h)
+    for (int p = 0; p < 64; ++p) buckets += std::to_string(h) + "," + std::to_string(p) + "," + std::to_string(p % 5) + "," + std::to_string(p % 3) + "\n";
+  const auto without_last = buckets.substr(0, buckets.rfind("1,63,"));
+  const Values bucket_files = {{buckets, A}, {without_last, R}, {buckets + "0,0,1,1\n", R}, {without_last + "1,63,-1,0\n", R},
+                               {without_last + "1,63,9223372036854775807,0\n", A}, {without_last + "1,63,x,0\n", R},
+                               {without_last + "1,64,0,0\n", R}, {"", R}};
+  for (const auto& [text, e] : bucket_files) add("hashfile", "bucket file '" + file_name(text) + "'", "hashfile:", text, e);
+  return out;
+}
+
+}  // namespace ringsim::test

@@ -1,0 +1,140 @@
+// Output files are complete or absent and never written through a link: io::AtomicFile on its
+// own, and `ringsim -o` with symbolic links planted where the old implementation wrote
+// (OUT.tmp) and at the target itself.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "io/output_file.hpp"
+#include "tests/support/run_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using ringsim::io::AtomicFile;
+using ringsim::io::OutputError;
+using ringsim::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::set<std::string> names(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an atomic file appears complete on commit, and only then", "[io]") {
+  const TempDir tmp;
+  const auto target = tmp.path("out.csv");
+  {
+    AtomicFile f(target);
+    f.write("a,b\n");
+    CHECK_FALSE(fs::exists(target));
+    CHECK(fs::exists(f.temporary()));
+    CHECK(fs::path(f.temporary()).parent_path() == fs::path(target).parent_path());
+    f.write(std::string(3 << 20, 'x'));  // past the buffer: written while open
+    f.commit();
+  }
+  CHECK(slurp(target).size() == 4 + (3u << 20));
+  CHECK(names(tmp.dir()) == std::set<std::string>{"out.csv"});
+  // New files get the usual permissions (the umask's), not a temporary's 0600.
+  struct stat st{};
+  REQUIRE(::stat(target.c_str(), &st) == 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  CHECK((st.st_mode & 0777) == (0666 & ~mask));
+}
+
+TEST_CASE("a failed or abandoned write leaves the old file and nothing else", "[io]") {
+  const TempDir tmp;
+  const auto target = tmp.write("out.csv", "old\n");
+  {
+    AtomicFile f(target);
+    f.write("half of the new");
+    // destroyed without commit, as when an exception unwinds
+  }
+  CHECK(slurp(target) == "old\n");
+  CHECK(names(tmp.dir()) == std::set<std::string>{"out.csv"});
+}
+
+TEST_CASE("a directory or a missing folder as the target is an error that leaves nothing", "[io]") {
+  const TempDir tmp;
+  fs::create_directory(tmp.path("dir"));
+  for (const auto& target : {tmp.path("dir"), tmp.path("dir/"), tmp.path("missing/out.csv"), std::string()}) {
+    INFO(target);
+    try {
+      AtomicFile f(target);
+      FAIL("accepted " << target);
+    } catch (const OutputError& e) {
+      CHECK(e.target_problem());
+    }
+  }
+  CHECK(names(tmp.dir()) == std::set<std::string>{"dir"});
+  CHECK(fs::is_empty(tmp.path("dir")));
+}
+
+TEST_CASE("links at the target and at the old temporary name are never followed", "[io]") {
+  const TempDir tmp, elsewhere;
+  const auto victim = elsewhere.write("victim.txt", "precious\n");
+  const auto victim2 = elsewhere.write("victim2.txt", "also precious\n");
+  const auto target = tmp.path("out.csv");
+  fs::create_symlink(victim, target);
+  fs::create_symlink(victim2, target + ".tmp");
+  fs::create_symlink(elsewhere.path("new-file"), tmp.path(".out.csv.tmp"));  // dangling
+  ringsim::io::write_output(target, "new\n");
+  CHECK(slurp(victim) == "precious\n");
+  CHECK(slurp(victim2) == "also precious\n");
+  CHECK(names(elsewhere.dir()) == std::set<std::string>{"victim.txt", "victim2.txt"});
+  CHECK(fs::is_regular_file(fs::symlink_status(target)));  // the link itself was replaced
+  CHECK(slurp(target) == "new\n");
+  CHECK(names(tmp.dir()) == std::set<std::string>{"out.csv", "out.csv.tmp", ".out.csv.tmp"});
+}
+
+TEST_CASE("ringsim -o never writes through planted links and leaves nothing on failure", "[io][cli]") {
+  const TempDir tmp, elsewhere;
+  const auto victim = elsewhere.write("victim.csv", "precious\n");
+  const auto victim_tmp = elsewhere.write("victim.tmp", "precious too\n");
+  const auto out = tmp.path("p.csv");
+  fs::create_symlink(victim_tmp, out + ".tmp");
+  fs::create_symlink(victim, out);
+  const auto r = ringsim::test::run_process(
+      {RINGSIM_BIN, "predict", "--seq", "8192", "--mesh", "1x4", "--format", "csv", "-o", out}, 120);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(victim) == "precious\n");
+  CHECK(slurp(victim_tmp) == "precious too\n");
+  CHECK(names(elsewhere.dir()) == std::set<std::string>{"victim.csv", "victim.tmp"});
+  CHECK(fs::is_regular_file(fs::symlink_status(out)));
+  CHECK(slurp(out).rfind("layout,hardware,", 0) == 0);
+  CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp"});
+
+  // -o naming a folder: exit 2, one line, nothing created anywhere.
+  fs::create_directory(tmp.path("d"));
+  const auto d = ringsim::test::run_process({RINGSIM_BIN, "predict", "--seq", "8192", "-o", tmp.path("d")}, 120);
+  CHECK(d.code == 2);
+  CHECK(std::count(d.err.begin(), d.err.end(), '\n') == 1);
+  CHECK(fs::is_empty(tmp.path("d")));
+  CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
+
+  // A failing run leaves no output and no temporary (abandoned writes: the test above).
+  const auto w = ringsim::test::run_process(
+      {RINGSIM_BIN, "workload", "--seq", "8192", "--mesh", "1x4", "--layout", "perm:/nonexistent", "-o", tmp.path("w.csv")}, 120);
+  CHECK(w.code == 2);
+  CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
+}
