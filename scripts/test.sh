@@ -32,6 +32,6 @@ if [ "${RINGSIM_SKIP_FUZZ:-0}" != 1 ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGSIM_FUZZ=ON \
         -DRINGSIM_SANITIZE=OFF -DRINGSIM_BUILD_TESTS=OFF -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF \
         -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-12}"
-  cmake --build build-fuzz -j"$JOBS"
+  cmake --build build-fuzz -j"$JOBS" --target ringsim_fuzzers
   (cd build-fuzz && ctest --output-on-failure -j1 --no-tests=error -L fuzz)
 fi

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,6 +72,7 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
   const std::string bin = other && *other ? other : RINGSIM_BIN;
   std::size_t as_expected = 0;
   double slowest = 0;
+  std::map<std::string, int> kinds;  // what went wrong, counted by kind
   for (const auto& c : cases) {
     const auto before = entries(fx.tmp.dir());
     auto argv = c.args;
@@ -105,6 +107,7 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
       ++as_expected;
       continue;
     }
+    ++kinds[problem.substr(0, problem.find_first_of("0123456789"))];
     std::string cmd = "ringsim";
     for (const auto& a : c.args) cmd += " " + (a.size() > 120 ? a.substr(0, 120) + "..." : a);
     INFO(c.family << ": " << c.name);
@@ -114,8 +117,10 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
     FAIL_CHECK(problem);
   }
   // Counted for docs/robustness.md: cases per family and how many behaved as specified.
-  std::cout << "hostile inputs, " << label << ": " << as_expected << " of "
-            << cases.size() << " as expected; slowest run " << slowest << " s\n";
+  std::cout << "hostile inputs, " << label << ": " << as_expected << " of " << cases.size()
+            << " as expected; slowest run " << slowest << " s";
+  for (const auto& [kind, count] : kinds) std::cout << "; " << kind << ": " << count;
+  std::cout << "\n";
 }
 
 }  // namespace
