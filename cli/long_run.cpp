@@ -58,6 +58,7 @@ void announce_rows(const std::string& what, double rows, double bytes_per_row, d
 void announce_simulation(const std::string& what, const models::ResolvedScenario& s, const sim::StepOptions& o,
                          double max_events, const std::string& raise) {
   const auto z = sim::estimate_step_size(s, o);
+  sim::check_step_memory(s, o);  // refused before anything is stated: one line on stderr
   if (z.events > max_events)
     throw models::InputError(
         {}, 0, "max-events",

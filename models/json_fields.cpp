@@ -2,20 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <vector>
 
 #include "models/error.hpp"
 #include "models/input_file.hpp"
+#include "models/parse.hpp"
 
 namespace ringsim::models {
 namespace {
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string num(double v) { return short_number(v); }
 }  // namespace
 
 nlohmann::json read_json_file(const std::string& path) {

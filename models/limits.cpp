@@ -3,22 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "models/checked.hpp"
 #include "models/error.hpp"
+#include "models/parse.hpp"
 #include "models/scenario.hpp"
 #include "models/sparse_io.hpp"
 
 namespace ringsim::models {
 namespace {
 
-std::string g3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string g3(double v) { return short_number(v, 3); }
 std::string gib(double bytes) { return g3(bytes / (1024.0 * 1024.0 * 1024.0)) + " GiB"; }
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -71,6 +67,7 @@ void check_scenario_sizes(const ScenarioSpec& s, const ModelConfig& model) {
   // Pair and area counts summed over a whole ring reach n_seq^2 per mask head.
   (void)checked_product({s.n_seq, s.n_seq, mask_heads}, "n_seq",
                         "n_seq = " + str(s.n_seq) + ": the pair count n_seq^2" + (sparse ? " x heads" : ""));
+  (void)checked_product({s.n_seq, s.batch}, "batch", "the tokens of a step, n_seq x batch,");
   const double n = static_cast<double>(s.n_seq);
   double bytes = 0;
   if (s.layout.starts_with("perm:") || mask_layout(s.layout)) bytes += kPermutationBytesPerToken * n;

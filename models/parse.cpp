@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "models/error.hpp"
 #include "models/input_file.hpp"
@@ -47,6 +48,12 @@ std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::str
   if (x == std::string_view::npos)
     throw InputError({}, 0, std::string(field), "expected AxB (two positive integers), got '" + std::string(t) + "'");
   return {parse_positive_int(t.substr(0, x), field), parse_positive_int(t.substr(x + 1), field)};
+}
+
+std::string short_number(double v, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
