@@ -32,6 +32,15 @@ std::int64_t parse_positive_int(std::string_view text, std::string_view field) {
   return v;
 }
 
+std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi) {
+  const auto v = parse_int(text, field);
+  if (v < lo || v > hi)
+    throw InputError({}, 0, std::string(field),
+                     "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                         std::to_string(v));
+  return v;
+}
+
 double parse_double(std::string_view text, std::string_view field) {
   const auto t = trim(text);
   double v = 0;

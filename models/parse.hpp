@@ -10,6 +10,8 @@ namespace ringsim::models {
 
 [[nodiscard]] std::int64_t parse_int(std::string_view text, std::string_view field);
 [[nodiscard]] std::int64_t parse_positive_int(std::string_view text, std::string_view field);
+// An integer in [lo, hi] (counts of repeats, device indices: whatever will be narrowed).
+[[nodiscard]] std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi);
 [[nodiscard]] double parse_double(std::string_view text, std::string_view field);
 // "AxB" (e.g. a mesh "2x4" or a tile "2048x4096"): two positive integers.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field);
