@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include "models/analytic.hpp"
+#include "models/attention_cost.hpp"
 
 using namespace ringsim::models;
 
@@ -15,6 +16,8 @@ struct Fixture {
   Hardware hw = cat.hardware("a100-80gb");
   ModelConfig model = cat.model("ringattn-1b");
   Profile profile = cat.profile("", hw);
+  Implementation impl = cat.implementation(profile.implementation);
+  std::shared_ptr<const AttentionCost> attention = make_attention_cost(impl.kernel);
 };
 
 Fixture& fixture() {
@@ -31,6 +34,8 @@ double predict_point(const std::string& layout_spec, std::int64_t sp, std::int64
   r.hardware = f.hw;
   r.model = f.model;
   r.profile = f.profile;
+  r.impl = f.impl;
+  r.attention = f.attention;
   r.layout = std::make_unique<Layout>(Layout::parse(layout_spec, n_seq, sp));
   r.mask = make_causal();
   r.tile = tile;

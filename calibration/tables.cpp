@@ -25,6 +25,8 @@ models::Prediction ScenarioPredictor::prediction(const models::ScenarioSpec& spe
 
 models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
   models::ScenarioSpec spec = spec_in;
+  // The profile being fitted belongs to one implementation: the scenario runs that one.
+  if (spec.impl.empty()) spec.impl = profile.implementation;
   // The tile comes from the profile being fitted, not from the catalog's profile file.
   if (!spec.tile && spec.n_seq > 0 && spec.sp > 0) {
     const std::int64_t c = spec.n_seq / spec.sp;
@@ -32,7 +34,7 @@ models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec
   }
   const std::string key = spec.hardware + "|" + spec.hardware_file + "|" + spec.model + "|" + spec.model_file + "|" +
                           std::to_string(spec.mp) + "|" + std::to_string(spec.sp) + "|" + std::to_string(spec.n_seq) +
-                          "|" + std::to_string(spec.batch) + "|" + spec.layout + "|" + spec.mask + "|" +
+                          "|" + std::to_string(spec.batch) + "|" + spec.layout + "|" + spec.mask + "|" + spec.impl + "|" + spec.cp + "|" +
                           std::to_string(spec.tile->q) + "x" + std::to_string(spec.tile->k) + "|" +
                           std::to_string(profile.kv_wire_bytes) + "|" + std::to_string(spec.seed);
   auto it = cache_.find(key);

@@ -83,13 +83,24 @@ void describe_fit(const std::vector<calibration::FreeParameter>& params, const c
   }
 }
 
+// The base profile of a fit: profiles are keyed by (hardware, implementation); the implementation
+// is --impl, else the one the --profile reference names, else `fallback_layouts`' default.
+models::Profile base_profile(const cxxopts::ParseResult& a, const models::Catalog& catalog, const models::Hardware& hw,
+                             const std::string& fallback_impl) {
+  models::ScenarioSpec spec;
+  spec.impl = a["impl"].as<std::string>().empty() ? fallback_impl : a["impl"].as<std::string>();
+  spec.profile = a["profile"].as<std::string>();
+  const auto impl = catalog.choose_implementation(spec, hw, {"contiguous", "striped"});
+  return catalog.profile(spec.profile, hw, impl);
+}
+
 int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto path = a["from-speedups"].as<std::string>();
   const auto hardware = a["hardware"].as<std::string>();
   if (hardware.empty()) throw InputError({}, 0, "hardware", "--from-speedups needs --hardware");
   const auto rows = read_speedups(path, hardware, catalog);
   const auto hw = catalog.hardware(hardware);
-  const auto base = catalog.profile(a["profile"].as<std::string>(), hw);
+  const auto base = base_profile(a, catalog, hw, "");
   std::vector<std::string> free;
   for (auto& name : models::split(a["free"].as<std::string>(), ','))
     if (!name.empty()) free.push_back(std::move(name));
@@ -211,7 +222,8 @@ int from_timings(const cxxopts::ParseResult& a, const models::Catalog& catalog) 
   const auto hardware = a["hardware"].as<std::string>();
   if (hardware.empty()) throw InputError({}, 0, "hardware", "--from-timings needs --hardware (for the peak FLOP/s)");
   const auto hw = catalog.hardware(hardware);
-  const auto base = catalog.profile(a["profile"].as<std::string>(), hw);
+  // Kernel timings are of ringsim's own kernel unless --impl says whose.
+  const auto base = base_profile(a, catalog, hw, "ringsim-tiles");
   const auto rows = read_timings(path);
   calibration::TimingCalibration c;
   try {
@@ -250,7 +262,7 @@ int from_scfa(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   calibration::ScfaSetting setting;
   if (const auto h = a["hardware"].as<std::string>(); !h.empty()) setting.hardware = h;
   const auto hw = catalog.hardware(setting.hardware);
-  const auto base = catalog.profile(a["profile"].as<std::string>(), hw);
+  const auto base = base_profile(a, catalog, hw, "scfa");
   const CsvTable t = read_csv(path);
   const auto rows = calibration::scfa_rows(path, t.header, t.rows, t.lines);
   std::vector<std::string> free;
@@ -325,7 +337,9 @@ int run_calibrate(int argc, char** argv) {
                  ("from-speedups", "CSV with hardware,model,mp,sp,n_seq,speedup[,tms]", cxxopts::value<std::string>()->default_value(""))
                  ("from-timings", "kernel timings CSV (docs/timings-format.md)", cxxopts::value<std::string>()->default_value(""))
                  ("hardware", "hardware name: rows to use / peak FLOP/s", cxxopts::value<std::string>()->default_value(""))
-                 ("profile", "base profile (name or path); default: the hardware's", cxxopts::value<std::string>()->default_value(""))
+                 ("impl", "implementation the profile is for (default: the profile's, else the hardware's default for ring vs striped; scfa with --from-scfa)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("profile", "base profile (name, IMPL/NAME or path); default: the (hardware, implementation) profile", cxxopts::value<std::string>()->default_value(""))
                  ("free", "parameters to fit (speedups)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
                  ("engine", "analytic | des: what predicts each step during the fit", cxxopts::value<std::string>()->default_value("analytic"))
                  ("date", "provenance date (default: today)", cxxopts::value<std::string>()->default_value(""))

@@ -13,6 +13,12 @@ int run_workload(int argc, char** argv);
 int run_show(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_calibrate(int argc, char** argv);
+int run_sweep(int argc, char** argv);
+int run_merge(int argc, char** argv);
+int run_plan(int argc, char** argv);
+int run_check(int argc, char** argv);
+int run_plot(int argc, char** argv);
+int run_agreement(int argc, char** argv);
 // Need CUDA and a GPU; without either they fail with one line and exit code 1.
 int run_measure(int argc, char** argv);
 int run_validate(int argc, char** argv);

@@ -9,12 +9,6 @@ namespace ringsim::cli {
 
 using models::InputError;
 
-std::optional<std::size_t> CsvTable::column(const std::string& name) const {
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (header[i] == name) return i;
-  return std::nullopt;
-}
-
 std::size_t CsvTable::require_column(const std::string& name) const {
   if (auto c = column(name)) return *c;
   throw InputError(file, 1, name, "missing required column");

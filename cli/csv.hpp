@@ -9,16 +9,13 @@
 #include <vector>
 
 #include "models/error.hpp"
+#include "planning/table.hpp"
 
 namespace ringsim::cli {
 
-struct CsvTable {
-  std::string file;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::int64_t> lines;  // source line of each row
-
-  [[nodiscard]] std::optional<std::size_t> column(const std::string& name) const;
+// file, header, rows, the source line of each row, and column(): planning::Table, which the
+// planning layer's checks and charts take as it is.
+struct CsvTable : planning::Table {
   // Throws InputError naming the file and the missing column.
   [[nodiscard]] std::size_t require_column(const std::string& name) const;
 

@@ -14,30 +14,6 @@
 
 namespace ringsim::cli {
 
-Progress::Progress(std::string label) : label_(std::move(label)), enabled_(isatty(STDERR_FILENO) == 1) {}
-
-Progress::~Progress() { finish(); }
-
-void Progress::update(std::int64_t done, std::int64_t total) {
-  if (!enabled_ || total <= 0) return;
-  const int percent = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
-  const auto now = std::chrono::steady_clock::now();
-  // At most a few redraws a second, and only when the figure changes.
-  if (percent == last_percent_ || (shown_ && now - last_ < std::chrono::milliseconds(200) && percent < 100)) return;
-  last_percent_ = percent;
-  last_ = now;
-  shown_ = true;
-  std::fprintf(stderr, "\r%s %3d%%", label_.c_str(), percent);
-  std::fflush(stderr);
-}
-
-void Progress::finish() {
-  if (!shown_) return;
-  std::fprintf(stderr, "\r\033[K");
-  std::fflush(stderr);
-  shown_ = false;
-}
-
 double parse_limit(const std::string& text, const std::string& field) {
   const double v = models::parse_double(text, field);
   if (!(v >= 1)) throw models::InputError({}, 0, field, "expected a positive number, got '" + text + "'");

@@ -1,8 +1,7 @@
 #pragma once
 // Runs that can take long or write much: state up front what they will produce when that is
-// large, refuse beyond a limit the user can raise (--max-rows, --max-events), and show
-// progress on stderr when it is a terminal (never in pipes or files, which stay clean).
-#include <chrono>
+// large, and refuse beyond a limit the user can raise (--max-rows, --max-events). Progress on
+// a terminal: cli/progress.hpp.
 #include <cstdint>
 #include <string>
 
@@ -17,25 +16,6 @@ inline constexpr double kDefaultMaxEvents = 2e10;
 // Above these, the statement of what is coming is printed to stderr.
 inline constexpr double kAnnounceRows = 1e6;
 inline constexpr double kAnnounceEvents = 1e8;
-
-// A line on stderr rewritten in place ("label 42%"), only when stderr is a terminal; cleared
-// when done or destroyed.
-class Progress {
- public:
-  explicit Progress(std::string label);
-  ~Progress();
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  void update(std::int64_t done, std::int64_t total);
-  void finish();
-
- private:
-  std::string label_;
-  bool enabled_;
-  bool shown_ = false;
-  int last_percent_ = -1;
-  std::chrono::steady_clock::time_point last_;
-};
 
 // Parses a --max-rows / --max-events value: a positive number (1e9 allowed).
 [[nodiscard]] double parse_limit(const std::string& text, const std::string& field);

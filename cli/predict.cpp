@@ -9,8 +9,11 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/analytic.hpp"
+#include "models/documents.hpp"
+#include "models/program.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
 #include "sim/step.hpp"
@@ -31,6 +34,9 @@ struct LayoutResult {
   std::string layout;
   models::ResolvedScenario scenario;
   models::Prediction prediction;
+  [[nodiscard]] std::string label(bool with_strategy) const {
+    return with_strategy ? scenario.strategy.spec + " " + layout : layout;
+  }
 };
 
 // With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
@@ -45,7 +51,7 @@ LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const
     sim::StepOptions options;
     announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
                         "ringsim simulate --max-events runs larger steps");
-    Progress progress("ringsim predict: simulating " + layout);
+    ProgressBar progress("passes", "ringsim predict: simulating " + layout);
     options.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
     const auto sim = sim::simulate_step(r.scenario, options);
     r.prediction.step_s = sim.step_s;
@@ -66,6 +72,9 @@ nlohmann::json prediction_json(const LayoutResult& r) {
     rounds.push_back({{"round", rt.round}, {"compute_max_s", rt.compute_max_s}, {"compute_mean_s", rt.compute_mean_s},
                       {"transfer_s", rt.transfer_s}, {"round_s", rt.round_s}});
   return {{"layout", r.layout},
+          {"cp", r.scenario.strategy.spec},
+          {"impl", r.scenario.impl.name},
+          {"why", models::why(p)},
           {"step_s", p.step_s},
           {"tokens_per_s", p.tokens_per_s},
           {"mfu", p.mfu},
@@ -74,6 +83,9 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"other_compute_s", p.other_compute_s},
           {"collective_s", p.collective_s},
           {"exposed_transfer_s", p.exposed_transfer_s},
+          {"exposed_allgather_s", p.exposed_allgather_s},
+          {"exposed_reduce_scatter_s", p.exposed_reduce_scatter_s},
+          {"exposed_all_to_all_s", p.exposed_all_to_all_s},
           {"imbalance", p.imbalance},
           {"model_flops", p.model_flops},
           {"memory_bytes", p.memory_bytes},
@@ -82,20 +94,45 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"rounds_fwd_one_layer", rounds}};
 }
 
-// Width of the layout column: 12, or the longest layout spec (bucket-striped, perm:FILE).
+// Several strategies compared: rows are labelled "strategy layout".
+bool several_strategies(const std::vector<LayoutResult>& results) {
+  return std::any_of(results.begin(), results.end(),
+                     [&](const LayoutResult& r) { return r.scenario.strategy.spec != results.front().scenario.strategy.spec; });
+}
+
+// Width of the row label column: 12, or the longest label (bucket-striped, perm:FILE, usp:2x4 zigzag).
 std::size_t layout_width(const std::vector<LayoutResult>& results) {
+  const bool with_cp = several_strategies(results);
   std::size_t w = 12;
-  for (const auto& r : results) w = std::max(w, r.layout.size());
+  for (const auto& r : results) w = std::max(w, r.label(with_cp).size());
   return w;
 }
 
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out) {
   const std::size_t lw = layout_width(results);
+  const bool with_cp = several_strategies(results);
   const auto& s0 = results.front().scenario;
   const auto& spec = s0.spec;
   out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
                      s0.model.name, s0.hardware.name, s0.hardware.description, spec.mp, spec.sp, spec.n_seq,
                      s0.layout->block(), spec.batch);
+  if (s0.documents)
+    out += fmt::format("packed documents {}: {} documents, mask causal within each\n", s0.documents->spec,
+                       s0.documents->lengths.size());
+  if (with_cp) {
+    out += "strategies and implementations:";
+    std::string last;
+    for (const auto& r : results) {
+      const auto item = r.scenario.strategy.spec + " = " + r.scenario.impl.name;
+      if (item == last) continue;
+      out += (last.empty() ? " " : "; ") + item;
+      last = item;
+    }
+    out += "\n";
+  } else {
+    out += fmt::format("implementation {} ({} @ {}); strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,
+                       s0.impl.sources.front().commit.substr(0, 7), s0.strategy.spec);
+  }
   out += fmt::format("engine {}{}\n", engine_name(engine),
                      engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
                                              "other columns from the cost model)"
@@ -105,30 +142,36 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
                                                    s0.profile.default_tile.q, s0.profile.default_tile.k)
                                      : (spec.tile ? "" : " (profile default)"));
-  out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n", "layout", lw, "step",
-                     "tokens/s", "MFU", "attn fwd", "attn bwd", "other", "tp comm", "exposed", "imbalance", "speedup");
+  out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n",
+                     with_cp ? "strategy layout" : "layout", lw, "step", "tokens/s", "MFU", "attn fwd", "attn bwd", "other",
+                     "tp comm", "exposed", "imbalance", "speedup");
   const double base = results.front().prediction.step_s;
   for (const auto& r : results) {
     const auto& p = r.prediction;
     out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x\n",
-                       r.layout, lw, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
+                       r.label(with_cp), lw, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
                        human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
                        human_seconds(p.other_compute_s), human_seconds(p.collective_s),
-                       human_seconds(p.exposed_transfer_s), p.imbalance, base / p.step_s);
+                       human_seconds(p.exposed_transfer_s + p.exposed_collectives_s()), p.imbalance, base / p.step_s);
   }
-  out += fmt::format("\nspeedup is relative to the first layout ({}); imbalance = busiest device's attention work / mean,\n"
-                     "averaged over rounds (1.00 = perfectly balanced); exposed = ring transfer time not hidden by compute.\n",
-                     results.front().layout);
+  out += "\nwhy:\n";
+  for (const auto& r : results) out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction));
+  out += fmt::format("\nspeedup is relative to the first row ({}); imbalance = busiest device's attention work / mean\n"
+                     "(rings: averaged over rounds; 1.00 = perfectly balanced); exposed = ring transfers and collectives\n"
+                     "(all-gather, reduce-scatter, all-to-all) not hidden by compute.\n",
+                     results.front().label(with_cp));
   out += fmt::format("Theoretical maximum speedup of striped over ring (the Striped Attention paper's TMS): {:.2f}\n", tms);
   const auto& p0 = results.front().prediction;
-  out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
-                     p0.hide_threshold_tokens, results.front().layout, s0.layout->block());
-  out += fmt::format("memory per device ~{} of {} ({})\n", human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes),
-                     p0.fits_memory ? "fits" : "DOES NOT FIT");
+  if (s0.program->has_ring())
+    out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
+                       p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
+  out += fmt::format("memory per device ~{} of {} ({}; {}; model states sharded over sp, {} recomputation: docs/memory.md)\n",
+                     human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes), p0.fits_memory ? "fits" : "DOES NOT FIT",
+                     results.front().label(with_cp), s0.profile.recompute ? "full" : "no");
   for (const auto& r : results) {
-    if (r.layout == "contiguous" || r.layout == "ring") {
+    if (r.scenario.strategy.kind == models::StrategyKind::Ring && (r.layout == "contiguous" || r.layout == "ring")) {
       if (r.prediction.imbalance > 1.2)
-        out += fmt::format("why: with contiguous blocks, after round 0 some devices hold fully visible K/V blocks while others'"
+        out += fmt::format("note: with contiguous blocks, after round 0 some devices hold fully visible K/V blocks while others'"
                            " are fully masked; every round waits for the busiest device.\n");
       break;
     }
@@ -179,7 +222,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
                                           "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
                                           "pred_layout_step_s", "pred_tile",            "pred_profile",
-                                          "pred_profile_calibrated", "pred_engine"};
+                                          "pred_profile_calibrated", "pred_engine", "pred_impl"};
   std::string out;
   nlohmann::json rows = nlohmann::json::array();
   if (format == "csv") {
@@ -196,12 +239,38 @@ std::string run_batch(const std::string& path, const std::string& format, const 
     if (c_mask) spec.mask = t.text(i, *c_mask);
     spec.profile = t.text_or(i, c_profile, "");
     if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
+    if (!args["impl"].as<std::string>().empty()) spec.impl = args["impl"].as<std::string>();
+    if (args.count("cp")) {
+      if (args["cp"].as<std::string>().find(',') != std::string::npos)
+        throw InputError({}, 0, "cp", "with --scenarios, --cp names one strategy (use a cp column to vary it)");
+      spec.cp = args["cp"].as<std::string>();
+    }
+    if (args.count("docs")) spec.docs = args["docs"].as<std::string>();
     const auto layout = t.text_or(i, c_layout, "");
     try {
-      const auto ring = run_one(spec, "contiguous", catalog, engine);
-      const auto striped = run_one(spec, "striped", catalog, engine);
+      const auto hw = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : models::Hardware::load_file(spec.hardware_file);
+      // Ring and striped run on one implementation, as the contract's speedup defines them; a
+      // row of another strategy gets its own step (pred_layout_step_s) from its implementation
+      // beside that ring baseline.
+      auto ring_spec = spec;
+      const bool ring_row = models::Strategy::parse(spec.cp).kind == models::StrategyKind::Ring;
+      if (!ring_row) {
+        ring_spec.cp = "ring";
+        if (!spec.impl.empty() && !catalog.implementation(spec.impl).offers_strategy("ring")) ring_spec.impl.clear();
+      }
+      std::vector<std::string> compared = {"contiguous", "striped"};
+      if (!layout.empty() && ring_row) compared.push_back(layout);
+      ring_spec.impl = catalog.choose_implementation(ring_spec, hw, compared);
+      const auto ring = run_one(ring_spec, "contiguous", catalog, engine);
+      const auto striped = run_one(ring_spec, "striped", catalog, engine);
       double layout_step = striped.prediction.step_s;
-      if (!layout.empty()) layout_step = run_one(spec, layout, catalog, engine).prediction.step_s;
+      if (!layout.empty() || !ring_row) {
+        auto row_spec = ring_row ? ring_spec : spec;
+        const auto row_layout = layout.empty() ? std::string("zigzag") : layout;
+        if (!ring_row) row_spec.impl = catalog.choose_implementation(row_spec, hw, {row_layout});
+        const auto own = run_one(row_spec, row_layout, catalog, engine);
+        layout_step = own.prediction.step_s;
+      }
       const double tms = models::theoretical_max_speedup(ring.scenario);
       const double speedup = ring.prediction.step_s / striped.prediction.step_s;
       values = {fmt::format("{:.4f}", tms),
@@ -214,7 +283,8 @@ std::string run_batch(const std::string& path, const std::string& format, const 
                 fmt::format("{}x{}", ring.scenario.tile.q, ring.scenario.tile.k),
                 ring.scenario.profile.name,
                 ring.scenario.profile.provenance.calibrated ? "true" : "false",
-                engine_name(engine)};
+                engine_name(engine),
+                ring.scenario.impl.name};
     } catch (const InputError& e) {
       throw InputError(path, t.lines[i], e.field(), e.message());
     }
@@ -250,7 +320,7 @@ std::string run_batch(const std::string& path, const std::string& format, const 
 int run_predict(int argc, char** argv) {
   cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
   add_scenario_options(o, "contiguous,striped,zigzag");
-  o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch)",
+  o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch,impl,cp,docs)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
                   cxxopts::value<std::string>()->default_value("analytic"))
@@ -269,18 +339,19 @@ int run_predict(int argc, char** argv) {
     write_output(output, run_batch(batch, format, catalog, r, engine));
     return 0;
   }
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
-  for (const auto& l : args.layouts) results.push_back(run_one(args.base, l, catalog, engine));
+  for (const auto& spec : expand_runs(args, catalog)) results.push_back(run_one(spec, spec.layout, catalog, engine));
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
   const auto compare = r["compare-mask"].as<std::string>();
   if (!compare.empty()) {
+    require_one_strategy(args, "--compare-mask");
     if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
     print_table(results, tms, engine, out);
     out += "\n";
-    print_comparison(results, args.base, compare, catalog, engine, out);
+    print_comparison(results, results.front().scenario.spec, compare, catalog, engine, out);
     write_output(output, out);
     return 0;
   }
@@ -292,7 +363,8 @@ int run_predict(int argc, char** argv) {
     j["scenario"] = {{"hardware", s0.hardware.name}, {"model", s0.model.name}, {"mp", s0.spec.mp}, {"sp", s0.spec.sp},
                      {"n_seq", s0.spec.n_seq}, {"batch", s0.spec.batch}, {"mask", s0.mask->name()},
                      {"tile_q", s0.tile.q}, {"tile_k", s0.tile.k}, {"tile_clamped", s0.tile_clamped},
-                     {"block_tokens", s0.layout->block()}};
+                     {"block_tokens", s0.layout->block()}, {"impl", s0.impl.name}, {"cp", s0.strategy.spec},
+                     {"docs", s0.spec.docs}};
     j["profile"] = s0.profile.to_json();
     j["pred_tms"] = tms;
     j["pred_engine"] = engine_name(engine);
@@ -303,7 +375,8 @@ int run_predict(int argc, char** argv) {
     out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
                      "step_s", "tokens_per_s", "mfu", "attention_fwd_s", "attention_bwd_s", "other_compute_s",
                      "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first",
-                     "pred_engine"});
+                     "pred_engine", "impl", "cp", "docs", "exposed_allgather_s", "exposed_reduce_scatter_s",
+                     "exposed_all_to_all_s", "why"});
     for (const auto& x : results) {
       const auto& s = x.scenario;
       const auto& p = x.prediction;
@@ -316,7 +389,10 @@ int run_predict(int argc, char** argv) {
                        fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
                        fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
                        fmt::format("{:.4f}", tms),
-                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine)});
+                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine),
+                       s.impl.name, s.strategy.spec, s.spec.docs, fmt::format("{:.6g}", p.exposed_allgather_s),
+                       fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
+                       models::why(p)});
     }
   }
   write_output(output, out);

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
+#include "models/strategy.hpp"
 
 namespace ringsim::cli {
 
@@ -59,7 +60,15 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
      cxxopts::value<std::string>()->default_value(default_layouts))
     ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
-    ("profile", "profile name or JSON path (default: the hardware's)", cxxopts::value<std::string>()->default_value(""))
+    ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts)",
+     cxxopts::value<std::string>()->default_value(""))
+    ("cp", "context-parallel strategy, or a comma-separated list to compare: ring | allgather | ulysses | "
+           "usp:UxR[:ring-inner] | double-ring:W (docs/strategies.md)", cxxopts::value<std::string>()->default_value("ring"))
+    ("docs", "packed documents: a lengths file (one per line or comma-separated, summing to --seq) or "
+             "lognormal:MEAN:SIGMA:SEED[:Q]; sets a per-document causal mask (docs/strategies.md)",
+     cxxopts::value<std::string>()->default_value(""))
+    ("profile", "profile: NAME (configs/profiles/IMPL/NAME.json), IMPL/NAME or a JSON path (default: the (hardware, implementation) profile)",
+     cxxopts::value<std::string>()->default_value(""))
     ("seed", "seed for generated masks", cxxopts::value<std::string>()->default_value("1"));
 }
 
@@ -77,6 +86,13 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   s.batch = models::parse_positive_int(r["batch"].as<std::string>(), "batch");
   s.mask = r["mask"].as<std::string>();
   s.profile = r["profile"].as<std::string>();
+  s.impl = r["impl"].as<std::string>();
+  for (auto& cp : models::split(r["cp"].as<std::string>(), ',')) {
+    if (cp.empty()) throw InputError({}, 0, "cp", "empty strategy name in the list");
+    a.cps.push_back(cp);
+  }
+  s.cp = a.cps.front();
+  s.docs = r["docs"].as<std::string>();
   const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
   if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
   s.seed = static_cast<std::uint64_t>(seed);
@@ -88,6 +104,7 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
     if (l.empty()) throw InputError({}, 0, "layout", "empty layout name in the list");
     a.layouts.push_back(l);
   }
+  a.layouts_given = r.count("layout") > 0;
   s.layout = a.layouts.front();
   return a;
 }
@@ -97,7 +114,10 @@ ScenarioColumns::ScenarioColumns(const CsvTable& t)
       model(t.require_column("model")),
       mp(t.require_column("mp")),
       sp(t.require_column("sp")),
-      n_seq(t.require_column("n_seq")) {}
+      n_seq(t.require_column("n_seq")),
+      impl(t.column("impl")),
+      cp(t.column("cp")),
+      docs(t.column("docs")) {}
 
 models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) const {
   models::ScenarioSpec s;
@@ -106,7 +126,52 @@ models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) c
   s.mp = t.positive_int(row, mp);
   s.sp = t.positive_int(row, sp);
   s.n_seq = t.positive_int(row, n_seq);
+  s.impl = t.text_or(row, impl, "");
+  s.cp = t.text_or(row, cp, "ring");
+  s.docs = t.text_or(row, docs, "");
   return s;
+}
+
+void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
+  auto& s = a.base;
+  const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
+  if (a.layouts_given) {
+    s.impl = catalog.choose_implementation(s, hw, a.layouts);
+  } else {
+    // The default list shrinks to the layouts the implementation offers.
+    s.impl = catalog.choose_implementation(s, hw, {});
+    const auto im = catalog.implementation(s.impl);
+    std::vector<std::string> offered;
+    for (const auto& l : a.layouts)
+      if (im.offers_layout(l)) offered.push_back(l);
+    if (offered.empty())
+      throw InputError({}, 0, "layout", "implementation " + im.name + " offers none of the default layouts; name one with --layout");
+    a.layouts = std::move(offered);
+  }
+  s.layout = a.layouts.front();
+}
+
+std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog) {
+  std::vector<models::ScenarioSpec> runs;
+  for (const auto& cp : args.cps) {
+    ScenarioArgs one = args;
+    one.base.cp = cp;
+    choose_implementation(one, catalog);
+    const auto kind = models::Strategy::parse(cp).kind;
+    std::size_t count = one.layouts.size();
+    if (kind == models::StrategyKind::Ulysses && !args.layouts_given) count = 1;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto spec = one.base;
+      spec.layout = one.layouts[i];
+      runs.push_back(std::move(spec));
+    }
+  }
+  return runs;
+}
+
+void require_one_strategy(const ScenarioArgs& args, const std::string& command) {
+  if (args.cps.size() != 1)
+    throw InputError({}, 0, "cp", command + " takes one strategy (predict and simulate compare several)");
 }
 
 std::string human_seconds(double s) {

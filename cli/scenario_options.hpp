@@ -14,12 +14,26 @@ namespace ringsim::cli {
 void add_scenario_options(cxxopts::Options& options, const std::string& default_layouts);
 
 struct ScenarioArgs {
-  models::ScenarioSpec base;          // layout left as the first requested one
+  models::ScenarioSpec base;          // layout and strategy left as the first requested ones
   std::vector<std::string> layouts;   // as requested (`ring` kept as written)
+  bool layouts_given = false;         // --layout was on the command line (else the command's default list)
+  std::vector<std::string> cps;       // --cp, a comma-separated list of strategies
 };
 
 // Throws InputError for malformed values (mesh, tile, sizes).
 [[nodiscard]] ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r);
+
+// Fixes base.impl for all the requested layouts (models::Catalog::choose_implementation); when
+// --layout was not given, the command's default list keeps only the layouts it offers.
+void choose_implementation(ScenarioArgs& args, const models::Catalog& catalog);
+
+// One scenario per (strategy, layout) to compare, each with its implementation: --impl (which
+// must offer every strategy), else per strategy the default that offers it and the layouts.
+// Without --layout, each strategy keeps the default layouts its implementation offers (the
+// first only for Ulysses, whose work does not depend on the layout).
+[[nodiscard]] std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog);
+// InputError unless exactly one strategy was asked for (commands that show one scenario).
+void require_one_strategy(const ScenarioArgs& args, const std::string& command);
 
 // The columns every scenario CSV carries (hardware,model,mp,sp,n_seq), read into a spec; the
 // batch predictor and the speedup calibration share them.
@@ -27,6 +41,7 @@ struct ScenarioColumns {
   explicit ScenarioColumns(const CsvTable& t);
   [[nodiscard]] models::ScenarioSpec spec(const CsvTable& t, std::size_t row) const;
   std::size_t hardware, model, mp, sp, n_seq;
+  std::optional<std::size_t> impl, cp, docs;  // optional columns: implementation, strategy, packed documents
 };
 
 // Human-friendly figures: 1.23 s / 45.6 ms / 7.8 us; 1.2 M; 12.3 GiB.

@@ -13,7 +13,11 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/work_summary.hpp"
+#include "models/documents.hpp"
 #include "models/error.hpp"
+#include "models/limits.hpp"
+#include "models/program.hpp"
 
 namespace ringsim::cli {
 
@@ -49,14 +53,41 @@ double metric_of(const models::BlockStats& b, const std::string& metric) {
   return static_cast<double>(b.visited_area);
 }
 
+// Strategies without a ring (all-gather, Ulysses): one bar per device, its kernels' work as a
+// fraction of the busiest device's, on one scale for all panels.
+void device_bars(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, const Painter& paint, std::string& out) {
+  std::int64_t top = 1;
+  std::vector<std::vector<std::int64_t>> all;
+  for (const auto& s : ss) {
+    all.push_back(models::device_pairs(*s));
+    top = std::max(top, *std::max_element(all.back().begin(), all.back().end()));
+  }
+  out += fmt::format("attention work per device (allowed pairs of its kernel calls, one head), as a fraction of the busiest "
+                     "device of all panels\n\n");
+  for (std::size_t i = 0; i < ss.size(); ++i) {
+    out += fmt::format("{} ({}, {})\n", ss[i]->spec.layout, ss[i]->strategy.spec, ss[i]->impl.name);
+    const auto& p = all[i];
+    const std::int64_t shown = std::min<std::int64_t>(static_cast<std::int64_t>(p.size()), 64);
+    for (std::int64_t d = 0; d < shown; ++d) {
+      const double v = static_cast<double>(p[static_cast<std::size_t>(d)]) / static_cast<double>(top);
+      const int width = static_cast<int>(v * 50.0 + 0.5);
+      out += fmt::format("{:>7}  {} {:.2f}\n", d, paint.heat(v, std::string(static_cast<std::size_t>(std::max(1, width)), ' ')), v);
+    }
+    out += "\n";
+  }
+}
+
 void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, const std::string& metric,
               const Painter& paint, std::string& out) {
-  const std::int64_t n = ss.front()->workload->devices();
+  // A strategy without a ring has its layout's blocks counted here only: their sizes first.
+  for (const auto& s : ss)
+    if (!s->program->has_ring()) models::check_workload_sizes(*s);
+  const std::int64_t n = ss.front()->ring_scenario().workload->devices();
   double full = 0;  // one full block: the common scale
   {
     // Per-head (sparse) masks count every head's tiles: a full block is then heads blocks.
     models::BlockStats b;
-    const auto c = ss.front()->layout->block();
+    const auto c = ss.front()->ring_scenario().layout->block();
     const auto heads = ss.front()->mask->heads();
     b.visited_area = c * c * heads;
     b.allowed_pairs = c * c * heads;
@@ -72,7 +103,7 @@ void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
   std::vector<std::vector<std::string>> panels;
   for (const auto& s : ss) {
     std::vector<std::string> lines;
-    const auto& w = *s->workload;
+    const auto& w = *s->ring_scenario().workload;
     lines.push_back(fmt::format("{:<9}", s->spec.layout));
     std::string hdr = "dev\\rnd  ";
     for (std::int64_t i = 0; i < shown; ++i) hdr += fmt::format("{:>3}", i % 100);
@@ -81,7 +112,9 @@ void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
     for (std::int64_t j = 0; j < shown; ++j) {
       std::string line = fmt::format("{:>7}  ", j);
       for (std::int64_t i = 0; i < shown; ++i) {
-        const double v = metric_of(w.block(i, j), metric) / full;
+        // The block the schedule gives position j in round i (a double ring's differs from a ring's).
+        const auto k = s->program->kv_position(j, i);
+        const double v = metric_of(w.block(((j - k) % n + n) % n, j), metric) / full;
         line += paint.heat(v, fmt::format("{:>3.0f}", std::min(99.0, v * 99.0)));
       }
       lines.push_back(line);
@@ -180,8 +213,10 @@ int run_show(int argc, char** argv) {
   const auto metric = one_of(r, "metric", {"area", "pairs", "tiles"});
   const auto color = one_of(r, "color", {"auto", "always", "never"});
   const auto matrix = one_of(r, "matrix", {"auto", "always", "never"});
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
+  require_one_strategy(args, "show");
   const models::Catalog catalog;
+  choose_implementation(args, catalog);
   std::vector<std::unique_ptr<models::ResolvedScenario>> ss;
   for (const auto& l : args.layouts) {
     auto spec = args.base;
@@ -189,12 +224,24 @@ int run_show(int argc, char** argv) {
     ss.push_back(std::make_unique<models::ResolvedScenario>(models::resolve(spec, catalog)));
   }
   const Painter paint{color == "always" || (color == "auto" && isatty(STDOUT_FILENO))};
-  std::string out = fmt::format("ringsim show: n_seq {} on a ring of {} devices ({} tokens each), mask {}, tile {}x{}\n",
-                                args.base.n_seq, args.base.sp, ss.front()->layout->block(), ss.front()->mask->name(),
-                                ss.front()->tile.q, ss.front()->tile.k);
-  heatmaps(ss, metric, paint, out);
+  const auto& s0 = *ss.front();
+  std::string out = fmt::format("ringsim show: n_seq {} on {} devices ({} tokens each), strategy {} ({}), mask {}, tile {}x{}\n",
+                                args.base.n_seq, args.base.sp, s0.layout->block(), s0.strategy.spec, s0.impl.name,
+                                s0.mask->name(), s0.tile.q, s0.tile.k);
+  if (s0.documents) out += "packed batch: " + documents_line(*s0.documents) + "\n";
+  if (s0.ring_part)
+    out += fmt::format("ring part: {} positions of {} tokens, each {} ranks of an all-to-all group\n",
+                       s0.ring_scenario().spec.sp, s0.ring_scenario().layout->block(), s0.strategy.ulysses);
+  if (s0.program->has_ring())
+    heatmaps(ss, metric, paint, out);
+  else
+    device_bars(ss, paint, out);
+  out += "\nper-device attention work, all rounds:\n";
+  for (const auto& s : ss)
+    out += fmt::format("  {:<20} {}\n", s->spec.layout,
+                       imbalance_line(models::device_pairs(*s), s->program->has_ring() && s->ring_part ? "ring position" : "device"));
   const std::int64_t n_seq = args.base.n_seq;
-  if (matrix == "always" || (matrix == "auto" && n_seq <= 32)) {
+  if (s0.strategy.kind == models::StrategyKind::Ring && (matrix == "always" || (matrix == "auto" && n_seq <= 32))) {
     if (n_seq > 256) throw InputError({}, 0, "matrix", "the attention matrix view needs n_seq <= 256");
     matrices(ss, paint, out);
   }

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/analytic.hpp"
 #include "models/error.hpp"
@@ -58,40 +59,52 @@ int run_simulate(int argc, char** argv) {
   const double max_events = parse_limit(r["max-events"].as<std::string>(), "max-events");
   const auto trace_path = r["trace"].as<std::string>();
   const auto matrix_path = r["matrix"].as<std::string>();
-  const auto args = parse_scenario_args(r);
+  auto args = parse_scenario_args(r);
   const models::Catalog catalog;
+  const auto runs = expand_runs(args, catalog);
+  const bool with_cp = args.cps.size() > 1;
 
   std::string out;
   nlohmann::json results = nlohmann::json::array();
   double first_step = 0;
-  // Layout column: 12 wide, or the longest spec (bucket-striped, perm:FILE).
+  // Row label: the layout, with the strategy first when several are compared; 12 wide or the
+  // longest label (bucket-striped, perm:FILE).
+  auto label = [&](const models::ScenarioSpec& spec) { return with_cp ? spec.cp + " " + spec.layout : spec.layout; };
   std::size_t lw = 12;
-  for (const auto& l : args.layouts) lw = std::max(lw, l.size());
-  for (std::size_t li = 0; li < args.layouts.size(); ++li) {
-    auto spec = args.base;
-    spec.layout = args.layouts[li];
+  for (const auto& spec : runs) lw = std::max(lw, label(spec).size());
+  for (std::size_t li = 0; li < runs.size(); ++li) {
+    const auto& spec = runs[li];
     const auto s = models::resolve(spec, catalog);
     opt.record_trace = li == 0 && !trace_path.empty();
     announce_simulation("ringsim simulate", s, opt, max_events);
-    Progress progress("ringsim simulate: " + spec.layout);
+    ProgressBar progress("passes", "ringsim simulate: " + spec.layout);
     opt.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
     const auto res = sim::simulate_step(s, opt);
     progress.finish();
     const auto analytic = models::predict(s);
     if (li == 0) {
       first_step = res.step_s;
-      out += fmt::format("ringsim simulate: {} on {} x {} ({}), mesh {}x{}, n_seq {}, profile {}{}, buffers {}, {} rounds\n\n",
+      out += fmt::format("ringsim simulate: {} on {} x {} ({}), mesh {}x{}, n_seq {}, profile {}{}, buffers {}, {} rounds\n",
                          s.model.name, res.devices, s.hardware.name, res.topology, spec.mp, spec.sp, spec.n_seq,
                          s.profile.name, s.profile.provenance.calibrated ? " (calibrated)" : " (uncalibrated)",
                          opt.buffers, opt.sync == sim::Sync::Barrier ? "lock-step" : "asynchronous");
-      out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n", "layout", lw, "step",
+      out += "implementations:";
+      std::string last;
+      for (const auto& run : runs) {
+        const auto item = run.cp + " = " + run.impl;
+        if (item != last) out += (last.empty() ? " " : "; ") + item;
+        last = item;
+      }
+      out += "\n\n";
+      out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n",
+                         with_cp ? "strategy layout" : "layout", lw, "step",
                          "tokens/s", "MFU", "busiest", "exposed", "imbalance", "analytic", "events", "passes", "speedup");
       if (opt.record_trace) write_output(trace_path, sim::chrome_trace_json(res));
       if (!matrix_path.empty()) write_output(matrix_path, sim::matrices_csv(res));
     }
     double busiest = 0;
     for (double b : res.busy_s) busiest = std::max(busiest, b);
-    out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>9.2f} {:>11} {:>10} {:>9} {:>8.2f}x\n", spec.layout, lw,
+    out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>9.2f} {:>11} {:>10} {:>9} {:>8.2f}x\n", label(spec), lw,
                        human_seconds(res.step_s), human_count(res.tokens_per_s), 100 * res.mfu, human_seconds(busiest),
                        human_seconds(res.exposed_communication_s), res.imbalance, human_seconds(analytic.step_s),
                        human_count(static_cast<double>(res.events)),
@@ -100,7 +113,8 @@ int run_simulate(int argc, char** argv) {
     for (const auto& l : res.link_bytes)
       links.push_back({{"link", l.link}, {"from", l.from}, {"to", l.to}, {"bytes_sent", l.bytes_sent},
                        {"bytes_received", l.bytes_received}});
-    results.push_back({{"layout", spec.layout}, {"topology", res.topology}, {"step_s", res.step_s},
+    results.push_back({{"layout", spec.layout}, {"cp", s.strategy.spec}, {"impl", s.impl.name}, {"topology", res.topology},
+                       {"step_s", res.step_s},
                        {"tokens_per_s", res.tokens_per_s}, {"mfu", res.mfu}, {"busiest_s", busiest},
                        {"exposed_communication_s", res.exposed_communication_s}, {"imbalance", res.imbalance},
                        {"analytic_step_s", analytic.step_s}, {"events", res.events},

@@ -34,7 +34,7 @@ int run_validate(int argc, char** argv) {
                  ("h,help", "show help");
   const auto a = parse_or_throw(o, argc, argv);
   if (help_requested(o, a)) return 0;
-  const auto args = parse_scenario_args(a);
+  auto args = parse_scenario_args(a);
   ValidateOptions opt;
   opt.dtype = one_of(a, "dtype", {"bf16", "fp16"}) == "bf16" ? kernels::cuda::DType::BF16 : kernels::cuda::DType::FP16;
   opt.repeats = static_cast<int>(models::parse_int_in(a["repeats"].as<std::string>(), "repeats", 1, 1000000));
@@ -43,6 +43,9 @@ int run_validate(int argc, char** argv) {
   opt.seed = args.base.seed;
   const auto device = models::parse_int_in(a["device"].as<std::string>(), "device", 0, 4096);
   const models::Catalog catalog;
+  // What runs here is ringsim's own kernel: its predictions are ringsim-tiles' unless asked otherwise.
+  if (args.base.impl.empty() && args.base.profile.empty()) args.base.impl = "ringsim-tiles";
+  choose_implementation(args, catalog);
   // Resolve every layout first: bad input is exit code 2 even on a machine without a GPU.
   std::vector<models::ResolvedScenario> scenarios;
   for (const auto& layout : args.layouts) {

@@ -96,8 +96,15 @@ QWidget* MainWindow::build_form() {
   mesh_ = new QLineEdit(w);
   mesh_->setToolTip(tr("tensor-parallel x sequence-parallel (ring size), e.g. 1x8"));
   n_seq_ = new QLineEdit(w);
-  layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
-  layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated"}, w);
+  layout_a_ = editable_combo({"contiguous", "striped", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated",
+                              "doc-zigzag", "doc-zigzag-docmajor", "ptrr"}, w);
+  layout_b_ = editable_combo({"striped", "contiguous", "zigzag", "cyclic:16", "bucket-striped", "bucket-rotated",
+                              "doc-zigzag", "doc-zigzag-docmajor", "ptrr"}, w);
+  cp_ = editable_combo({"ring", "allgather", "ulysses", "usp:2x4", "usp:4x2", "double-ring:4"}, w);
+  cp_->setToolTip(tr("context-parallel strategy: ring | allgather | ulysses | usp:UxR[:ring-inner] | double-ring:W"));
+  docs_ = new QLineEdit(w);
+  docs_->setPlaceholderText(tr("one sequence (e.g. lognormal:4096:1.5:1:16)"));
+  docs_->setToolTip(tr("packed documents: a lengths file or lognormal:MEAN:SIGMA:SEED[:Q]; per-document causal mask"));
   mask_ = editable_combo({"causal", "full", "window:4096"}, w);
   tile_ = new QLineEdit(w);
   tile_->setPlaceholderText(tr("profile default"));
@@ -109,6 +116,8 @@ QWidget* MainWindow::build_form() {
   form->addRow(tr("n_seq"), n_seq_);
   form->addRow(tr("Layout A"), layout_a_);
   form->addRow(tr("Layout B"), layout_b_);
+  form->addRow(tr("Strategy (--cp)"), cp_);
+  form->addRow(tr("Documents"), docs_);
   form->addRow(tr("Mask"), mask_);
   form->addRow(tr("Tile (q x k)"), tile_);
   form->addRow(tr("Profile"), profile_);
@@ -119,8 +128,8 @@ QWidget* MainWindow::build_form() {
   run_btn_ = new QPushButton(tr("Run"), w);
   form->addRow(run_btn_);
   connect(run_btn_, &QPushButton::clicked, this, &MainWindow::start_run);
-  for (auto* e : {mesh_, n_seq_, tile_, profile_}) connect(e, &QLineEdit::textChanged, this, &MainWindow::validate_form);
-  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_})
+  for (auto* e : {mesh_, n_seq_, tile_, profile_, docs_}) connect(e, &QLineEdit::textChanged, this, &MainWindow::validate_form);
+  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_, cp_})
     connect(c, &QComboBox::currentTextChanged, this, &MainWindow::validate_form);
   w->setMinimumWidth(260);
   return w;
@@ -171,6 +180,8 @@ void MainWindow::set_scenario(const GuiScenario& s) {
   layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0)));
   layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1)));
   mask_->setCurrentText(QString::fromStdString(s.spec.mask));
+  cp_->setCurrentText(QString::fromStdString(s.spec.cp));
+  docs_->setText(QString::fromStdString(s.spec.docs));
   tile_->setText(s.spec.tile ? QString("%1x%2").arg(s.spec.tile->q).arg(s.spec.tile->k) : QString());
   profile_->setText(QString::fromStdString(s.spec.profile));
   validate_form();
@@ -190,6 +201,8 @@ GuiScenario MainWindow::scenario() const {
     throw InputError({}, 0, "n_seq", "expected a positive integer, got '" + n + "'");
   s.layouts = {text_of(layout_a_), text_of(layout_b_)};
   s.spec.mask = text_of(mask_);
+  s.spec.cp = text_of(cp_);
+  s.spec.docs = text_of(docs_);
   const auto t = text_of(tile_);
   if (t.empty()) s.spec.tile.reset();
   else {

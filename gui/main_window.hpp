@@ -87,6 +87,8 @@ class MainWindow : public QMainWindow {
   QComboBox* mask_ = nullptr;
   QLineEdit* tile_ = nullptr;
   QLineEdit* profile_ = nullptr;
+  QComboBox* cp_ = nullptr;     // context-parallel strategy
+  QLineEdit* docs_ = nullptr;   // packed documents
   QLabel* error_ = nullptr;
   QPushButton* run_btn_ = nullptr;
   QPushButton* cancel_btn_ = nullptr;

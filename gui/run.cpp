@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "models/error.hpp"
+#include "models/program.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::gui {
@@ -17,6 +18,15 @@ namespace {
 models::ScenarioSpec with_layout(const models::ScenarioSpec& base, const std::string& layout) {
   auto s = base;
   s.layout = layout;
+  return s;
+}
+
+// The layouts compared side by side run on one implementation (models::Catalog::choose_implementation).
+models::ScenarioSpec with_impl(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+                               const models::Catalog& catalog) {
+  auto s = base;
+  const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
+  s.impl = catalog.choose_implementation(s, hw, layouts);
   return s;
 }
 
@@ -32,14 +42,16 @@ std::vector<std::int64_t> sweep_points(std::int64_t n_seq) {
 
 }  // namespace
 
-void validate(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+void validate(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
               const models::Catalog& catalog) {
+  const auto base = with_impl(base_in, layouts, catalog);
   for (const auto& l : layouts) (void)models::resolve(with_layout(base, l), catalog);
 }
 
-std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
                                      const models::Catalog& catalog, const std::atomic<bool>& cancel,
                                      const std::function<void(double)>& progress) {
+  const auto base = with_impl(base_in, layouts, catalog);
   RunResult result;
   result.sweep_n_seq = sweep_points(base.n_seq);
   const double n_layouts = static_cast<double>(layouts.size());
@@ -48,23 +60,38 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std
     LayoutRun run;
     run.layout = layouts[li];
     run.scenario = std::make_unique<models::ResolvedScenario>(models::resolve(with_layout(base, run.layout), catalog));
-    const auto& w = *run.scenario->workload;
-    const std::int64_t n = w.devices();
+    // The ring's (device, round) blocks, in the strategy's schedule (usp: its ring part); a
+    // strategy without a ring fills each device's row with its kernels' work per round.
+    const auto& rs = run.scenario->ring_scenario();
+    const auto& prog = *run.scenario->program;
+    const auto& w = *rs.workload;
+    const std::int64_t n = prog.has_ring() ? w.devices() : run.scenario->spec.sp;
     run.n = n;
     const auto cells = static_cast<std::size_t>(n * n);
     run.area.resize(cells);
     run.pairs.resize(cells);
     run.tiles.resize(cells);
-    const auto c = static_cast<double>(run.scenario->layout->block());
-    const auto t = run.scenario->tile;
-    const double full_tiles = static_cast<double>(((run.scenario->layout->block() + t.q - 1) / t.q) *
-                                                  ((run.scenario->layout->block() + t.k - 1) / t.k)) *
-                              static_cast<double>(run.scenario->mask->heads());
-    const double full_area = c * c * static_cast<double>(run.scenario->mask->heads());
-    for (std::int64_t i = 0; i < n; ++i) {
+    const auto c = static_cast<double>(rs.layout->block());
+    const auto t = rs.tile;
+    const double full_tiles = static_cast<double>(((rs.layout->block() + t.q - 1) / t.q) *
+                                                  ((rs.layout->block() + t.k - 1) / t.k)) *
+                              static_cast<double>(rs.mask->heads());
+    const double full_area = c * c * static_cast<double>(rs.mask->heads());
+    if (!prog.has_ring()) {
+      const auto pairs = models::device_pairs(*run.scenario);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i) {
+          const auto k = static_cast<std::size_t>(j * n + i);
+          const float v = static_cast<float>(static_cast<double>(pairs[static_cast<std::size_t>(j)]) /
+                                             static_cast<double>(n) / full_area);
+          run.area[k] = run.pairs[k] = run.tiles[k] = v;
+        }
+    }
+    for (std::int64_t i = 0; prog.has_ring() && i < n; ++i) {
       if (cancel.load(std::memory_order_relaxed)) return std::nullopt;
       for (std::int64_t j = 0; j < n; ++j) {
-        const auto& b = w.block(i, j);
+        const auto kv = prog.kv_position(j, i);
+        const auto& b = w.block(((j - kv) % n + n) % n, j);
         const auto k = static_cast<std::size_t>(j * n + i);
         run.area[k] = static_cast<float>(static_cast<double>(b.visited_area) / full_area);
         run.pairs[k] = static_cast<float>(static_cast<double>(b.allowed_pairs) / full_area);
@@ -108,7 +135,7 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base, const std
 
 Timeline timeline_from_prediction(const LayoutRun& run, std::int64_t max_devices) {
   Timeline tl;
-  const auto& s = *run.scenario;
+  const auto& s = run.scenario->ring_scenario();
   const std::int64_t lanes = std::min(run.n, max_devices);
   for (std::int64_t j = 0; j < lanes; ++j) tl.lanes.push_back("device " + std::to_string(j));
   tl.lanes.emplace_back("link");

@@ -165,6 +165,63 @@ void Output::commit() {
   if (std::fflush(stdout) != 0) throw OutputError("-", errno ? errno : EIO, "cannot write to standard output");
 }
 
+JournalFile::JournalFile(std::string path, std::size_t keep) : path_(std::move(path)) {
+  if (path_.empty() || path_.back() == '/')
+    throw OutputError(path_, EISDIR, "cannot write " + (path_.empty() ? std::string("an empty path") : path_) +
+                                         ": expected a file name, not a folder");
+  // O_NONBLOCK: a FIFO planted at the name must not block the open (it is refused below).
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+  if (fd_ < 0) {
+    const int err = errno;
+    throw OutputError(path_, err,
+                      err == ELOOP ? "cannot write " + path_ + ": it is a symbolic link (not followed)"
+                                   : describe("cannot write", path_, err));
+  }
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw OutputError(path_, EINVAL, "cannot write " + path_ + ": not a regular file");
+  }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+      ::ftruncate(fd_, static_cast<off_t>(keep)) != 0 || ::lseek(fd_, 0, SEEK_END) < 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw OutputError(path_, err, describe("cannot write", path_, err));
+  }
+}
+
+JournalFile::~JournalFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void JournalFile::write(std::string_view data) {
+  if (fd_ < 0) throw OutputError(path_, EBADF, "write to " + path_ + " after it was closed");
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const auto n = ::write(fd_, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      throw OutputError(path_, err, describe("cannot write", path_, err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void JournalFile::close() {
+  if (fd_ < 0) return;
+  const bool synced = ::fsync(fd_) == 0 || errno == EINVAL || errno == EROFS;
+  const int sync_err = errno;
+  const int closed = ::close(fd_);
+  const int close_err = errno;
+  fd_ = -1;
+  if (!synced) throw OutputError(path_, sync_err, describe("cannot write", path_, sync_err));
+  if (closed != 0) throw OutputError(path_, close_err, describe("cannot write", path_, close_err));
+}
+
 void write_output(const std::string& path, std::string_view text) {
   Output out(path);
   out.write(text);

@@ -69,6 +69,25 @@ class Output {
   std::unique_ptr<AtomicFile> file_;
 };
 
+// A file written in place as it grows, for output that is meant to survive an interruption
+// (a sweep's rows: a killed run leaves every complete row for --resume). Opened without
+// following a link at its name (O_NOFOLLOW: a planted link is an error, ELOOP), only when it
+// is a regular file or new, and cut to `keep` bytes (0: emptied). Every write reaches the file
+// at once. Throws OutputError.
+class JournalFile {
+ public:
+  JournalFile(std::string path, std::size_t keep);
+  ~JournalFile();
+  JournalFile(const JournalFile&) = delete;
+  JournalFile& operator=(const JournalFile&) = delete;
+  void write(std::string_view data);
+  void close();  // flushes to disk; throws when that fails
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // The whole of `text` to `path` ("-" or "": standard output) through an Output.
 void write_output(const std::string& path, std::string_view text);
 

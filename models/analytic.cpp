@@ -1,7 +1,13 @@
 #include "models/analytic.hpp"
 
+#include "models/attention_cost.hpp"
+#include "models/collective_cost.hpp"
+#include "models/program.hpp"
+#include "models/memory.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ringsim::models {
 
@@ -30,67 +36,274 @@ double theoretical_max_speedup(const ResolvedScenario& s) {
   return theoretical_max_speedup(s.model, s.spec.sp, s.spec.n_seq, ratio);
 }
 
-Prediction predict(const ResolvedScenario& s) {
-  const auto& w = *s.workload;
+namespace {
+
+RankPlacement placement_of(const ResolvedScenario& s) {
+  return {s.spec.sp, s.spec.mp, std::max<std::int64_t>(1, s.hardware.devices_per_node)};
+}
+
+// Calls f(position, kv position, block, count) for the blocks of one round of the program's
+// ring: the workload's classes for one ring (two per round where blocks depend only on the
+// device difference or its sign), every position for a double ring's schedule.
+template <class F>
+void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::int64_t round, F&& f) {
+  const auto& w = *rs.workload;
+  const std::int64_t n = w.devices();
+  if (prog.window <= 0 || prog.window >= n) {
+    w.for_each_class(round, [&](std::int64_t device, const BlockStats& b, std::int64_t count) {
+      f(device, Workload::kv_block_of(device, round, n), b, count);
+    });
+    return;
+  }
+  for (std::int64_t q = 0; q < n; ++q) {
+    const std::int64_t k = prog.kv_position(q, round);
+    f(q, k, w.block(((q - k) % n + n) % n, q), std::int64_t{1});
+  }
+}
+
+// One layer of the program's ring stage, lock-step: each round lasts as long as its busiest
+// device or its transfer, whichever the overlap lets through.
+struct RingPass {
+  double fwd_s = 0, bwd_s = 0, fwd_exposed = 0, bwd_exposed = 0;
+  double busiest_fwd = 0, mean_fwd = 0, busiest_bwd = 0, mean_bwd = 0;
+  double imbalance_sum = 0, area_frac_sum = 0, useful_layer = 0;
+  std::vector<RoundTime> rounds;
+};
+
+RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
+  const ResolvedScenario& rs = s.ring_scenario();
+  const auto& w = *rs.workload;
   const auto& cost = *s.cost;
-  const auto& m = s.model;
+  const auto& proto = prog.protocol;
   const std::int64_t n = w.rounds();
-  const bool inter = s.ring_crosses_nodes();
-  const double layers = static_cast<double>(m.layers);
   const double round_overhead = s.profile.round_overhead_s;
-  Prediction p;
+  const bool double_ring = prog.window > 0 && prog.window < n;
+  const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
+  const bool inter = double_ring ? hops.inner_inter : (prog.rings.stride == 1 ? s.ring_crosses_nodes() : hops.inner_inter);
+  RingPass r;
 
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
-  const double dkv_bytes =
-      kv_bytes * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+  const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
   const double t_kv = cost.transfer_s(kv_bytes, inter);
   const double t_kv_dkv = cost.transfer_s(kv_bytes + dkv_bytes, inter);
   // A ring of one device moves nothing: its dK/dV never leave home.
   const double t_dkv = n > 1 ? cost.transfer_s(dkv_bytes, inter) : 0.0;
+  const double t_home = proto.dkv_home_hop ? t_dkv : 0.0;
+  const double t_outer_kv = double_ring ? cost.transfer_s(kv_bytes, hops.outer_inter) : 0.0;
+  const double t_outer_dkv = double_ring ? cost.transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
 
-  double fwd_layer = 0, bwd_layer = 0, fwd_exposed = 0, bwd_exposed = 0, imbalance_sum = 0, useful_layer = 0;
-  double area_frac_sum = 0;
-  const double block_area = static_cast<double>(s.layout->block()) * static_cast<double>(s.layout->block());
-  p.rounds_fwd.reserve(static_cast<std::size_t>(n));
+  const double block_area = static_cast<double>(rs.layout->block()) * static_cast<double>(rs.layout->block());
+  r.rounds.reserve(static_cast<std::size_t>(n));
+  const AttentionCost& attention = *rs.attention;
+  double window_f = 0, window_b = 0;  // double ring: the current window's inner rounds
   for (std::int64_t i = 0; i < n; ++i) {
-    const RoundSummary r = w.round_summary(i);
-    const double comp_f = cost.attention_fwd_s(r.max_block);
-    const double comp_b = cost.attention_bwd_s(r.max_block);
+    // One visit of the round's blocks gives the busiest device's compute (what a lock-step
+    // round waits for), the mean, and the areas behind the imbalance figure.
+    double comp_f = 0, comp_b = 0, fwd_sum = 0, bwd_sum = 0;
+    std::int64_t max_area = 0, sum_area = 0, sum_allowed = 0;
+    for_each_round_block(rs, prog, i, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
+      const RoundCost c = attention.block(rs, q, k, b);
+      comp_f = std::max(comp_f, c.fwd_s);
+      comp_b = std::max(comp_b, c.bwd_s);
+      fwd_sum += c.fwd_s * static_cast<double>(count);
+      bwd_sum += c.bwd_s * static_cast<double>(count);
+      max_area = std::max(max_area, b.visited_area);
+      sum_area += b.visited_area * count;
+      sum_allowed += b.allowed_pairs * count;
+    });
     const bool last = i + 1 == n;
-    // Forward: the last round sends nothing. Backward: dK/dV travel with K/V every round, and
-    // after the last round the accumulators still go home, after the compute.
-    const double tf = last ? 0 : t_kv;
-    const double round_f = round_overhead + cost.overlapped_s(comp_f, tf);
-    const double round_b = last ? round_overhead + comp_b + t_dkv : round_overhead + cost.overlapped_s(comp_b, t_kv_dkv);
-    fwd_layer += round_f;
-    bwd_layer += round_b;
-    fwd_exposed += round_f - round_overhead - comp_f;
-    bwd_exposed += round_b - round_overhead - comp_b;
-    area_frac_sum += static_cast<double>(r.max_visited_area) / block_area;
-    const double mean_area = static_cast<double>(r.sum_visited_area) / static_cast<double>(n);
-    imbalance_sum += mean_area > 0 ? static_cast<double>(r.max_visited_area) / mean_area : 1.0;
+    double round_f = 0, round_b = 0;
+    if (!double_ring) {
+      // Forward: the last round sends nothing. Backward, by the implementation's protocol
+      // (models/protocol.hpp): concurrent K/V and dK/dV share the hop (both cross by
+      // t(K/V + dK/dV)); ordered messages queue one behind the other (two latencies); a fused
+      // message carries both. Round 0 moves only K/V and the last only dK/dV, except that the
+      // concurrent protocol keeps ringsim's earlier closed form (K/V + dK/dV every round).
+      const double tf = last ? 0 : t_kv;
+      round_f = round_overhead + cost.overlapped_s(comp_f, tf);
+      double tb = t_kv_dkv;
+      if (proto.backward == BackwardMessages::Ordered) tb = t_dkv + t_kv;
+      if (proto.backward != BackwardMessages::Concurrent) tb = i == 0 ? t_kv : last ? t_dkv : tb;
+      if (last)
+        round_b = round_overhead + (proto.backward == BackwardMessages::Concurrent ? comp_b : cost.overlapped_s(comp_b, tb)) + t_home;
+      else
+        round_b = round_overhead + cost.overlapped_s(comp_b, tb);
+      r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
+      r.fwd_s += round_f;
+      r.bwd_s += round_b;
+    } else {
+      // Double ring (InternEvo): inner rounds of a window pass K/V (and the accumulators)
+      // around the window; the next window's K/V crosses the outer hop during the whole window;
+      // the accumulators go around the window once more, then to the next window, then home.
+      const std::int64_t wsz = prog.window, step = i % wsz, win = i / wsz, windows = n / wsz;
+      const bool last_step = step + 1 == wsz;
+      const double t_in_kv = wsz > 1 && !last_step ? t_kv : 0.0;
+      round_f = round_overhead + cost.overlapped_s(comp_f, t_in_kv);
+      double tb = wsz > 1 ? (last_step ? t_dkv : (step == 0 ? t_kv : t_kv_dkv)) : 0.0;
+      if (step == 0 && win > 0) tb = std::max(tb, t_outer_dkv);
+      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last_step && wsz > 1 ? t_dkv : 0.0);
+      window_f += round_f;
+      window_b += round_b;
+      r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), t_in_kv, round_f});
+      if (last_step) {
+        const bool more = win + 1 < windows;
+        const double wf = cost.overlapped_s(window_f, more ? t_outer_kv : 0.0);
+        const double wb = cost.overlapped_s(window_b, more ? t_outer_kv : 0.0) + (more ? 0.0 : t_outer_dkv);
+        r.fwd_s += wf;
+        r.bwd_s += wb;
+        // The outer transfer shows up in the window's last round.
+        r.rounds.back().round_s += wf - window_f;
+        window_f = window_b = 0;
+      }
+    }
+    r.fwd_exposed += round_f - round_overhead - comp_f;
+    r.bwd_exposed += round_b - round_overhead - comp_b;
+    r.busiest_fwd += comp_f;
+    r.busiest_bwd += comp_b;
+    r.mean_fwd += fwd_sum / static_cast<double>(n);
+    r.mean_bwd += bwd_sum / static_cast<double>(n);
+    r.area_frac_sum += static_cast<double>(max_area) / block_area;
+    const double mean_area = static_cast<double>(sum_area) / static_cast<double>(n);
+    r.imbalance_sum += mean_area > 0 ? static_cast<double>(max_area) / mean_area : 1.0;
     BlockStats sum_block;
-    sum_block.allowed_pairs = r.sum_allowed_pairs;
-    useful_layer += cost.attention_useful_fwd_flops(sum_block) / static_cast<double>(n);
-    RoundTime rt;
-    rt.round = i;
-    rt.compute_max_s = comp_f;
-    BlockStats mean_block;
-    mean_block.visited_area = r.sum_visited_area / n;
-    mean_block.tiles_visited = r.sum_tiles_visited / n;
-    rt.compute_mean_s = cost.attention_fwd_s(mean_block);
-    rt.transfer_s = tf;
-    rt.round_s = round_f;
-    p.rounds_fwd.push_back(rt);
+    sum_block.allowed_pairs = sum_allowed;
+    r.useful_layer += rs.cost->attention_useful_fwd_flops(sum_block) / static_cast<double>(n);
   }
+  if (double_ring) {
+    // Exposure counted per window above includes the outer hops; recompute it from the totals.
+    r.fwd_exposed = r.fwd_s - static_cast<double>(n) * round_overhead - r.busiest_fwd;
+    r.bwd_exposed = r.bwd_s - static_cast<double>(n) * round_overhead - r.busiest_bwd;
+  }
+  return r;
+}
+
+struct PassTotals {
+  double time_s = 0, exposed_ring = 0, exposed_ag = 0, exposed_rs = 0, exposed_a2a = 0;
+  double busiest = 0, mean = 0;
+};
+
+// One layer of a pass of the program, lock-step: stages one after the other, a stage and the
+// next at once where the program says so.
+PassTotals run_pass(const ResolvedScenario& s, const std::vector<Stage>& stages, const std::vector<TableCost>& tables,
+                    const RingPass& ring, bool backward) {
+  PassTotals t;
+  const RankPlacement pl = placement_of(s);
+  struct Timed {
+    double time = 0, compute = 0;
+  };
+  auto one = [&](const Stage& st, PassTotals& acc) -> Timed {
+    switch (st.kind) {
+      case StageKind::Ring: {
+        acc.exposed_ring += backward ? ring.bwd_exposed : ring.fwd_exposed;
+        acc.busiest += backward ? ring.busiest_bwd : ring.busiest_fwd;
+        acc.mean += backward ? ring.mean_bwd : ring.mean_fwd;
+        const double time = backward ? ring.bwd_s : ring.fwd_s;
+        return {time, time - (backward ? ring.bwd_exposed : ring.fwd_exposed)};
+      }
+      case StageKind::Compute: {
+        const auto& sec = tables[st.table].seconds;
+        double mx = 0, sum = 0;
+        for (const double x : sec) {
+          mx = std::max(mx, x);
+          sum += x;
+        }
+        acc.busiest += mx;
+        acc.mean += sum / static_cast<double>(sec.size());
+        return {mx, mx};
+      }
+      case StageKind::Collective: return {collective_s(*s.cost, st.collective, st.groups, st.bytes, pl), 0.0};
+    }
+    return {};
+  };
+  auto charge = [&](const Stage& st, double exposed) {
+    if (st.kind != StageKind::Collective) return;
+    (st.collective == CollectiveKind::AllGather       ? t.exposed_ag
+     : st.collective == CollectiveKind::ReduceScatter ? t.exposed_rs
+                                                      : t.exposed_a2a) += exposed;
+  };
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const Stage& st = stages[i];
+    const Timed a = one(st, t);
+    if (st.with_next && i + 1 < stages.size()) {
+      // A kernel and a collective at once: the compute hides what of the transfer it can.
+      const Stage& nx = stages[++i];
+      const Timed b = one(nx, t);
+      const double pair = s.cost->overlapped_s(std::max(a.compute, b.compute), std::max(a.time - a.compute, b.time - b.compute));
+      t.time_s += pair;
+      charge(st.kind == StageKind::Collective ? st : nx, pair - std::max(a.compute, b.compute));
+      continue;
+    }
+    t.time_s += a.time;
+    charge(st, a.time);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string why(const Prediction& p) {
+  const double exposed_ring = p.exposed_transfer_s;
+  struct Item {
+    double s;
+    const char* what;
+  };
+  const Item items[] = {{p.exposed_all_to_all_s, "exposed all-to-all"},
+                        {p.exposed_allgather_s, "exposed all-gather"},
+                        {p.exposed_reduce_scatter_s, "exposed reduce-scatter"},
+                        {exposed_ring, "exposed ring transfers"}};
+  const Item* worst = &items[0];
+  for (const auto& it : items)
+    if (it.s > worst->s) worst = &it;
+  const double imbalance_loss = p.attention_busiest_s - p.attention_mean_s;
+  const double attention = p.attention_fwd_s + p.attention_bwd_s;
+  auto pct = [&](double x) { return static_cast<int>(std::lround(100 * x / p.step_s)); };
+  if (worst->s >= imbalance_loss && worst->s > 0.05 * p.step_s)
+    return std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
+  if (imbalance_loss > 0.05 * p.step_s) {
+    const double ratio = p.attention_mean_s > 0 ? p.attention_busiest_s / p.attention_mean_s : 1.0;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", ratio);
+    return "imbalance: the busiest device computes " + std::string(buf) + "x the mean (" +
+           std::to_string(pct(imbalance_loss)) + "% of the step waiting)";
+  }
+  if (attention > 0.5 * p.step_s) return "compute-bound (attention " + std::to_string(pct(attention)) + "% of the step)";
+  return "compute-bound (projections and MLP " + std::to_string(pct(p.other_compute_s)) + "% of the step)";
+}
+
+Prediction predict(const ResolvedScenario& s) {
+  const auto& cost = *s.cost;
+  const auto& m = s.model;
+  const Program& prog = *s.program;
+  const double layers = static_cast<double>(m.layers);
+  Prediction p;
+
+  RingPass ring;
+  if (prog.has_ring()) ring = ring_pass(s, prog);
+  std::vector<TableCost> tables;
+  tables.reserve(prog.compute.size());
+  for (const auto& t : prog.compute) tables.push_back(table_cost(s, t));
+  const PassTotals fwd = run_pass(s, prog.fwd, tables, ring, false);
+  const PassTotals bwd = run_pass(s, prog.bwd, tables, ring, true);
+  double fwd_layer = fwd.time_s, bwd_layer = bwd.time_s;
   // SCFA's gathers/sort before and scatter after the kernel, once per layer for the device's
   // own block: K/V are prepared where they live and travel prepared (0 unless index-based).
   fwd_layer += cost.sparse_prep_fwd_s(s.layout->block());
   bwd_layer += cost.sparse_prep_bwd_s(s.layout->block());
+  p.rounds_fwd = std::move(ring.rounds);
   p.attention_fwd_s = fwd_layer * layers;
   p.attention_bwd_s = bwd_layer * layers;
-  p.exposed_transfer_s = (fwd_exposed + bwd_exposed) * layers;
-  p.imbalance = imbalance_sum / static_cast<double>(n);
+  p.exposed_transfer_s = (fwd.exposed_ring + bwd.exposed_ring) * layers;
+  p.exposed_allgather_s = (fwd.exposed_ag + bwd.exposed_ag) * layers;
+  p.exposed_reduce_scatter_s = (fwd.exposed_rs + bwd.exposed_rs) * layers;
+  p.exposed_all_to_all_s = (fwd.exposed_a2a + bwd.exposed_a2a) * layers;
+  p.attention_busiest_s = (fwd.busiest + bwd.busiest) * layers;
+  p.attention_mean_s = (fwd.mean + bwd.mean) * layers;
+  // Imbalance: the ring's per-round busiest / mean area, averaged over rounds; for stages of
+  // local compute the busiest device's compute over the mean.
+  if (prog.kind == StrategyKind::Ring || prog.kind == StrategyKind::DoubleRing)
+    p.imbalance = p.rounds_fwd.empty() ? 1.0 : ring.imbalance_sum / static_cast<double>(p.rounds_fwd.size());
+  else
+    p.imbalance = fwd.mean > 0 ? fwd.busiest / fwd.mean : 1.0;
 
   StepShape shape;
   shape.tokens = s.layout->block();
@@ -115,34 +328,46 @@ Prediction predict(const ResolvedScenario& s) {
   const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);
   // Every device of the mp x sp mesh works on the same sequence(s).
   p.tokens_per_s = tokens / p.step_s;
-  // Useful attention FLOPs: allowed pairs, forward + standard 2x backward.
+  // Useful attention FLOPs per device: allowed pairs, forward + standard 2x backward.
+  double useful_layer = ring.useful_layer;
+  if (!prog.has_ring()) {
+    std::int64_t pairs = 0;
+    for (const auto x : prog.compute.front().pairs) pairs += x;
+    BlockStats all;
+    all.allowed_pairs = pairs;
+    // A table's pairs are one head's, summed over ranks: all-gather ranks split the pairs,
+    // Ulysses ranks each take every pair for sp-th of the heads. Per device, either way, the
+    // mask's pairs / sp with all the device's heads (CostModel counts heads / mp).
+    const double split = s.strategy.kind == StrategyKind::Ulysses ? static_cast<double>(s.spec.sp) : 1.0;
+    useful_layer = cost.attention_useful_fwd_flops(all) / static_cast<double>(s.spec.sp) / split;
+  }
   p.model_flops = matmul_flops + 3 * useful_layer * layers;
   p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
 
-  // Memory per device: weights, gradients and Adam state in mixed precision (16 B/param)
-  // over mp, activations kept for backward per layer (with rematerialised blocks only the block
-  // input, c x d_model in bf16; otherwise ~10 d_model + 3 d_ff / mp values per token), and the
-  // K/V buffers in flight.
-  const double params = static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
-  const double c = static_cast<double>(s.layout->block());
-  const double b = static_cast<double>(s.spec.batch);
-  const double act_per_layer = c * b * static_cast<double>(m.d_model) * 2 *
-                               (s.profile.recompute ? 1.0 : 10.0 + 3.0 * static_cast<double>(m.d_ff) / static_cast<double>(m.d_model) / static_cast<double>(s.spec.mp));
-  p.memory_bytes = 16 * params + act_per_layer * layers + 4 * kv_bytes + 2 * dkv_bytes;
-  p.fits_memory = p.memory_bytes <= s.hardware.hbm_bytes;
+  // Memory per device (models/memory.hpp): model states sharded over sp, the profile's
+  // recomputation, the ring's K/V buffers and the strategy's own (gathered K/V, Ulysses' tensors).
+  const MemoryEstimate mem = estimate_memory(s, MemoryOptions::from_profile(s));
+  p.memory_bytes = mem.total_bytes;
+  p.fits_memory = mem.fits;
 
-  // Hide threshold: the forward compute per round grows as f c^2 (f: the busiest device's
-  // visited fraction of the block, averaged over rounds) and the transfer as L + beta c; solve
-  // f a c^2 = L + beta c for the smallest c (a: seconds per pair of a full block).
-  const double frac = area_frac_sum / static_cast<double>(n);
-  BlockStats one_pair;
-  one_pair.visited_area = 1;
-  const double a = cost.attention_fwd_flops(one_pair) / (s.hardware.peak_flops_per_s(s.profile.attention_precision) *
-                                                         s.profile.attention_efficiency);
-  const double beta = kv_bytes / c / cost.link_bandwidth_bytes_per_s(inter);
-  const double lat = cost.link_latency_s(inter);
-  const double fa = std::max(frac, 1e-12) * a;
-  p.hide_threshold_tokens = (beta + std::sqrt(beta * beta + 4 * fa * lat)) / (2 * fa);
+  // Hide threshold (rings): the forward compute per round grows as f c^2 (f: the busiest
+  // device's visited fraction of the block, averaged over rounds) and the transfer as
+  // L + beta c; solve f a c^2 = L + beta c for the smallest c (a: seconds per pair of a full block).
+  if (prog.has_ring() && !p.rounds_fwd.empty()) {
+    const bool inter = s.ring_crosses_nodes();
+    const double frac = ring.area_frac_sum / static_cast<double>(p.rounds_fwd.size());
+    const auto& rcost = *s.ring_scenario().cost;
+    BlockStats one_pair;
+    one_pair.visited_area = 1;
+    const double a = rcost.attention_fwd_flops(one_pair) /
+                     (s.hardware.peak_flops_per_s(s.profile.attention_precision) * s.profile.attention_efficiency);
+    const double cr = static_cast<double>(s.ring_scenario().layout->block());
+    const double kv_bytes = static_cast<double>(s.ring_scenario().workload->kv_block_bytes());
+    const double beta = kv_bytes / cr / cost.link_bandwidth_bytes_per_s(inter);
+    const double lat = cost.link_latency_s(inter);
+    const double fa = std::max(frac, 1e-12) * a;
+    p.hide_threshold_tokens = (beta + std::sqrt(beta * beta + 4 * fa * lat)) / (2 * fa);
+  }
   return p;
 }
 

@@ -4,6 +4,7 @@
 // rest of the training step, tokens/s, MFU, memory, the paper's Theoretical Maximum Speedup,
 // and the smallest block at which the K/V transfer hides behind compute.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/scenario.hpp"
@@ -26,15 +27,28 @@ struct Prediction {
   double other_compute_s = 0;     // projections, MLP, LM head, element-wise, recompute
   double collective_s = 0;        // tensor-parallel all-reduces
   double exposed_transfer_s = 0;  // ring transfer time not hidden behind compute
+  // Collectives of non-ring strategies not hidden behind compute (whole step), by kind:
+  // all-gather, reduce-scatter, all-to-all.
+  double exposed_allgather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
+  // Attention compute of the whole step: the busiest device's (what lock-step waits for) and
+  // the mean device's; their difference is what imbalance costs.
+  double attention_busiest_s = 0, attention_mean_s = 0;
   double step_s = 0;
   double tokens_per_s = 0;
   double model_flops = 0;         // useful FLOPs of the step on one device (allowed pairs only)
   double mfu = 0;                 // model_flops / (step_s x dense peak at the matmul precision)
   double imbalance = 0;           // mean over rounds of (max / mean) device attention work
-  double memory_bytes = 0;        // estimated peak per device
+  double memory_bytes = 0;        // estimated peak per device (models/memory.hpp: MemoryOptions::from_profile)
   bool fits_memory = true;
-  double hide_threshold_tokens = 0;  // smallest block c at which the forward transfer hides
+  double hide_threshold_tokens = 0;  // smallest block c at which the forward transfer hides (rings; 0 otherwise)
+  [[nodiscard]] double exposed_collectives_s() const noexcept {
+    return exposed_allgather_s + exposed_reduce_scatter_s + exposed_all_to_all_s;
+  }
 };
+
+// One line naming what limits the step: compute-bound, exposed all-to-all / all-gather /
+// reduce-scatter / ring transfers, or imbalance (the busiest device's share over the mean).
+[[nodiscard]] std::string why(const Prediction& p);
 
 [[nodiscard]] Prediction predict(const ResolvedScenario& s);
 

@@ -30,6 +30,7 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   JsonFields f(j, file);
   p.name = f.string("name");
   p.hardware = f.string_or("hardware", p.hardware);
+  p.implementation = f.string_or("implementation", p.implementation);
   p.version = f.integer_or("version", 1, std::int64_t{1} << 20, p.version);
   if (f.find("provenance")) {
     p.provenance.calibrated = f.boolean_or("provenance.calibrated", false);
@@ -111,6 +112,7 @@ nlohmann::json Profile::to_json() const {
   nlohmann::json j;
   j["name"] = name;
   j["hardware"] = hardware;
+  if (!implementation.empty()) j["implementation"] = implementation;
   j["version"] = version;
   j["provenance"] = {{"calibrated", provenance.calibrated}, {"method", provenance.method},
                      {"fitted_from", provenance.fitted_from}, {"date", provenance.date}, {"notes", provenance.notes}};

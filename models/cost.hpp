@@ -29,6 +29,7 @@ struct Provenance {
 struct Profile {
   std::string name;
   std::string hardware;
+  std::string implementation;  // configs/implementations/NAME.json this profile was fitted for
   std::int64_t version = 1;
   Provenance provenance;
   Precision attention_precision = Precision::BF16;

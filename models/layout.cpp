@@ -86,6 +86,14 @@ Layout Layout::permutation(std::vector<std::int64_t> tokens, std::int64_t n_dev,
   l.width_ = 1;
   l.slot_to_token_ = std::move(tokens);
   l.token_to_slot_ = std::move(inverse);
+  const std::int64_t c = l.block_;
+  l.monotone_devices_.assign(static_cast<std::size_t>(n_dev), 1);
+  for (std::int64_t d = 0; d < n_dev; ++d)
+    for (std::int64_t i = 1; i < c; ++i)
+      if (l.slot_to_token_[static_cast<std::size_t>(d * c + i)] < l.slot_to_token_[static_cast<std::size_t>(d * c + i - 1)]) {
+        l.monotone_devices_[static_cast<std::size_t>(d)] = 0;
+        break;
+      }
   l.instance_tag_ = std::make_shared<const char>('p');
   return l;
 }

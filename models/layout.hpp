@@ -80,6 +80,11 @@ class Layout {
   [[nodiscard]] bool order_classes() const noexcept { return kind_ != LayoutKind::Permutation; }
   // Global positions increase with the local index on every device (all but permutations).
   [[nodiscard]] bool monotone() const noexcept { return kind_ != LayoutKind::Permutation; }
+  // The same for one device: also true for a permutation whose slots of this device hold
+  // increasing tokens (the per-document balancers' layouts do).
+  [[nodiscard]] bool monotone(std::int64_t device) const noexcept {
+    return kind_ != LayoutKind::Permutation || monotone_devices_[static_cast<std::size_t>(device)] != 0;
+  }
   // Shared by the copies of one explicit permutation and by nothing else (null for the other
   // kinds): lets memos tell permutations apart without comparing n_seq tokens. Holding it keeps
   // its address from being reused.
@@ -95,6 +100,7 @@ class Layout {
   std::int64_t width_ = 1;
   std::vector<std::int64_t> slot_to_token_;  // permutation only
   std::vector<std::int64_t> token_to_slot_;  // permutation only
+  std::vector<char> monotone_devices_;        // permutation only: per device, tokens increase
   std::shared_ptr<const void> instance_tag_;  // permutation only
 };
 

@@ -187,8 +187,16 @@ class DocumentMask final : public Mask {
     for (std::size_t d = 0; d < starts_.size(); ++d)
       min_length_ = std::min(min_length_, (d + 1 < starts_.size() ? starts_[d + 1] : n_seq_) - starts_[d]);
   }
-  // Each closed-form count walks the documents its progressions' range meets.
+  // Monotone devices: block_shortcut below, a few walks over the block's tokens and one over
+  // its tiles. Otherwise each closed-form count walks the documents its progressions' range meets.
   double count_steps(const Layout& l, TileShape t) const noexcept override {
+    bool all_monotone = true;
+    for (std::int64_t d = 0; d < l.n_dev() && all_monotone; ++d) all_monotone = l.monotone(d);
+    if (all_monotone) {
+      const double c = static_cast<double>(l.block());
+      return 6 * c + std::ceil(c / static_cast<double>(t.q)) * std::ceil(c / static_cast<double>(t.k)) +
+             static_cast<double>(starts_.size());
+    }
     const double span = static_cast<double>(l.max_span(std::max(t.q, t.k)));
     const double docs = std::min(static_cast<double>(starts_.size()), 2 + 2 * span / static_cast<double>(min_length_));
     return Mask::count_steps(l, t) * docs;
@@ -198,6 +206,73 @@ class DocumentMask final : public Mask {
   bool allowed(std::int64_t q, std::int64_t p, std::int64_t) const noexcept override {
     return p <= q && doc_of(p) == doc_of(q);
   }
+  const std::vector<std::int64_t>* document_starts() const noexcept override { return &starts_; }
+  // Where both devices hold increasing tokens (contiguous, striped, and the per-document
+  // balancers' permutations), query x's allowed keys are one range of the key block's local
+  // indices, [first key at or after its document's start, last key at or before x], and both
+  // ends only move right as x does. A tile row's counts then come from those ranges with a
+  // difference array over the key tiles: O(block + tiles) per block instead of a count per tile.
+  bool block_shortcut(const Layout& l, std::int64_t j, std::int64_t k, TileShape t, BlockStats& out) const override {
+    if (!l.monotone(j) || !l.monotone(k)) return false;
+    const std::int64_t c = l.block();
+    const std::int64_t nq = (c + t.q - 1) / t.q;
+    const std::int64_t nk = (c + t.k - 1) / t.k;
+    thread_local std::vector<std::int64_t> qpos, kpos, cnt, diff;
+    qpos.resize(static_cast<std::size_t>(c));
+    kpos.resize(static_cast<std::size_t>(c));
+    for (std::int64_t i = 0; i < c; ++i) {
+      qpos[static_cast<std::size_t>(i)] = l.token(j, i);
+      kpos[static_cast<std::size_t>(i)] = l.token(k, i);
+    }
+    out = {};
+    out.tiles_total = nq * nk;
+    cnt.assign(static_cast<std::size_t>(nk), 0);
+    diff.assign(static_cast<std::size_t>(nk) + 1, 0);
+    std::size_t doc = 0;
+    std::int64_t lo = 0, end = 0;  // the current query's allowed key range [lo, end)
+    for (std::int64_t qt = 0; qt < nq; ++qt) {
+      const std::int64_t r0 = qt * t.q, r1 = std::min(c, r0 + t.q);
+      for (std::int64_t a = r0; a < r1; ++a) {
+        const std::int64_t q = qpos[static_cast<std::size_t>(a)];
+        while (doc + 1 < starts_.size() && starts_[doc + 1] <= q) ++doc;
+        const std::int64_t s = starts_[doc];
+        while (lo < c && kpos[static_cast<std::size_t>(lo)] < s) ++lo;
+        end = std::max(end, lo);
+        while (end < c && kpos[static_cast<std::size_t>(end)] <= q) ++end;
+        if (lo >= end) continue;
+        const std::int64_t tl = lo / t.k, th = (end - 1) / t.k;
+        if (tl == th) {
+          cnt[static_cast<std::size_t>(tl)] += end - lo;
+        } else {
+          cnt[static_cast<std::size_t>(tl)] += (tl + 1) * t.k - lo;
+          cnt[static_cast<std::size_t>(th)] += end - th * t.k;
+          diff[static_cast<std::size_t>(tl + 1)] += t.k;
+          diff[static_cast<std::size_t>(th)] -= t.k;
+        }
+      }
+      const std::int64_t rows = r1 - r0;
+      std::int64_t run = 0;
+      for (std::int64_t kt = 0; kt < nk; ++kt) {
+        run += diff[static_cast<std::size_t>(kt)];
+        const std::int64_t allowed = cnt[static_cast<std::size_t>(kt)] + run;
+        const std::int64_t cols = std::min(c, (kt + 1) * t.k) - kt * t.k;
+        out.allowed_pairs += allowed;
+        if (allowed > 0) {
+          ++out.tiles_computed;
+          out.visited_area += rows * cols;
+          if (allowed < rows * cols) out.masked_area += rows * cols;
+        } else {
+          out.skipped_area += rows * cols;
+        }
+        cnt[static_cast<std::size_t>(kt)] = 0;
+        diff[static_cast<std::size_t>(kt)] = 0;
+      }
+      diff[static_cast<std::size_t>(nk)] = 0;
+    }
+    out.tiles_visited = out.tiles_computed;
+    return true;
+  }
+
   std::int64_t count(std::span<const Progression> q, std::span<const Progression> k) const override {
     std::int64_t total = 0;
     for (const auto& a : q) {

@@ -85,6 +85,9 @@ class Mask {
   // Counts depend only on whether p <= q (causal, full): blocks of order-class layouts then
   // depend only on sign(q device - k device).
   [[nodiscard]] virtual bool order_only() const noexcept { return false; }
+  // Start positions of the documents of a per-document causal mask (null for other masks): the
+  // non-ring strategies issue one kernel call per document.
+  [[nodiscard]] virtual const std::vector<std::int64_t>* document_starts() const noexcept { return nullptr; }
 
  protected:
   // Exact answer from the positions' ranges alone, when the ranges decide it (all allowed or

@@ -65,6 +65,10 @@ class Workload {
   [[nodiscard]] RoundSummary round_summary(std::int64_t round) const;
   // Sums over every (round, device) block of the ring.
   [[nodiscard]] BlockStats totals() const;
+  // Calls f once per distinct block of the round, with a device holding it and how many do
+  // (two calls per round for the structured classes, one per device otherwise).
+  void for_each_class(std::int64_t round,
+                      FunctionRef<void(std::int64_t device, const BlockStats&, std::int64_t count)> f) const;
   // Every tile of one device-round, in row-major tile order, per mask head.
   void for_each_tile(std::int64_t round, std::int64_t device, FunctionRef<void(std::int64_t head, const TileCount&)> visit) const;
 
@@ -80,9 +84,6 @@ class Workload {
                                               std::int64_t k_device, TileShape tile);
 
  private:
-  // Calls f once per distinct block of the round, with a device holding it and how many do.
-  void for_each_class(std::int64_t round,
-                      FunctionRef<void(std::int64_t device, const BlockStats&, std::int64_t count)> f) const;
   // Class of block (j, k): equal keys guarantee equal counts.
   [[nodiscard]] std::int64_t class_key(std::int64_t q_device, std::int64_t k_device) const noexcept;
 

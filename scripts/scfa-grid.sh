@@ -4,7 +4,7 @@
 # Usage: scripts/scfa-grid.sh [path/to/ringsim]   (default build/cli/ringsim)
 set -euo pipefail
 bin=${1:-build/cli/ringsim}
-common=(--hardware a100-40gb --profile a100-40gb-scfa --model attn:48:48:64 --mesh 1x1 --batch 4 --tile 128x128
+common=(--hardware a100-40gb --impl scfa --model attn:48:48:64 --mesh 1x1 --batch 4 --tile 128x128
         --layout contiguous --compare-mask causal)
 echo "| mask | 8k fwd | 8k fwd+bwd | 16k fwd | 16k fwd+bwd | 32k fwd | 32k fwd+bwd |"
 echo "|---|---|---|---|---|---|---|"

@@ -4,7 +4,7 @@
 # hold an allowed pair (ringsim workload, summed over rounds, devices and heads), the sum over
 # rounds of the busiest device's visited tiles (what a lock-step ring waits for), the share of
 # visited area in partly masked tiles, and the attention forward+backward speedup over dense
-# causal Ring Attention (contiguous layout) under the a100-40gb-scfa profile. Markdown on stdout.
+# causal Ring Attention (contiguous layout) under the scfa/a100-40gb profile (--impl scfa). Markdown on stdout.
 # Usage: scripts/sparse-ring-study.sh [path/to/ringsim] [model] [tokens per device] [ring sizes]
 set -euo pipefail
 bin=${1:-build/cli/ringsim}
@@ -15,7 +15,7 @@ layouts=(contiguous striped zigzag cyclic:4 bucket-striped bucket-rotated)
 for N in $rings; do
   n=$((N * per_dev))
   for T in 128x128 512x512; do
-    common=(--hardware a100-40gb --profile a100-40gb-scfa --model "$model" --mesh "1x$N" --seq "$n" --batch 1 --tile "$T")
+    common=(--hardware a100-40gb --impl scfa --model "$model" --mesh "1x$N" --seq "$n" --batch 1 --tile "$T")
     base=$("$bin" predict "${common[@]}" --mask causal --layout contiguous --format csv | tail -1 | cut -d, -f15,16)
     base_s=$(awk -F, '{print $1 + $2}' <<<"$base")
     echo "#### N = $N, $n tokens, tile $T (dense causal ring: attention fwd+bwd ${base_s} s)"

@@ -7,45 +7,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/support/run_process.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tests/support/temp_dir.hpp"
 
-namespace {
-
-using ringsim::test::run_process;
-using ringsim::test::TempDir;
-
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// `args`: words separated by single spaces, as a user would type them (no quoting needed).
-Run run(const std::string& args) {
-  auto argv = ringsim::test::words(args);
-  argv.insert(argv.begin(), RINGSIM_BIN);
-  const auto p = run_process(argv, 120);
-  REQUIRE_FALSE(p.timed_out);
-  return {p.code, p.out, p.err};
-}
-
-std::size_t lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-void expect_bad(const std::string& args, const std::string& needle) {
-  INFO("ringsim " << args);
-  const auto r = run(args);
-  CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
-  CHECK(r.err.find(needle) != std::string::npos);
-  INFO("stderr: " << r.err);
-}
-
-}  // namespace
+using namespace ringsim::test;
 
 TEST_CASE("the quick-start prediction compares ring and striped side by side", "[cli]") {
   const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144");
@@ -59,7 +24,7 @@ TEST_CASE("the quick-start prediction compares ring and striped side by side", "
 
 TEST_CASE("batch prediction passes input columns through and adds pred_tms and pred_speedup", "[cli]") {
   const TempDir tmp;
-  const std::string out = tmp.path("batch.csv");
+  const std::string out = tmp.file("batch.csv");
   const auto r = run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " + out);
   REQUIRE(r.code == 0);
   std::ifstream f(out);
@@ -85,18 +50,18 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   CHECK(a.out.find("engine analytic") != std::string::npos);
   CHECK(d.out.find("engine des") != std::string::npos);
   CHECK(d.out.find("nan") == std::string::npos);
-  // Batch mode: pred_engine closes the pred_ columns, so earlier positions stay where they were.
+  // Batch mode: pred_engine and pred_impl close the pred_ columns, so earlier positions stay where they were.
   const TempDir tmp;
   const auto batch = tmp.write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
   const auto b = run("predict --scenarios " + batch + " --format csv --engine des");
   REQUIRE(b.code == 0);
   CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
   const auto header_end = b.out.find('\n');
-  CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine"));
-  CHECK(b.out.substr(header_end + 1).ends_with(",des\n"));
+  CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine,pred_impl"));
+  CHECK(b.out.substr(header_end + 1).ends_with(",des,jax-blockwise\n"));
   const auto ba = run("predict --scenarios " + batch + " --format csv");
   REQUIRE(ba.code == 0);
-  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic\n"));
+  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,jax-blockwise\n"));
   CHECK(b.out.find("nan") == std::string::npos);
 }
 
@@ -147,6 +112,12 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --mesh 0x4", "mesh");
   expect_bad("predict --mesh 4", "mesh");
   expect_bad("predict --layout spiral", "unknown layout");
+  expect_bad("predict --impl no-such-impl", "unknown implementation");
+  expect_bad("predict --impl jax-blockwise --layout zigzag", "offers contiguous, striped");
+  expect_bad("predict --impl jax-blockwise --mask window:64", "does not offer mask");
+  expect_bad("predict --hardware tpu-v4 --impl scfa", "does not run on tpu");
+  expect_bad("predict --cp spiral", "unknown context-parallel strategy");
+  expect_bad("predict --impl scfa --profile jax-blockwise/a100-80gb", "is for implementation jax-blockwise");
   expect_bad("predict --layout bucket-striped --mask causal", "field 'layout'");
   expect_bad("predict --model attn:2:2:64 --layout bucket-rotated --mask qkdrop:0.5", "bucket-rotated arranges hash");
   expect_bad("predict --mask window:0", "window");
@@ -171,7 +142,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --hardware-file " + bad_hw, "source");
 
   // A failing batch leaves no output file, not even a partial one, and no temporary.
-  const std::string out = tmp.path("partial.csv");
+  const std::string out = tmp.file("partial.csv");
   const auto r = run("predict --scenarios " + bad_divisible + " --format csv -o " + out);
   CHECK(r.code == 2);
   CHECK_FALSE(std::filesystem::exists(out));
@@ -184,7 +155,7 @@ TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit c
   // CUDA_VISIBLE_DEVICES= hides any GPU, so this checks the failure path on every machine; a
   // build without CUDA fails the same way for a different reason.
   const TempDir tmp;
-  const std::string out = tmp.path("measure_out.csv");
+  const std::string out = tmp.file("measure_out.csv");
   setenv("CUDA_VISIBLE_DEVICES", "", 1);  // inherited by popen's shell
   for (const std::string& args : {"measure --quick -o " + out, std::string("validate --model attn:4:4:64 --mesh 1x4 --seq 1024")}) {
     INFO("ringsim " << args);
@@ -209,4 +180,33 @@ TEST_CASE("show accepts sparse (per-head) masks", "[cli]") {
   CHECK(r.out.find("head 0 of 2") != std::string::npos);
   // Cells stay on the one-full-block scale (99 at most).
   CHECK(r.out.find("nan") == std::string::npos);
+}
+
+TEST_CASE("strategies compared side by side, each row with its why; bad splits exit 2", "[cli][strategy]") {
+  const auto table = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                         "--cp ring,allgather,ulysses,usp:2x4,double-ring:4");
+  REQUIRE(table.code == 0);
+  for (const char* row : {"ring zigzag", "allgather zigzag", "ulysses zigzag", "usp:2x4 zigzag", "double-ring:4 zigzag"})
+    CHECK(table.out.find(row) != std::string::npos);
+  CHECK(table.out.find("why:") != std::string::npos);
+  CHECK(table.out.find("ulysses = te-a2a") != std::string::npos);
+  const auto csv = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                       "--cp ring,ulysses --format csv");
+  REQUIRE(csv.code == 0);
+  CHECK(lines(csv.out) == 3);
+  CHECK(csv.out.find(",te-a2a,ulysses,") != std::string::npos);
+
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp usp:2x2 --layout zigzag",
+             "U x R = 2 x 2 = 4 differs from the context-parallel size sp = 8");
+  expect_bad("predict --model llama3-8b --mesh 1x16 --seq 16384 --cp ulysses --layout zigzag", "does not replicate KV heads");
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp ulysses --impl te-all-gather --layout zigzag",
+             "does not offer strategy 'ulysses'");
+  expect_bad("predict --cp double-ring:3 --layout zigzag --seq 8192", "does not divide the ring size sp = 8");
+  const TempDir tmp;
+  const auto docs_short = tmp.write("docs_short.csv", "length\n600\n400\n");
+  expect_bad("predict --mesh 1x8 --seq 1024 --docs " + docs_short + " --layout contiguous",
+             "document lengths sum to 1000, expected n_seq = 1024");
+  expect_bad("predict --mesh 1x8 --seq 8192 --docs lognormal:1000:1:1 --mask full", "--docs sets the mask");
+  expect_bad("predict --mesh 1x8 --seq 8192 --layout doc-zigzag --impl ringsim-tiles", "give them with --docs");
+  expect_bad("show --cp ring,allgather", "show takes one strategy");
 }

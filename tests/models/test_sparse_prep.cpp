@@ -99,6 +99,7 @@ TEST_CASE("sparse kernel efficiency scales only the sparse kernel", "[analytic][
   auto r = one_device("qkdrop:0.5", 2048);
   Profile p = r.profile;
   p.sparse_prep_bytes_per_element = 0;
+  p.sparse_kernel_efficiency = 1;
   set_profile(r, p);
   const double t1 = attention_s(r);
   p.sparse_kernel_efficiency = 0.5;

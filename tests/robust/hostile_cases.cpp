@@ -18,7 +18,7 @@ using nlohmann::json;
 constexpr Expect R = Expect::Reject, A = Expect::Accept, E = Expect::Either;
 using Values = std::vector<std::pair<std::string, Expect>>;  // raw JSON (or CSV) text -> expectation
 
-std::string read_file(const std::string& path) {
+std::string read_or_throw(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
   std::stringstream ss;
@@ -64,9 +64,9 @@ std::string file_name(std::string s) {
 HostileFixture::HostileFixture() {
   big = std::string(100000, 'a');
   huge = std::string(1 << 20, 'a');
-  dir = tmp.path("a-folder");
+  dir = tmp.file("a-folder");
   ::mkdir(dir.c_str(), 0755);
-  fifo = tmp.path("a-fifo");
+  fifo = tmp.file("a-fifo");
   if (::mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
   // A 50 MB JSON array of numbers: the size alone must refuse it, before any parsing.
   std::string text = "[";
@@ -78,7 +78,7 @@ HostileFixture::HostileFixture() {
 
 std::vector<HostileCase> flag_cases(const HostileFixture& fx, const std::string& manifest, const std::string& data_dir) {
   std::vector<HostileCase> out;
-  std::istringstream in(read_file(manifest));
+  std::istringstream in(read_or_throw(manifest));
   std::string line;
   const std::vector<std::pair<std::string, std::string>> subst = {
       {"{BIG}", fx.big}, {"{TMP}", fx.tmp.dir()}, {"{DIR}", fx.dir}, {"{FIFO}", fx.fifo},
@@ -103,7 +103,7 @@ std::vector<HostileCase> flag_cases(const HostileFixture& fx, const std::string&
 }
 
 std::vector<HostileCase> hardware_cases(const HostileFixture& fx, const std::string& root) {
-  const json base = json::parse(read_file(root + "/configs/hardware/a100-80gb.json"));
+  const json base = json::parse(read_or_throw(root + "/configs/hardware/a100-80gb.json"));
   std::vector<HostileCase> out;
   int n = 0;
   auto add = [&](const std::string& what, const std::string& text, Expect e) {
@@ -155,7 +155,7 @@ std::vector<HostileCase> hardware_cases(const HostileFixture& fx, const std::str
 }
 
 std::vector<HostileCase> model_cases(const HostileFixture& fx, const std::string& root) {
-  const json base = json::parse(read_file(root + "/configs/models/llama3-8b.json"));
+  const json base = json::parse(read_or_throw(root + "/configs/models/llama3-8b.json"));
   std::vector<HostileCase> out;
   int n = 0;
   auto add = [&](const std::string& what, const std::string& text, Expect e) {

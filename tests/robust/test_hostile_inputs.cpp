@@ -92,7 +92,7 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
     // Nothing may be left behind by a refusal; what an accepted run writes is checked, then removed.
     for (const auto& name : entries(fx.tmp.dir())) {
       if (before.count(name)) continue;
-      const auto path = fx.tmp.path(name);
+      const auto path = fx.tmp.file(name);
       if (r.code == 0 && std::filesystem::is_regular_file(path)) {
         std::ifstream f(path);
         std::stringstream ss;

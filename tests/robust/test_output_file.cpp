@@ -41,7 +41,7 @@ std::set<std::string> names(const std::string& dir) {
 
 TEST_CASE("an atomic file appears complete on commit, and only then", "[io]") {
   const TempDir tmp;
-  const auto target = tmp.path("out.csv");
+  const auto target = tmp.file("out.csv");
   {
     AtomicFile f(target);
     f.write("a,b\n");
@@ -75,8 +75,8 @@ TEST_CASE("a failed or abandoned write leaves the old file and nothing else", "[
 
 TEST_CASE("a directory or a missing folder as the target is an error that leaves nothing", "[io]") {
   const TempDir tmp;
-  fs::create_directory(tmp.path("dir"));
-  for (const auto& target : {tmp.path("dir"), tmp.path("dir/"), tmp.path("missing/out.csv"), std::string()}) {
+  fs::create_directory(tmp.file("dir"));
+  for (const auto& target : {tmp.file("dir"), tmp.file("dir/"), tmp.file("missing/out.csv"), std::string()}) {
     INFO(target);
     try {
       AtomicFile f(target);
@@ -86,17 +86,17 @@ TEST_CASE("a directory or a missing folder as the target is an error that leaves
     }
   }
   CHECK(names(tmp.dir()) == std::set<std::string>{"dir"});
-  CHECK(fs::is_empty(tmp.path("dir")));
+  CHECK(fs::is_empty(tmp.file("dir")));
 }
 
 TEST_CASE("links at the target and at the old temporary name are never followed", "[io]") {
   const TempDir tmp, elsewhere;
   const auto victim = elsewhere.write("victim.txt", "precious\n");
   const auto victim2 = elsewhere.write("victim2.txt", "also precious\n");
-  const auto target = tmp.path("out.csv");
+  const auto target = tmp.file("out.csv");
   fs::create_symlink(victim, target);
   fs::create_symlink(victim2, target + ".tmp");
-  fs::create_symlink(elsewhere.path("new-file"), tmp.path(".out.csv.tmp"));  // dangling
+  fs::create_symlink(elsewhere.file("new-file"), tmp.file(".out.csv.tmp"));  // dangling
   ringsim::io::write_output(target, "new\n");
   CHECK(slurp(victim) == "precious\n");
   CHECK(slurp(victim2) == "also precious\n");
@@ -110,7 +110,7 @@ TEST_CASE("ringsim -o never writes through planted links and leaves nothing on f
   const TempDir tmp, elsewhere;
   const auto victim = elsewhere.write("victim.csv", "precious\n");
   const auto victim_tmp = elsewhere.write("victim.tmp", "precious too\n");
-  const auto out = tmp.path("p.csv");
+  const auto out = tmp.file("p.csv");
   fs::create_symlink(victim_tmp, out + ".tmp");
   fs::create_symlink(victim, out);
   const auto r = ringsim::test::run_process(
@@ -125,16 +125,16 @@ TEST_CASE("ringsim -o never writes through planted links and leaves nothing on f
   CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp"});
 
   // -o naming a folder: exit 2, one line, nothing created anywhere.
-  fs::create_directory(tmp.path("d"));
-  const auto d = ringsim::test::run_process({RINGSIM_BIN, "predict", "--seq", "8192", "-o", tmp.path("d")}, 120);
+  fs::create_directory(tmp.file("d"));
+  const auto d = ringsim::test::run_process({RINGSIM_BIN, "predict", "--seq", "8192", "-o", tmp.file("d")}, 120);
   CHECK(d.code == 2);
   CHECK(std::count(d.err.begin(), d.err.end(), '\n') == 1);
-  CHECK(fs::is_empty(tmp.path("d")));
+  CHECK(fs::is_empty(tmp.file("d")));
   CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
 
   // A failing run leaves no output and no temporary (abandoned writes: the test above).
   const auto w = ringsim::test::run_process(
-      {RINGSIM_BIN, "workload", "--seq", "8192", "--mesh", "1x4", "--layout", "perm:/nonexistent", "-o", tmp.path("w.csv")}, 120);
+      {RINGSIM_BIN, "workload", "--seq", "8192", "--mesh", "1x4", "--layout", "perm:/nonexistent", "-o", tmp.file("w.csv")}, 120);
   CHECK(w.code == 2);
   CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
 }

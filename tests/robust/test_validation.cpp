@@ -86,9 +86,9 @@ TEST_CASE("input files: lines of any ending, refused when not regular, too large
   CHECK_THROWS_AS(InputFile(tmp.write("c.txt", std::string(101, 'x')), "f", "test file", 100), InputError);
   CHECK_THROWS_AS(InputFile(tmp.dir(), "f", "test file", 100), InputError);
   CHECK_THROWS_AS(InputFile("/dev/zero", "f", "test file", 100), InputError);
-  REQUIRE(::mkfifo(tmp.path("fifo").c_str(), 0600) == 0);
-  CHECK_THROWS_AS(InputFile(tmp.path("fifo"), "f", "test file", 100), InputError);  // and does not block
-  CHECK_THROWS_AS(InputFile(tmp.path("missing"), "f", "test file", 100), InputError);
+  REQUIRE(::mkfifo(tmp.file("fifo").c_str(), 0600) == 0);
+  CHECK_THROWS_AS(InputFile(tmp.file("fifo"), "f", "test file", 100), InputError);  // and does not block
+  CHECK_THROWS_AS(InputFile(tmp.file("missing"), "f", "test file", 100), InputError);
   try {
     InputFile f(tmp.write("d.txt", "ok\n" + std::string(kMaxLineBytes + 1, 'x') + "\n"), "f", "test file", kMaxDataFileBytes);
     std::string line;

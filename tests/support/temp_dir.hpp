@@ -1,12 +1,13 @@
 #pragma once
 // A fresh private folder under $TMPDIR (or /tmp) for one test, removed with everything in it
-// when the test ends: tests never write into the working or source tree, and parallel test
-// processes never share a file name.
+// when the test ends: tests never write into the working, source or build tree, and parallel
+// test processes never share a file name (mkdtemp). And reading and writing whole files.
 #include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -29,10 +30,10 @@ class TempDir {
 
   [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
   // The path of `name` inside the folder (nothing is created).
-  [[nodiscard]] std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  [[nodiscard]] std::string file(const std::string& name) const { return dir_ + "/" + name; }
   // Writes `text` to `name` inside the folder and returns its path.
   std::string write(const std::string& name, const std::string& text) const {
-    const auto p = path(name);
+    const auto p = file(name);
     std::ofstream f(p, std::ios::binary);
     f << text;
     if (!f.flush()) throw std::runtime_error("cannot write " + p);
@@ -42,5 +43,18 @@ class TempDir {
  private:
   std::string dir_;
 };
+
+// A file's bytes ("" when it cannot be read), and a file written with exactly `text`.
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
 
 }  // namespace ringsim::test

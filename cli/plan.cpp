@@ -1,0 +1,183 @@
+// `ringsim plan`: the best configurations for a goal (fewest devices for a throughput, most
+// throughput for a budget, longest context on a budget), ranked, each with why.
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/csv.hpp"
+#include "cli/progress.hpp"
+#include "cli/scenario_options.hpp"
+#include "models/error.hpp"
+#include "models/json_fields.hpp"
+#include "models/parse.hpp"
+#include "planning/plan.hpp"
+#include "planning/sweep.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+namespace {
+
+constexpr const char* kNoInterval =
+    "prediction interval: unavailable (the cost model gives no interval yet; plans will carry _lo/_hi columns when it does)";
+
+// Flags over the plan file's fields (same names, '-' for '_').
+nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult& r) {
+  nlohmann::json j = file.empty() ? nlohmann::json::object() : models::read_json_file(file);
+  if (!j.is_object()) throw InputError(file, 1, "plan", "expected a JSON object");
+  for (const char* k : {"hardware", "model", "goal", "mask", "engine"})
+    if (r.count(k)) j[k] = r[k].as<std::string>();
+  const std::pair<const char*, const char*> counts[] = {
+      {"seq", "n_seq"}, {"max-context", "max_context"}, {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
+  for (const auto& [flag, field] : counts)
+    if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
+  if (r.count("target-tokens-per-s"))
+    j["target_tokens_per_s"] = models::parse_double(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
+  for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
+    if (!r.count(k)) continue;
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& v : models::split(r[k].as<std::string>(), ',')) values.push_back(std::string(models::trim(v)));
+    j[k] = values;
+  }
+  return j;
+}
+
+std::string row_text(const planning::SweepResult& x) {
+  std::string line;
+  planning::append_csv_row(x, line);
+  line.pop_back();  // the newline
+  return line;
+}
+
+}  // namespace
+
+int run_plan(int argc, char** argv) {
+  cxxopts::Options o("ringsim plan",
+                     "The best configurations for a goal: min-devices (fewest devices reaching --target-tokens-per-s), "
+                     "max-throughput (most tokens/s on at most --devices), max-context (longest context on at most "
+                     "--devices), searched over meshes, strategies, layouts, tiles, implementations, topologies, ZeRO "
+                     "stages and recomputation");
+  o.positional_help("[PLAN.json]");
+  o.add_options()("file", "plan file (JSON) with the same fields; flags override it", cxxopts::value<std::string>()->default_value(""))
+                 ("hardware", "hardware name or JSON file (default h100-sxm)", cxxopts::value<std::string>())
+                 ("model", "model name or JSON file (default llama3-8b)", cxxopts::value<std::string>())
+                 ("goal", "min-devices | max-throughput | max-context (default max-throughput)", cxxopts::value<std::string>())
+                 ("seq", "target context n_seq (max-context: the shortest tried; default 131072)", cxxopts::value<std::string>())
+                 ("max-context", "max-context: the longest context tried (default 16777216)", cxxopts::value<std::string>())
+                 ("target-tokens-per-s", "min-devices: the throughput to reach", cxxopts::value<std::string>())
+                 ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
+                 ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
+                 ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
+                 ("impl", "implementations to search (comma-separated; default: all that run on the hardware)", cxxopts::value<std::string>())
+                 ("cp", "strategies to search (default: all)", cxxopts::value<std::string>())
+                 ("layout", "layouts to search (default contiguous,striped,zigzag)", cxxopts::value<std::string>())
+                 ("tile", "tiles to search (default: default,128x128,512x512,2048x4096)", cxxopts::value<std::string>())
+                 ("topology", "topologies to search (default: the hardware's)", cxxopts::value<std::string>())
+                 ("zero", "ZeRO stages to search (default 0,1,2,3)", cxxopts::value<std::string>())
+                 ("recompute", "recomputation policies to search (default none,selective,full)", cxxopts::value<std::string>())
+                 ("engine", "analytic | des", cxxopts::value<std::string>())
+                 ("top", "plans to print (default 10)", cxxopts::value<std::string>())
+                 ("threads", "worker threads (default: every core)", cxxopts::value<std::string>()->default_value("0"))
+                 ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
+                 ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
+                 ("h,help", "show help");
+  o.parse_positional({"file"});
+  const auto r = parse_or_throw(o, argc, argv);
+  if (help_requested(o, r)) return 0;
+  const auto format = one_of(r, "format", {"table", "csv", "json"});
+  const auto file = r["file"].as<std::string>();
+  const auto req = planning::plan_request_from_json(request_json(file, r), file.empty() ? "command line" : file);
+  const models::Catalog catalog;
+  const auto grid = planning::plan_grid(req, catalog);
+  grid.validate(catalog, file.empty() ? "command line" : file);
+  if (const auto emit = r["emit-sweep"].as<std::string>(); !emit.empty()) write_output(emit, grid.to_json().dump(2) + "\n");
+
+  planning::SweepOptions opt;
+  opt.threads = models::parse_int(r["threads"].as<std::string>(), "threads");
+  ProgressBar bar("configurations");
+  opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
+  const auto start = std::chrono::steady_clock::now();
+  const auto found = planning::search_plans(grid, catalog, req, opt);
+  bar.finish();
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto& best = found.plans;
+  const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
+
+  std::string goal_text;
+  switch (req.goal) {
+    case planning::Goal::MinDevices:
+      goal_text = fmt::format("fewest devices (at most {}) reaching {} tokens/s at n_seq {}", req.devices,
+                              human_count(req.target_tokens_per_s), req.n_seq);
+      break;
+    case planning::Goal::MaxThroughput:
+      goal_text = fmt::format("most tokens/s at n_seq {} on at most {} devices", req.n_seq, req.devices);
+      break;
+    case planning::Goal::MaxContext:
+      goal_text = fmt::format("longest context ({} to {}) on at most {} devices", req.n_seq, req.max_context, req.devices);
+      break;
+  }
+  std::string out;
+  if (format == "json") {
+    nlohmann::json j;
+    j["goal"] = planning::to_string(req.goal);
+    j["hardware"] = req.hardware;
+    j["model"] = req.model;
+    j["searched"] = searched;
+    j["evaluated"] = ok;
+    j["fit_memory"] = fits;
+    j["feasible"] = feasible;
+    j["interval"] = "unavailable: the cost model gives no interval yet";
+    j["plans"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < best.size(); ++i) {
+      const auto& x = best[i];
+      nlohmann::json p;
+      p["rank"] = i + 1;
+      p.update(planning::result_json(x));
+      p["why"] = planning::explain(x);
+      j["plans"].push_back(p);
+    }
+    out = j.dump(2) + "\n";
+  } else if (format == "csv") {
+    std::vector<std::string> header{"rank"};
+    const auto& cols = planning::sweep_columns();
+    header.insert(header.end(), cols.begin(), cols.end());
+    header.push_back("why");
+    out += csv_line(header);
+    for (std::size_t i = 0; i < best.size(); ++i)
+      out += std::to_string(i + 1) + "," + row_text(best[i]) + "," + csv_escape(planning::explain(best[i])) + "\n";
+  } else {
+    out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
+    out += fmt::format("searched {} configurations in {:.2f} s: {} evaluated ({} skipped as incompatible), {} fit in memory, "
+                       "{} feasible\n{}\n\n",
+                       searched, took_s, ok, searched - ok, fits, feasible, kNoInterval);
+    if (best.empty()) {
+      out += "no configuration answers the request";
+      if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
+      out += "\n";
+    } else {
+      out += fmt::format("{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>6} {:>9}\n",
+                         "rank", "devices", "dp x mp x sp", "impl", "cp", "layout", "tile", "topology", "zero",
+                         "recompute", "n_seq", "step", "tokens/s", "MFU", "memory");
+      for (std::size_t i = 0; i < best.size(); ++i) {
+        const auto& x = best[i];
+        const auto& s = x.point.spec;
+        out += fmt::format(
+            "{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>5.1f}% {:>9}\n", i + 1,
+            x.devices(), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl, s.cp, s.layout,
+            fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology, models::to_string(x.point.zero),
+            models::to_string(x.recompute), s.n_seq, human_seconds(x.step_s), human_count(x.tokens_per_s),
+            100 * x.prediction.mfu, human_bytes(x.memory.total_bytes));
+        out += "     why: " + planning::explain(x) + "\n";
+      }
+    }
+  }
+  write_output(r["output"].as<std::string>(), out);
+  return 0;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,60 @@
+#pragma once
+// Packed variable-length batches: one sequence of n_seq tokens made of documents that attend
+// only within themselves (causally), and the layouts libraries use to balance such a batch
+// over the ranks of a context-parallel group. The documents give the mask (per-document causal,
+// models/mask.hpp's document mask); the layouts are token permutations counted like perm:FILE.
+//
+//   --docs FILE        document lengths, one per line or comma-separated ('#' comments, an
+//                      optional header line); they must sum to n_seq
+//   --docs lognormal:MEAN:SIGMA:SEED[:Q]
+//                      lengths drawn from a log-normal of mean MEAN tokens and log-space standard
+//                      deviation SIGMA (a long tail for SIGMA >~ 1), rounded up to multiples of Q
+//                      (default 1), until they fill n_seq; the last is cut to fit
+//
+// Document layouts (token t of document d, length L, chunks of L / 2N):
+//   doc-zigzag            chunks r and 2N-1-r of every document on rank r, rank-major (TE's THD
+//                         format; torch's _PerDocumentHeadTailLoadBalancer since pytorch #189902)
+//   doc-zigzag-docmajor   the same chunks laid out document-major, then cut into N contiguous
+//                         shards (that balancer before #189902: the cut lands inside documents
+//                         and leaves some rank a document's whole causal tail)
+//   ptrr[:B]              torch's _PTRRLoadBalancer: blocks of B tokens (default 128) ranked by
+//                         the key blocks they visit, dealt round-robin in snake order
+// With documents, contiguous is llama3's varlen split and striped deals tokens round-robin.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/layout.hpp"
+
+namespace ringsim::models {
+
+struct Documents {
+  std::string spec;                   // as written
+  std::vector<std::int64_t> lengths;  // in sequence order, each >= 1
+
+  [[nodiscard]] std::int64_t total() const noexcept;
+  // Start position of every document (starts[0] == 0).
+  [[nodiscard]] std::vector<std::int64_t> starts() const;
+  // Allowed pairs of the per-document causal mask: sum of L (L + 1) / 2.
+  [[nodiscard]] std::int64_t causal_pairs() const noexcept;
+
+  // FILE or lognormal:MEAN:SIGMA:SEED[:Q]; InputError (field "docs", with file and line) for a
+  // malformed spec or file, or lengths that do not sum to n_seq.
+  [[nodiscard]] static Documents parse(std::string_view spec, std::int64_t n_seq);
+  [[nodiscard]] static Documents lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
+                                           std::int64_t n_seq);
+};
+
+// torch's ptrr_scheduling: tasks sorted by descending time (stable), dealt to n_groups groups
+// in snake order row by row, each group's tasks in increasing index order.
+[[nodiscard]] std::vector<std::vector<std::int64_t>> ptrr_groups(const std::vector<std::int64_t>& time,
+                                                               std::int64_t n_groups);
+
+[[nodiscard]] bool is_document_layout_spec(std::string_view layout_spec) noexcept;
+// One of the document layouts above over n_dev ranks. InputError (field "layout") when a
+// document's length is not a multiple of 2 n_dev (zigzag layouts: TE and torch pad documents to
+// that) or n_seq is not a multiple of B n_dev (ptrr).
+[[nodiscard]] Layout document_layout(std::string_view layout_spec, const Documents& docs, std::int64_t n_dev);
+
+}  // namespace ringsim::models

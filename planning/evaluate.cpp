@@ -1,0 +1,315 @@
+#include "planning/evaluate.hpp"
+
+#include <algorithm>
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "sim/step.hpp"
+
+namespace ringsim::planning {
+
+using models::InputError;
+
+const char* SweepResult::bound() const noexcept {
+  const double exposed = prediction.exposed_transfer_s + grad_sync_exposed_s;
+  return exposed >= 0.05 * step_s ? "transfer" : "compute";
+}
+
+Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec& spec,
+                                                     const std::optional<models::Recompute>& recompute) {
+  const std::string hw_key = spec.hardware_file.empty() ? spec.hardware : "file:" + spec.hardware_file;
+  auto hw = hardware_.find(hw_key);
+  if (hw == hardware_.end())
+    hw = hardware_
+             .emplace(hw_key, spec.hardware_file.empty() ? catalog_.hardware(spec.hardware)
+                                                         : models::Hardware::load_file(spec.hardware_file))
+             .first;
+  // The implementation depends on the point's mask, strategy and layout (what it offers).
+  const std::string choice_key = hw_key + '\n' + spec.impl + '\n' + spec.profile + '\n' + spec.mask + '\n' + spec.cp +
+                                 '\n' + spec.layout;
+  auto choice = impl_choice_.find(choice_key);
+  if (choice == impl_choice_.end())
+    choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
+  const std::string key = hw_key + '\n' + (spec.model_file.empty() ? spec.model : "file:" + spec.model_file) + '\n' +
+                          choice->second + '\n' + spec.profile + '\n' +
+                          (recompute ? (*recompute == models::Recompute::Full ? "remat" : "keep") : "profile");
+  auto it = parts_.find(key);
+  if (it == parts_.end()) {
+    models::ScenarioSpec fixed = spec;
+    fixed.impl = choice->second;
+    auto p = models::resolve_parts(fixed, catalog_);
+    // Every point copies these into its scenario; rows never print their citations, so the
+    // copies go without them (the files keep them).
+    p.hardware.sources.clear();
+    p.model.sources.clear();
+    p.impl.sources.clear();
+    p.impl.description.clear();
+    p.impl.notes.clear();
+    p.profile.provenance.notes.clear();
+    // The time model knows full rematerialisation only (one more forward of every layer);
+    // selective recomputation repeats element-wise ops, whose time it leaves out.
+    if (recompute) p.profile.recompute = *recompute == models::Recompute::Full;
+    it = parts_.emplace(key, std::move(p)).first;
+  }
+  return it;
+}
+
+Evaluator::Evaluator(const models::Catalog& catalog, const SweepGrid& grid)
+    : catalog_(catalog), grid_(grid), sizes_(grid.axis_sizes()) {}
+
+std::uint64_t Evaluator::axes_key(const SweepPoint& p, std::initializer_list<Axis> axes) const {
+  // Mixed radix over the point's positions along `axes`, then the recompute class (the profile's,
+  // none or selective, full): below the grid's size times 3, so it fits.
+  std::uint64_t k = 0;
+  for (const Axis a : axes)
+    k = k * static_cast<std::uint64_t>(sizes_[static_cast<std::size_t>(a)]) +
+        static_cast<std::uint64_t>(p.axis[static_cast<std::size_t>(a)]);
+  const std::uint64_t remat = !p.recompute ? 0 : *p.recompute == models::Recompute::Full ? 2 : 1;
+  return k * 3 + remat;
+}
+
+void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
+  const auto& spec = p.spec;
+  // The parts depend on hardware, model, implementation, strategy, mask and layout (which
+  // implementation offers them).
+  const std::uint64_t parts_key = axes_key(p, {kHardware, kModel, kImpl, kCp, kMask, kLayout});
+  auto pk = parts_by_axes_.find(parts_key);
+  if (pk == parts_by_axes_.end()) pk = parts_by_axes_.emplace(parts_key, &this->parts(spec, p.recompute)->second).first;
+  t.scenario = models::resolve(spec, *pk->second);
+  auto& s = t.scenario;
+  const std::int64_t mesh_devices = spec.mp * spec.sp;
+  if (!p.topology.empty()) {
+    // The analytic model sees a topology through its node size: which hops leave a node.
+    const auto shape = parse_topology_shape(p.topology);
+    if (shape.devices < mesh_devices)
+      throw InputError({}, 0, "topology",
+                       fmt::format("topology {} has {} devices; the mesh needs mp x sp = {}", p.topology, shape.devices,
+                                   mesh_devices));
+    if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
+  }
+  t.prediction = models::predict(s);
+  t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
+  if (grid_.engine == Engine::Des) {
+    // As `predict --engine des`: step, tokens/s and MFU from the simulator, the breakdown from
+    // the cost model.
+    sim::StepOptions o;
+    o.topology = p.topology;
+    o.buffers = grid_.kv_buffers;
+    const auto res = sim::simulate_step(s, o);
+    t.prediction.step_s = res.step_s;
+    t.prediction.tokens_per_s = res.tokens_per_s;
+    t.prediction.mfu = res.mfu;
+  }
+}
+
+const Evaluator::Timed& Evaluator::timed(const SweepPoint& p) {
+  // Points are told apart by their positions on the grid's axes (cheaper than by their names).
+  // The step time depends on hardware, model, implementation, strategy, mask, layout, mesh,
+  // length, batch, tile and topology. dp, the ZeRO stage and a selective-vs-no recompute choice
+  // change memory and gradient synchronisation only, so their points share one timing.
+  const std::uint64_t key =
+      axes_key(p, {kHardware, kModel, kImpl, kCp, kMask, kLayout, kMesh, kNSeq, kBatch, kTile, kTopology});
+  auto it = timed_.find(key);
+  if (it == timed_.end()) {
+    auto t = std::make_unique<Timed>();
+    try {
+      compute_timed(p, *t);
+    } catch (const InputError& e) {
+      t->error = e;
+    }
+    // A bounded memo: the oldest entry leaves when a new one comes (points that share a timing
+    // are near each other in a sweep), one at a time, so memory stays flat and no burst of frees.
+    if (timed_order_.size() >= kTimedEntries) {
+      timed_.erase(timed_order_.front());
+      timed_order_.pop_front();
+    }
+    timed_order_.push_back(key);
+    it = timed_.emplace(key, std::move(t)).first;
+  }
+  if (it->second->error) throw *it->second->error;
+  return *it->second;
+}
+
+SweepResult Evaluator::evaluate(const SweepPoint& p) {
+  SweepResult r;
+  r.point = p;
+  r.engine = grid_.engine;
+  const auto& spec = p.spec;
+  r.hardware = spec.hardware_file.empty() ? spec.hardware : spec.hardware_file;
+  r.model = spec.model_file.empty() ? spec.model : spec.model_file;
+  r.impl = spec.impl;
+  r.profile = spec.profile;
+  r.topology = p.topology.empty() ? "default" : p.topology;
+  if (spec.tile) r.tile_q = spec.tile->q, r.tile_k = spec.tile->k;
+  try {
+    const auto& t = timed(p);
+    const auto& s = t.scenario;
+    r.impl = s.impl.name;
+    r.profile = s.profile.name;
+    r.profile_calibrated = s.profile.provenance.calibrated;
+    r.tile_q = s.tile.q;
+    r.tile_k = s.tile.k;
+    r.prediction = t.prediction;
+    const std::int64_t mesh_devices = spec.mp * spec.sp;
+    r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::None);
+    models::MemoryOptions mo;
+    mo.dp = p.dp;
+    mo.sharding = p.zero;
+    mo.recompute = r.recompute;
+    mo.kv_buffers = grid_.kv_buffers;
+    r.memory = models::estimate_memory(s, mo);
+
+    // Gradients are reduced over the ranks that hold the same weights, dp x sp of them: a ring
+    // all-reduce of bf16 gradients (2 (G-1)/G of their bytes per device), or with ZeRO-3 a
+    // reduce-scatter plus the forward and backward all-gathers of the weights (3 (G-1)/G). It
+    // overlaps the backward (bucketed, as DDP and FSDP do); the attention backward is taken as
+    // the window, which leaves the rest of the backward as margin.
+    const double group = static_cast<double>(p.dp * spec.sp);
+    if (group > 1 && !s.model.attention_only) {
+      const bool inter = p.dp * mesh_devices > s.hardware.devices_per_node;
+      const double bytes = 2.0 * static_cast<double>(s.model.parameters()) / static_cast<double>(spec.mp);
+      const double passes = p.zero == models::Sharding::Zero3 ? 3.0 : 2.0;
+      r.grad_sync_s = passes * (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
+                      passes * (group - 1) * s.cost->link_latency_s(inter);
+      r.grad_sync_exposed_s = std::max(0.0, r.grad_sync_s - r.prediction.attention_bwd_s);
+    }
+    r.step_s = r.prediction.step_s + r.grad_sync_exposed_s;
+    r.tokens_per_s = static_cast<double>(p.dp) * static_cast<double>(spec.n_seq) * static_cast<double>(spec.batch) /
+                     r.step_s;
+    r.prediction.mfu *= r.prediction.step_s / r.step_s;
+    r.ok = true;
+  } catch (const InputError& e) {
+    r.ok = false;
+    r.note = e.field().empty() ? e.message() : e.field() + ": " + e.message();
+  }
+  return r;
+}
+
+const std::vector<std::string>& sweep_columns() {
+  static const std::vector<std::string> c = {
+      "index", "hardware", "model", "impl", "cp", "mp", "sp", "dp", "devices", "n_seq", "batch", "layout", "mask",
+      "tile", "tile_q", "tile_k", "topology", "zero", "recompute", "engine", "status", "step_s", "tokens_per_s", "mfu",
+      "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s", "grad_sync_s",
+      "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
+      "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+      "workspace_bytes", "strategy_buffers_bytes", "profile", "profile_calibrated", "note"};
+  return c;
+}
+
+namespace {
+// One field of the row: quoted when it holds a comma or a quote; newlines become spaces so a
+// row is one line (resume and merge read rows line by line).
+void field(std::string& out, const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) {
+    out += v;
+    return;
+  }
+  out += '"';
+  for (const char c : v) {
+    if (c == '"') out += "\"\"";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  out += '"';
+}
+}  // namespace
+
+void append_csv_row(const SweepResult& r, std::string& out) {
+  const auto& p = r.point;
+  const auto& s = p.spec;
+  auto it = std::back_inserter(out);
+  // Compiled format strings: a sweep formats some forty numbers per row.
+  const auto g = [&](double v) { fmt::format_to(it, FMT_COMPILE("{:.6g},"), v); };
+  fmt::format_to(it, FMT_COMPILE("{},"), p.index);
+  field(out, r.hardware);
+  out += ',';
+  field(out, r.model);
+  out += ',';
+  field(out, r.impl);
+  out += ',';
+  field(out, s.cp);
+  fmt::format_to(it, FMT_COMPILE(",{},{},{},{},{},{},"), s.mp, s.sp, p.dp, r.devices(), s.n_seq, s.batch);
+  field(out, s.layout);
+  out += ',';
+  field(out, s.mask);
+  // The tile as asked for ("default": the profile's, clamped to the block), then as run.
+  if (s.tile) fmt::format_to(it, FMT_COMPILE(",{}x{},"), s.tile->q, s.tile->k);
+  else out += ",default,";
+  if (r.tile_q > 0) fmt::format_to(it, FMT_COMPILE("{},{},"), r.tile_q, r.tile_k);
+  else out += ",,";
+  field(out, r.topology);
+  out += ',';
+  out += models::to_string(p.zero);
+  out += ',';
+  out += r.ok ? models::to_string(r.recompute) : (p.recompute ? models::to_string(*p.recompute) : "profile");
+  out += ',';
+  out += to_string(r.engine);
+  out += r.ok ? ",ok," : ",skipped,";
+  if (r.ok) {
+    const auto& q = r.prediction;
+    const auto& m = r.memory;
+    g(r.step_s);
+    g(r.tokens_per_s);
+    fmt::format_to(it, FMT_COMPILE("{:.4f},"), q.mfu);
+    g(q.attention_fwd_s);
+    g(q.attention_bwd_s);
+    g(q.other_compute_s);
+    g(q.collective_s);
+    g(q.exposed_transfer_s);
+    g(r.grad_sync_s);
+    g(r.grad_sync_exposed_s);
+    fmt::format_to(it, FMT_COMPILE("{:.4f},"), q.imbalance);
+    out += r.bound();
+    out += ',';
+    g(m.total_bytes);
+    g(m.capacity_bytes);
+    out += m.fits ? "true," : "false,";
+    out += m.largest_term().name;
+    out += ',';
+    g(m.parameters_bytes);
+    g(m.gradients_bytes);
+    g(m.optimizer_bytes);
+    g(m.activations_bytes);
+    g(m.workspace_bytes);
+    g(m.strategy.bytes);
+  } else {
+    out.append(22, ',');
+  }
+  field(out, r.profile);
+  out += ',';
+  out += r.ok ? (r.profile_calibrated ? "true" : "false") : "";
+  out += ',';
+  field(out, r.note);
+  out += '\n';
+}
+
+nlohmann::json result_json(const SweepResult& r) {
+  const auto& p = r.point;
+  const auto& s = p.spec;
+  nlohmann::json j = {{"index", p.index}, {"hardware", r.hardware}, {"model", r.model}, {"impl", r.impl},
+                      {"cp", s.cp}, {"mp", s.mp}, {"sp", s.sp}, {"dp", p.dp}, {"devices", r.devices()},
+                      {"n_seq", s.n_seq}, {"batch", s.batch}, {"layout", s.layout}, {"mask", s.mask},
+                      {"tile", s.tile ? fmt::format("{}x{}", s.tile->q, s.tile->k) : std::string("default")},
+                      {"tile_q", r.tile_q}, {"tile_k", r.tile_k}, {"topology", r.topology},
+                      {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)},
+                      {"status", r.ok ? "ok" : "skipped"}, {"profile", r.profile}, {"note", r.note}};
+  if (!r.ok) return j;
+  const auto& q = r.prediction;
+  const auto& m = r.memory;
+  j.update({{"recompute", models::to_string(r.recompute)}, {"step_s", r.step_s}, {"tokens_per_s", r.tokens_per_s},
+            {"mfu", q.mfu}, {"attention_fwd_s", q.attention_fwd_s}, {"attention_bwd_s", q.attention_bwd_s},
+            {"other_compute_s", q.other_compute_s}, {"collective_s", q.collective_s},
+            {"exposed_transfer_s", q.exposed_transfer_s}, {"grad_sync_s", r.grad_sync_s},
+            {"grad_sync_exposed_s", r.grad_sync_exposed_s}, {"imbalance", q.imbalance}, {"bound", r.bound()},
+            {"memory_bytes", m.total_bytes}, {"memory_capacity_bytes", m.capacity_bytes}, {"fits_memory", m.fits},
+            {"memory_largest_term", m.largest_term().name}, {"parameters_bytes", m.parameters_bytes},
+            {"gradients_bytes", m.gradients_bytes}, {"optimizer_bytes", m.optimizer_bytes},
+            {"activations_bytes", m.activations_bytes}, {"workspace_bytes", m.workspace_bytes},
+            {"strategy_buffers_bytes", m.strategy.bytes}, {"profile_calibrated", r.profile_calibrated}});
+  return j;
+}
+
+}  // namespace ringsim::planning

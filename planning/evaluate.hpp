@@ -1,0 +1,89 @@
+#pragma once
+// One sweep point -> one row: the analytic prediction (or the discrete-event simulation), the
+// memory estimate, the data-parallel gradient synchronisation and a one-word bound. A point
+// whose axes do not go together (an implementation without the layout, n_seq not divisible by
+// the ring, a topology too small for the mesh) gives a row with status "skipped" and the reason.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <array>
+#include <deque>
+#include <initializer_list>
+#include <unordered_map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/error.hpp"
+#include "models/analytic.hpp"
+#include "models/memory.hpp"
+#include "planning/grid.hpp"
+
+namespace ringsim::planning {
+
+struct SweepResult {
+  SweepPoint point;
+  Engine engine = Engine::Analytic;
+  bool ok = false;
+  std::string note;            // why the point was skipped; empty when ok
+  // Resolved identity (the requested values where the point was skipped).
+  std::string hardware, model, impl, profile;
+  bool profile_calibrated = false;
+  std::int64_t tile_q = 0, tile_k = 0;
+  std::string topology;        // as run ("default" when the hardware's)
+  models::Recompute recompute = models::Recompute::None;
+  models::Prediction prediction;  // step_s, tokens/s and MFU from the engine that ran
+  double grad_sync_s = 0;         // data-parallel gradient synchronisation of one step
+  double grad_sync_exposed_s = 0; // the part the backward does not hide
+  double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
+  double tokens_per_s = 0;        // all dp replicas
+  models::MemoryEstimate memory;
+  [[nodiscard]] std::int64_t devices() const noexcept { return point.dp * point.spec.mp * point.spec.sp; }
+  // "compute" or "transfer": whether exposed communication is at least 5% of the step.
+  [[nodiscard]] const char* bound() const noexcept;
+};
+
+// Turns points into results. Caches what files give (hardware, model, implementation, profile)
+// per distinct name, so one evaluator is cheap per point; not thread-safe: one per thread.
+class Evaluator {
+ public:
+  Evaluator(const models::Catalog& catalog, const SweepGrid& grid);
+  // p: a point of `grid` (SweepGrid::point), whose axis positions key the memo.
+  [[nodiscard]] SweepResult evaluate(const SweepPoint& p);
+
+ private:
+  using PartsMap = std::map<std::string, models::ScenarioParts>;
+  // The resolved scenario and its timing, shared by points that differ in memory options only.
+  struct Timed {
+    models::ResolvedScenario scenario;
+    models::Prediction prediction;
+    // A point the scenario cannot run (a strategy the implementation does not offer, a split that
+    // is not the point's sp): remembered, so the points that share its timing fail at once.
+    std::optional<models::InputError> error;
+  };
+  void compute_timed(const SweepPoint& p, Timed& t);
+  [[nodiscard]] PartsMap::const_iterator parts(const models::ScenarioSpec& spec,
+                                               const std::optional<models::Recompute>& recompute);
+  [[nodiscard]] const Timed& timed(const SweepPoint& p);
+  [[nodiscard]] std::uint64_t axes_key(const SweepPoint& p, std::initializer_list<Axis> axes) const;
+  const models::Catalog& catalog_;
+  const SweepGrid& grid_;
+  std::array<std::int64_t, kAxes> sizes_;
+  std::unordered_map<std::uint64_t, const models::ScenarioParts*> parts_by_axes_;
+  std::map<std::string, models::Hardware> hardware_;
+  std::map<std::string, std::string> impl_choice_;
+  PartsMap parts_;
+  static constexpr std::size_t kTimedEntries = 1024;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Timed>> timed_;
+  std::deque<std::uint64_t> timed_order_;
+};
+
+// The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,
+// so a row is the same bytes whichever thread computed it.
+[[nodiscard]] const std::vector<std::string>& sweep_columns();
+void append_csv_row(const SweepResult& r, std::string& out);
+// The same row as a JSON object (numbers as numbers; no numeric fields for a skipped row).
+[[nodiscard]] nlohmann::json result_json(const SweepResult& r);
+
+}  // namespace ringsim::planning

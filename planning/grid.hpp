@@ -1,0 +1,94 @@
+#pragma once
+// A sweep: the cross product of scenario axes (hardware, model, implementation, strategy, mesh,
+// data-parallel degree, n_seq, batch, layout, mask, tile, topology, ZeRO stage, recomputation),
+// read from a sweep file (JSON) or built from flags. Point i of the sweep is decoded from i in
+// mixed radix, outermost axis first, so the sweep's order is fixed by the grid alone.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/memory.hpp"
+#include "models/scenario.hpp"
+
+namespace ringsim::planning {
+
+enum class Engine { Analytic, Des };
+[[nodiscard]] const char* to_string(Engine e) noexcept;
+
+struct Mesh {
+  std::int64_t mp = 1;
+  std::int64_t sp = 1;
+  friend bool operator==(const Mesh&, const Mesh&) = default;
+};
+
+// The axes of a sweep, outermost first.
+enum Axis : int { kHardware, kModel, kImpl, kCp, kMesh, kDp, kNSeq, kBatch, kLayout, kMask, kTile, kTopology, kZero,
+                  kRecompute, kAxes };
+
+// One point of a sweep: the scenario and the planning axes the scenario does not carry.
+struct SweepPoint {
+  std::int64_t index = 0;
+  std::array<std::int64_t, kAxes> axis{};  // the value's position along each axis
+  models::ScenarioSpec spec;  // impl empty: the catalog's choice
+  std::int64_t dp = 1;
+  models::Sharding zero = models::Sharding::None;
+  std::optional<models::Recompute> recompute;  // nullopt: the profile's
+  std::string topology;                        // empty: the hardware's default
+};
+
+struct SweepGrid {
+  // Axes, outermost first. Empty strings mean "the default": impl (the catalog's choice for the
+  // point's hardware, mask, strategy and layout), topology (the hardware's), tile (the profile's,
+  // clamped to the block), recompute (the profile's).
+  std::vector<std::string> hardware{"a100-80gb"};
+  std::vector<std::string> model{"ringattn-1b"};
+  std::vector<std::string> impl{""};
+  std::vector<std::string> cp{"ring"};
+  std::vector<Mesh> mesh{{1, 8}};
+  std::vector<std::int64_t> dp{1};
+  std::vector<std::int64_t> n_seq{65536};
+  std::vector<std::int64_t> batch{1};
+  std::vector<std::string> layout{"contiguous", "striped"};
+  std::vector<std::string> mask{"causal"};
+  std::vector<std::optional<models::TileShape>> tile{std::nullopt};
+  std::vector<std::string> topology{""};
+  std::vector<models::Sharding> zero{models::Sharding::None};
+  std::vector<std::optional<models::Recompute>> recompute{std::nullopt};
+  // Not axes: one value for the whole sweep.
+  std::string profile;         // empty: each (hardware, implementation)'s own
+  std::int64_t kv_buffers = 2;
+  Engine engine = Engine::Analytic;
+
+  // Number of points; InputError (field "sweep") past 2^40 or when an axis is empty.
+  [[nodiscard]] std::int64_t size() const;
+  [[nodiscard]] std::array<std::int64_t, kAxes> axis_sizes() const;
+  [[nodiscard]] SweepPoint point(std::int64_t index) const;
+
+  // The sweep file: an object whose keys are the axes above (a value or a list of values) and
+  // profile, kv_buffers, engine; mesh as "MPxSP" strings, or mp and sp lists crossed. Unknown
+  // keys and wrong types are InputErrors naming the file and the field.
+  [[nodiscard]] static SweepGrid from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] nlohmann::json to_json() const;
+  // A 16-hex-digit hash of to_json(): sweep outputs carry it, so resume and merge can tell
+  // outputs of another sweep apart.
+  [[nodiscard]] std::string fingerprint() const;
+
+  // Every name resolves (hardware, model, impl, cp, layout and mask families, topology); every
+  // count is positive. InputError naming `file` and the field otherwise. Combinations that do
+  // not go together (an implementation that lacks a layout, n_seq not divisible by sp) are not
+  // errors: the sweep reports them as skipped rows.
+  void validate(const models::Catalog& catalog, const std::string& file) const;
+};
+
+// "node:G", "nodes:NxG", "torus:AxB[xC]": devices per node (G; a torus is one node) and in all.
+struct TopologyShape {
+  std::int64_t devices_per_node = 0;
+  std::int64_t devices = 0;
+};
+[[nodiscard]] TopologyShape parse_topology_shape(const std::string& spec);
+
+}  // namespace ringsim::planning

@@ -1,0 +1,274 @@
+#include "planning/plan.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "models/strategy.hpp"
+
+namespace ringsim::planning {
+
+using models::InputError;
+
+const char* to_string(Goal g) noexcept {
+  switch (g) {
+    case Goal::MinDevices: return "min-devices";
+    case Goal::MaxThroughput: return "max-throughput";
+    case Goal::MaxContext: return "max-context";
+  }
+  return "max-throughput";
+}
+
+Goal parse_goal(const std::string& t) {
+  if (t == "min-devices") return Goal::MinDevices;
+  if (t == "max-throughput") return Goal::MaxThroughput;
+  if (t == "max-context") return Goal::MaxContext;
+  throw InputError({}, 0, "goal", "expected min-devices, max-throughput or max-context, got '" + t + "'");
+}
+
+void check_request(const PlanRequest& r) {
+  if (r.devices <= 0) throw InputError({}, 0, "devices", "expected a positive device count");
+  if (r.devices > (1 << 20)) throw InputError({}, 0, "devices", "more than 2^20 devices");
+  if (r.n_seq <= 0) throw InputError({}, 0, "seq", "expected a positive sequence length");
+  if (r.batch <= 0) throw InputError({}, 0, "batch", "expected a positive batch");
+  if (r.top <= 0) throw InputError({}, 0, "top", "expected a positive count of plans");
+  if (r.goal == Goal::MinDevices && !(r.target_tokens_per_s > 0))
+    throw InputError({}, 0, "target-tokens-per-s", "min-devices needs a positive target throughput");
+  if (r.goal == Goal::MaxContext && r.max_context < r.n_seq)
+    throw InputError({}, 0, "max-context", "the longest context tried is below --seq");
+}
+
+PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, 0, "plan", "expected a JSON object");
+  PlanRequest r;
+  nlohmann::json axes = nlohmann::json::object();
+  const auto str = [&](const std::string& k, const nlohmann::json& v) {
+    if (!v.is_string()) throw InputError(file, 0, k, "expected a string, got " + v.dump());
+    return v.get<std::string>();
+  };
+  const auto count = [&](const std::string& k, const nlohmann::json& v) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
+      throw InputError(file, 0, k, "expected a positive integer, got " + v.dump());
+    return v.get<std::int64_t>();
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    if (k == "hardware") r.hardware = str(k, v);
+    else if (k == "model") r.model = str(k, v);
+    else if (k == "mask") r.mask = str(k, v);
+    else if (k == "goal") {
+      try {
+        r.goal = parse_goal(str(k, v));
+      } catch (const InputError& e) {
+        throw InputError(file, 0, k, e.message());
+      }
+    } else if (k == "n_seq") r.n_seq = count(k, v);
+    else if (k == "max_context") r.max_context = count(k, v);
+    else if (k == "devices") r.devices = count(k, v);
+    else if (k == "batch") r.batch = count(k, v);
+    else if (k == "top") r.top = count(k, v);
+    else if (k == "target_tokens_per_s") {
+      if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(file, 0, k, "expected a positive number, got " + v.dump());
+      r.target_tokens_per_s = v.get<double>();
+    } else if (k == "impl" || k == "cp" || k == "layout" || k == "tile" || k == "topology" || k == "zero" ||
+               k == "recompute" || k == "engine") {
+      axes[k] = v;
+    } else {
+      throw InputError(file, 0, k,
+                       "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
+                       "batch, mask, top, engine, impl, cp, layout, tile, topology, zero, recompute)");
+    }
+  }
+  // The search axes read as a sweep file's, with the same messages.
+  const auto g = SweepGrid::from_json(axes, file);
+  if (axes.contains("impl")) r.impls = g.impl;
+  if (axes.contains("cp")) r.strategies = g.cp;
+  if (axes.contains("layout")) r.layouts = g.layout;
+  if (axes.contains("tile")) r.tiles = g.tile;
+  if (axes.contains("topology")) r.topologies = g.topology;
+  if (axes.contains("zero")) r.zero = g.zero;
+  if (axes.contains("recompute")) r.recompute = g.recompute;
+  r.engine = g.engine;
+  try {
+    check_request(r);
+  } catch (const InputError& e) {
+    // Flags say --target-tokens-per-s, files target_tokens_per_s.
+    std::string field = e.field() == "seq" ? "n_seq" : e.field();
+    std::replace(field.begin(), field.end(), '-', '_');
+    throw InputError(file, 0, field, e.message());
+  }
+  return r;
+}
+
+namespace {
+
+// Powers of two up to n, and n's divisors.
+std::vector<std::int64_t> counts_up_to(std::int64_t n) {
+  std::set<std::int64_t> s;
+  for (std::int64_t p = 1; p <= n; p *= 2) s.insert(p);
+  for (std::int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) s.insert(d), s.insert(n / d);
+  return {s.begin(), s.end()};
+}
+
+// Every strategy some mesh of the search can run: ring, all-gather and Ulysses, and each split
+// of a mesh's sp into Ulysses x ring (usp) and into windows of a double ring. A point whose sp
+// does not match a split is skipped by the sweep (its row is not ok), so the axis can be shared.
+std::vector<std::string> strategies_for(const std::vector<Mesh>& meshes) {
+  std::vector<std::string> out = {"ring", "allgather", "ulysses"};
+  std::set<std::int64_t> sps;
+  for (const auto& m : meshes) sps.insert(m.sp);
+  for (const auto sp : sps)
+    for (std::int64_t u = 2; u < sp; ++u)
+      if (sp % u == 0) out.push_back(fmt::format("usp:{}x{}", u, sp / u));
+  for (const auto sp : sps)
+    for (std::int64_t w = 2; w < sp; ++w)
+      if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
+  std::vector<std::string> unique;
+  for (auto& s : out)
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
+  return unique;
+}
+
+}  // namespace
+
+SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
+  check_request(r);
+  const auto hw = r.hardware.ends_with(".json") ? models::Hardware::load_file(r.hardware) : catalog.hardware(r.hardware);
+  const auto model = r.model.ends_with(".json") ? models::ModelConfig::load_file(r.model) : catalog.model(r.model);
+  SweepGrid g;
+  g.hardware = {r.hardware};
+  g.model = {r.model};
+  g.engine = r.engine;
+  g.batch = {r.batch};
+  g.mask = {r.mask};
+  if (!r.impls.empty()) {
+    g.impl = r.impls;
+  } else {
+    g.impl.clear();
+    for (const auto& name : catalog.implementation_names())
+      if (catalog.implementation(name).runs_on(hw.kind)) g.impl.push_back(name);
+    if (g.impl.empty()) throw InputError({}, 0, "impl", "no implementation runs on " + hw.name);
+  }
+  g.layout = r.layouts.empty() ? std::vector<std::string>{"contiguous", "striped", "zigzag"} : r.layouts;
+  g.tile = r.tiles.empty() ? std::vector<std::optional<models::TileShape>>{std::nullopt, models::TileShape{128, 128},
+                                                                           models::TileShape{512, 512},
+                                                                           models::TileShape{2048, 4096}}
+                           : r.tiles;
+  g.topology = r.topologies.empty() ? std::vector<std::string>{""} : r.topologies;
+  g.zero = r.zero.empty() ? std::vector<models::Sharding>{models::Sharding::None, models::Sharding::Zero1,
+                                                          models::Sharding::Zero2, models::Sharding::Zero3}
+                          : r.zero;
+  g.recompute = r.recompute.empty()
+                    ? std::vector<std::optional<models::Recompute>>{models::Recompute::None, models::Recompute::Selective,
+                                                                    models::Recompute::Full}
+                    : r.recompute;
+  // Tensor parallelism stays inside a node and splits the heads evenly.
+  const auto counts = counts_up_to(r.devices);
+  g.mesh.clear();
+  for (std::int64_t mp = 1; mp <= std::min(r.devices, hw.devices_per_node); mp *= 2) {
+    if (model.heads % mp != 0) continue;
+    for (const auto sp : counts)
+      if (mp * sp <= r.devices) g.mesh.push_back({mp, sp});
+  }
+  g.dp = counts;
+  g.cp = r.strategies.empty() ? strategies_for(g.mesh) : r.strategies;
+  if (r.goal == Goal::MaxContext) {
+    g.n_seq.clear();
+    for (std::int64_t n = r.n_seq; n <= r.max_context; n *= 2) g.n_seq.push_back(n);
+  } else {
+    g.n_seq = {r.n_seq};
+  }
+  (void)g.size();
+  return g;
+}
+
+bool feasible(const SweepResult& row, const PlanRequest& r) {
+  if (!row.ok || !row.memory.fits || row.devices() > r.devices) return false;
+  if (r.goal == Goal::MinDevices && row.tokens_per_s < r.target_tokens_per_s) return false;
+  return true;
+}
+
+bool better(const SweepResult& a, const SweepResult& b, Goal goal) {
+  const auto tie = [&] {
+    if (a.memory.total_bytes != b.memory.total_bytes) return a.memory.total_bytes < b.memory.total_bytes;
+    return a.point.index < b.point.index;
+  };
+  switch (goal) {
+    case Goal::MinDevices:
+      if (a.devices() != b.devices()) return a.devices() < b.devices();
+      if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+      return tie();
+    case Goal::MaxThroughput:
+      if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+      if (a.devices() != b.devices()) return a.devices() < b.devices();
+      return tie();
+    case Goal::MaxContext:
+      if (a.point.spec.n_seq != b.point.spec.n_seq) return a.point.spec.n_seq > b.point.spec.n_seq;
+      if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+      return tie();
+  }
+  return tie();
+}
+
+std::string plan_identity(const SweepResult& row) {
+  const auto& p = row.point;
+  return fmt::format("{}|{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{}|{}", row.hardware, row.model, row.impl, p.spec.cp,
+                     p.dp, p.spec.mp, p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.tile_q,
+                     row.tile_k, row.topology, models::to_string(p.zero), models::to_string(row.recompute));
+}
+
+std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r) {
+  std::erase_if(rows, [&](const SweepResult& x) { return !feasible(x, r); });
+  // Rank, then keep the first of rows that are the same plan: they have the same figures, so the
+  // ranking put the earliest in the sweep first.
+  std::sort(rows.begin(), rows.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
+  std::unordered_set<std::string> seen;
+  std::erase_if(rows, [&](const SweepResult& x) { return !seen.insert(plan_identity(x)).second; });
+  if (static_cast<std::int64_t>(rows.size()) > r.top) rows.resize(static_cast<std::size_t>(r.top));
+  return rows;
+}
+
+PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
+                        const SweepOptions& options, std::size_t compact_at) {
+  PlanSearch out;
+  std::vector<SweepResult> kept;
+  // Compacting to the best `top` loses nothing: a row cut now ranks below `top` rows already
+  // kept, and so does any later row with its identity (same figures, later in the sweep).
+  const std::size_t limit =
+      std::max(compact_at > 0 ? compact_at : static_cast<std::size_t>(std::max<std::int64_t>(4 * r.top, 4096)),
+               static_cast<std::size_t>(r.top) + 1);
+  for_each_result(grid, catalog, options, [&](SweepResult&& x) {
+    ++out.searched;
+    out.evaluated += x.ok;
+    out.fit_memory += x.ok && x.memory.fits;
+    if (!feasible(x, r)) return;
+    ++out.feasible;
+    kept.push_back(std::move(x));
+    if (kept.size() >= limit) kept = best_plans(std::move(kept), r);
+  });
+  out.plans = best_plans(std::move(kept), r);
+  return out;
+}
+
+std::string explain(const SweepResult& row) {
+  const auto& q = row.prediction;
+  const double exposed = q.exposed_transfer_s + row.grad_sync_exposed_s;
+  std::string s = fmt::format("{}-bound: exposed communication {:.0f}% of the step", row.bound(), 100 * exposed / row.step_s);
+  if (row.grad_sync_exposed_s > 0) s += fmt::format(" (gradient sync {:.0f}%)", 100 * row.grad_sync_exposed_s / row.step_s);
+  s += fmt::format("; attention {:.0f}% of the step", 100 * (q.attention_fwd_s + q.attention_bwd_s) / row.step_s);
+  s += fmt::format("; imbalance {:.2f}{}", q.imbalance,
+                   q.imbalance > 1.1 ? " (the busiest device sets each round)" : "");
+  const auto& m = row.memory;
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  s += fmt::format("; memory {:.1f} of {:.1f} GiB ({:.0f}% headroom, largest term {})", m.total_bytes / gib,
+                   m.capacity_bytes / gib, 100 * m.headroom_bytes() / m.capacity_bytes, m.largest_term().name);
+  return s;
+}
+
+}  // namespace ringsim::planning

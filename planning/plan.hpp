@@ -1,0 +1,85 @@
+#pragma once
+// The planner: from hardware, model, a target context and a goal, the sweep of every mesh,
+// strategy, layout, tile, implementation, topology, ZeRO stage and recomputation policy that
+// could serve it (plan_grid: the "equivalent sweep"), evaluated by the sweep's evaluator, and
+// its feasible rows ranked by the goal. The planner is the sweep plus a ranking, so its answer
+// is by construction the best rows of that sweep (a CLI test checks it from the outside).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planning/evaluate.hpp"
+#include "planning/grid.hpp"
+#include "planning/sweep.hpp"
+
+namespace ringsim::planning {
+
+enum class Goal {
+  MinDevices,     // the fewest devices that reach target_tokens_per_s at n_seq
+  MaxThroughput,  // the most tokens/s at n_seq on at most `devices`
+  MaxContext,     // the longest context (n_seq .. max_context, doubling) on at most `devices`
+};
+[[nodiscard]] const char* to_string(Goal g) noexcept;
+// "min-devices", "max-throughput", "max-context"; InputError (field "goal") otherwise.
+[[nodiscard]] Goal parse_goal(const std::string& text);
+
+struct PlanRequest {
+  std::string hardware = "h100-sxm";
+  std::string model = "llama3-8b";
+  Goal goal = Goal::MaxThroughput;
+  std::int64_t n_seq = 131072;          // target context; max-context: the shortest tried
+  std::int64_t max_context = 1 << 24;   // max-context: the longest tried
+  double target_tokens_per_s = 0;       // min-devices
+  std::int64_t devices = 8;             // the budget; min-devices: the most considered
+  std::int64_t batch = 1;
+  std::string mask = "causal";
+  // Search axes; empty: every implementation that runs on the hardware, every strategy ringsim
+  // knows, contiguous/striped/zigzag, the profile's tile and 128x128, 512x512, 2048x4096, the
+  // hardware's default topology, ZeRO 0-3, and no, selective and full recomputation.
+  std::vector<std::string> impls, strategies, layouts, topologies;
+  std::vector<std::optional<models::TileShape>> tiles;
+  std::vector<models::Sharding> zero;
+  std::vector<std::optional<models::Recompute>> recompute;
+  Engine engine = Engine::Analytic;
+  std::int64_t top = 10;
+};
+
+// InputError naming the field for impossible requests (no budget, no target, ...).
+void check_request(const PlanRequest& r);
+// A plan file (JSON): hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices,
+// batch, mask, engine, top, and the search axes impl, cp, layout, tile, topology, zero,
+// recompute as in a sweep file. Unknown fields and wrong types name the file and the field.
+[[nodiscard]] PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file);
+
+// Meshes (mp x sp, mp a power of two up to the node size and the model's heads; sp and dp
+// powers of two and divisors of the budget) and every other axis of the request.
+[[nodiscard]] SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog);
+
+// A row that answers the request: evaluated, fits in memory, within the device budget, and for
+// min-devices at or above the target throughput.
+[[nodiscard]] bool feasible(const SweepResult& row, const PlanRequest& r);
+// Best first: the goal's figure, then its second figure (devices or tokens/s), then less
+// memory, then the sweep's order.
+[[nodiscard]] bool better(const SweepResult& a, const SweepResult& b, Goal goal);
+// The top `r.top` feasible rows, best first; of rows that resolve to the same plan (a default
+// tile that equals an explicit one), the first in the sweep's order.
+[[nodiscard]] std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r);
+// The planner's search: the equivalent sweep evaluated on every core, its feasible rows kept as
+// they come (a bounded set: at most a few times `top` between compactions, so a search of
+// millions of configurations holds only its best), then best_plans of them. Equal to
+// best_plans(evaluate_all(grid)) (tests/planning).
+struct PlanSearch {
+  std::vector<SweepResult> plans;  // best first
+  std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
+};
+// compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
+[[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
+                                      const SweepOptions& options, std::size_t compact_at = 0);
+// The same identity best_plans deduplicates on: every resolved axis of the row.
+[[nodiscard]] std::string plan_identity(const SweepResult& row);
+
+// Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
+[[nodiscard]] std::string explain(const SweepResult& row);
+
+}  // namespace ringsim::planning

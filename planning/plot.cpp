@@ -1,0 +1,237 @@
+#include "planning/plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "models/error.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::planning {
+
+using models::InputError;
+
+PlotKind parse_plot_kind(const std::string& t) {
+  if (t == "speedup") return PlotKind::Speedup;
+  if (t == "throughput") return PlotKind::Throughput;
+  if (t == "exposed") return PlotKind::Exposed;
+  if (t == "memory") return PlotKind::Memory;
+  throw InputError({}, 0, "kind", "expected speedup, throughput, exposed or memory, got '" + t + "'");
+}
+
+std::pair<std::string, std::string> parse_where(const std::string& t) {
+  const auto eq = t.find('=');
+  if (eq == std::string::npos || eq == 0) throw InputError({}, 0, "where", "expected COLUMN=VALUE, got '" + t + "'");
+  return {t.substr(0, eq), t.substr(eq + 1)};
+}
+
+namespace {
+
+// The columns that say which configuration a row is (not what was predicted for it).
+const std::vector<std::string>& identity_columns() {
+  static const std::vector<std::string> c = {"hardware", "model", "impl", "cp", "mp", "sp", "dp", "devices",
+                                             "n_seq", "batch", "layout", "mask", "tile", "topology",
+                                             "zero", "recompute", "engine"};
+  return c;
+}
+
+// The selected rows (status ok, every --where holds) with located numeric access.
+struct Rows {
+  const Table& t;
+  std::vector<std::size_t> idx;
+  Rows(const Table& table, const PlotRequest& r) : t(table) {
+    for (const auto& [col, _] : r.where)
+      if (!t.column(col)) throw InputError(t.file, 1, col, "no such column to select rows by (--where)");
+    const auto status = t.column("status");
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+      if (status && t.rows[i][*status] != "ok") continue;
+      bool keep = true;
+      for (const auto& [col, value] : r.where) keep = keep && t.rows[i][*t.column(col)] == value;
+      if (keep) idx.push_back(i);
+    }
+    if (idx.empty()) throw InputError(t.file, 0, "where", "no row with status ok matches the selection");
+  }
+  [[nodiscard]] std::size_t col(const std::string& name) const {
+    const auto c = t.column(name);
+    if (!c) throw InputError(t.file, 1, name, "missing column (is this a ringsim sweep CSV?)");
+    return *c;
+  }
+  [[nodiscard]] const std::string& text(std::size_t row, const std::string& name) const { return t.rows[row][col(name)]; }
+  [[nodiscard]] double num(std::size_t row, const std::string& name) const {
+    try {
+      return models::parse_double(text(row, name), name);
+    } catch (const InputError& e) {
+      throw InputError(t.file, t.lines[row], name, e.message());
+    }
+  }
+  // Identity columns that take more than one value over the selected rows, less `exclude`.
+  [[nodiscard]] std::vector<std::string> varying(const std::set<std::string>& exclude) const {
+    std::vector<std::string> out;
+    for (const auto& c : identity_columns()) {
+      if (exclude.count(c) || !t.column(c)) continue;
+      std::set<std::string> values;
+      for (const auto i : idx) values.insert(text(i, c));
+      if (values.size() > 1) out.push_back(c);
+    }
+    return out;
+  }
+  // A series label from the columns that tell series apart: "mesh 2x4, zero3, recompute full".
+  [[nodiscard]] std::string key(std::size_t row, const std::vector<std::string>& cols) const {
+    std::string k;
+    const auto has = [&](const char* c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+    const auto add = [&](const std::string& s) { k += (k.empty() ? "" : ", ") + s; };
+    if (has("mp") || has("sp")) add("mesh " + text(row, "mp") + "x" + text(row, "sp"));
+    for (const auto& c : cols) {
+      if (c == "mp" || c == "sp") continue;
+      const auto& v = text(row, c);
+      if (c == "zero") add(v == "none" ? std::string("no ZeRO") : v);
+      else if (c == "recompute") add("recompute " + v);
+      else if (c == "dp") add("dp " + v);
+      else if (c == "tile") add("tile " + v);
+      else if (c == "devices") add(v + (v == "1" ? " device" : " devices"));
+      else if (c == "hardware" || c == "model" || c == "layout" || c == "impl" || c == "cp" || c == "mask") add(v);
+      else add(c + " " + v);
+    }
+    return k;
+  }
+};
+
+// Groups points into series by a key, in first-seen order; `keep_max` keeps the larger y of two
+// points at the same x (the best configuration), else the smaller.
+struct SeriesBuilder {
+  std::vector<std::string> order;
+  std::map<std::string, std::map<double, double>> points;
+  void add(const std::string& label, double x, double y, bool keep_max) {
+    if (!points.count(label)) order.push_back(label);
+    auto& p = points[label];
+    const auto it = p.find(x);
+    if (it == p.end()) p[x] = y;
+    else it->second = keep_max ? std::max(it->second, y) : std::min(it->second, y);
+  }
+  [[nodiscard]] std::vector<Series> build() const {
+    std::vector<Series> out;
+    for (const auto& label : order) {
+      Series s;
+      s.label = label;
+      for (const auto& [x, y] : points.at(label)) s.x.push_back(x), s.y.push_back(y);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+};
+
+std::string with_prefix(const std::string& head, const std::string& rest) {
+  return rest.empty() ? head : head + ", " + rest;
+}
+
+}  // namespace
+
+LineChart line_chart(const Table& t, const PlotRequest& r) {
+  const Rows rows(t, r);
+  LineChart c;
+  SeriesBuilder b;
+  switch (r.kind) {
+    case PlotKind::Speedup: {
+      // Pair each baseline row with the compared layout's row of the same configuration.
+      const auto others = rows.varying({"layout", "index"});
+      std::map<std::string, std::size_t> base;
+      for (const auto i : rows.idx)
+        if (rows.text(i, "layout") == r.baseline) base[rows.key(i, others)] = i;
+      const auto series_cols = rows.varying({"layout", "index", "n_seq", "devices", "impl"});
+      for (const auto i : rows.idx) {
+        if (rows.text(i, "layout") != r.layout) continue;
+        const auto it = base.find(rows.key(i, others));
+        if (it == base.end()) continue;
+        const auto& d = rows.text(i, "devices");
+        const std::string label = with_prefix(d + (d == "1" ? " device" : " devices"), rows.key(i, series_cols));
+        b.add(label, rows.num(i, "n_seq"), rows.num(it->second, "step_s") / rows.num(i, "step_s"), true);
+      }
+      if (b.order.empty())
+        throw InputError(t.file, 0, "layout",
+                         "no configuration has both layouts " + r.baseline + " and " + r.layout + " (--baseline, --layout)");
+      c.title = r.title.empty() ? "Speedup of " + r.layout + " over " + r.baseline : r.title;
+      c.x_label = "sequence length n_seq (tokens)";
+      c.y_label = "speedup (step time " + r.baseline + " / " + r.layout + ", x)";
+      c.references.push_back({"no speedup (1x)", 1.0});
+      break;
+    }
+    case PlotKind::Throughput: {
+      const auto series_cols = rows.varying({"index", "devices", "mp", "sp", "dp", "tile_q", "tile_k", "zero", "recompute"});
+      for (const auto i : rows.idx)
+        b.add(rows.key(i, series_cols).empty() ? "all" : rows.key(i, series_cols), rows.num(i, "devices"),
+              rows.num(i, "tokens_per_s"), true);
+      c.title = r.title.empty() ? "Training throughput vs devices (best mesh, tile and memory setting per point)" : r.title;
+      c.x_label = "devices (dp x mp x sp)";
+      c.y_label = "throughput (tokens/s)";
+      c.x_format = AxisFormat::Plain;
+      c.y_format = AxisFormat::Metric;
+      c.y_min = 0;
+      break;
+    }
+    case PlotKind::Memory: {
+      const auto series_cols = rows.varying({"index", "n_seq", "layout", "tile_q", "tile_k", "impl"});
+      double capacity = 0;
+      for (const auto i : rows.idx) {
+        b.add(rows.key(i, series_cols).empty() ? "memory" : rows.key(i, series_cols), rows.num(i, "n_seq"),
+              rows.num(i, "memory_bytes") / 1e9, false);
+        capacity = rows.num(i, "memory_capacity_bytes") / 1e9;
+      }
+      c.title = r.title.empty() ? "Memory per device vs context" : r.title;
+      c.x_label = "sequence length n_seq (tokens)";
+      c.y_label = "memory per device (GB)";
+      c.y_min = 0;
+      c.references.push_back({fmt::format("device memory ({:.0f} GB)", capacity), capacity});
+      break;
+    }
+    case PlotKind::Exposed:
+      throw InputError({}, 0, "kind", "exposed is a heatmap");
+  }
+  c.series = b.build();
+  return c;
+}
+
+Heatmap heatmap(const Table& t, const PlotRequest& r) {
+  const Rows rows(t, r);
+  std::set<double> xs, ys;
+  std::map<std::pair<double, double>, double> cell;
+  for (const auto i : rows.idx) {
+    const double x = rows.num(i, "n_seq"), y = rows.num(i, "devices");
+    const double step = rows.num(i, "step_s");
+    const double v = (rows.num(i, "exposed_transfer_s") + rows.num(i, "grad_sync_exposed_s")) / step;
+    xs.insert(x), ys.insert(y);
+    const auto it = cell.find({x, y});
+    cell[{x, y}] = it == cell.end() ? v : std::min(it->second, v);
+  }
+  Heatmap m;
+  m.title = r.title.empty() ? "Exposed communication, share of the step" : r.title;
+  m.x_label = "sequence length n_seq (tokens)";
+  m.y_label = "devices";
+  m.value_label = "exposed";
+  for (const double x : xs) m.x_ticks.push_back(tick_label(x, AxisFormat::Binary, 1));
+  for (const double y : ys) m.y_ticks.push_back(fmt::format("{:.0f}", y));
+  m.v_min = 0;
+  m.v_max = 0;
+  for (const double y : ys)
+    for (const double x : xs) {
+      const auto it = cell.find({x, y});
+      m.values.push_back(it == cell.end() ? NAN : it->second);
+      if (it != cell.end()) m.v_max = std::max(m.v_max, it->second);
+    }
+  // A round top for the colour bar: 10%, 20%, 50% or 100%.
+  for (const double top : {0.1, 0.2, 0.5, 1.0})
+    if (m.v_max <= top) {
+      m.v_max = top;
+      break;
+    }
+  return m;
+}
+
+void plot(const Table& t, const PlotRequest& r, const std::string& svg_path, const std::string& png_path) {
+  if (r.kind == PlotKind::Exposed) render(heatmap(t, r), svg_path, png_path);
+  else render(line_chart(t, r), svg_path, png_path);
+}
+
+}  // namespace ringsim::planning

@@ -1,0 +1,42 @@
+#pragma once
+// Charts of sweep results (the CSV `ringsim sweep` writes):
+//  - speedup:    step time of a baseline layout / another layout, vs n_seq, a line per device
+//                count (and per any other axis that varies);
+//  - throughput: tokens/s vs devices, a line per layout (the best mesh at each device count);
+//  - exposed:    heatmap of exposed communication (ring transfers and gradient sync not hidden by
+//                compute) as a share of the step, n_seq x devices, the least exposed
+//                configuration of each cell;
+//  - memory:     memory per device vs n_seq, a line per recomputation / ZeRO stage / mesh, with
+//                the device's capacity.
+// Rows whose status is not "ok" are left out; --where col=value pairs select rows.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planning/chart.hpp"
+#include "planning/table.hpp"
+
+namespace ringsim::planning {
+
+enum class PlotKind { Speedup, Throughput, Exposed, Memory };
+// "speedup", "throughput", "exposed", "memory"; InputError (field "kind") otherwise.
+[[nodiscard]] PlotKind parse_plot_kind(const std::string& text);
+
+struct PlotRequest {
+  PlotKind kind = PlotKind::Speedup;
+  std::vector<std::pair<std::string, std::string>> where;  // column = value, all must hold
+  std::string baseline = "contiguous";                     // speedup: the layout divided by
+  std::string layout = "striped";                          // speedup: the layout it is compared with
+  std::string title;                                       // empty: one made from the kind
+};
+
+// "col=value"; InputError (field "where") otherwise.
+[[nodiscard]] std::pair<std::string, std::string> parse_where(const std::string& text);
+
+// InputError naming the file and column when the table lacks what the chart needs, or a value
+// is malformed, or nothing is left to draw.
+[[nodiscard]] LineChart line_chart(const Table& t, const PlotRequest& r);
+[[nodiscard]] Heatmap heatmap(const Table& t, const PlotRequest& r);
+void plot(const Table& t, const PlotRequest& r, const std::string& svg_path, const std::string& png_path);
+
+}  // namespace ringsim::planning

@@ -1,0 +1,269 @@
+// sweep, merge, plan and check as a user runs them: shards merged give the unsharded bytes, a
+// killed sweep resumed loses and repeats nothing, plan's answer is the best row of the sweep it
+// searched, check flags planted bad rows and no published one, bad files exit 2 with one line.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/cli_run.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace ringsim::test;
+
+namespace {
+
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string l;
+  while (std::getline(in, l)) out.push_back(l);
+  return out;
+}
+
+// Fields of one CSV line (quotes as the sweep writes them).
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> f;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      if (quoted && i + 1 < line.size() && line[i + 1] == '"') cur += '"', ++i;
+      else quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      f.push_back(cur), cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  f.push_back(cur);
+  return f;
+}
+
+const char* kSweep = R"({
+  "hardware": ["a100-80gb", "h100-sxm"],
+  "model": ["ringattn-1b", "llama3-8b"],
+  "mesh": ["1x4", "2x4", "1x8"],
+  "n_seq": [32768, 131072],
+  "layout": ["contiguous", "striped", "zigzag"],
+  "zero": [0, 3],
+  "recompute": ["none", "full"]
+})";
+
+}  // namespace
+
+TEST_CASE("cli sweep: shards merged are the unsharded sweep, byte for byte", "[cli][sweep]") {
+  const TempDir dir;
+  write_file(dir.file("grid.json"), kSweep);
+  const auto whole = run("sweep " + dir.file("grid.json") + " -o " + dir.file("whole.csv"));
+  REQUIRE(whole.code == 0);
+  CHECK(whole.err.empty());  // no progress bar when stderr is not a terminal
+  std::string shards;  // in reverse order: merge takes any
+  for (int k = 4; k >= 1; --k) {
+    const auto r = run("sweep " + dir.file("grid.json") + " --shard " + std::to_string(k) + "/4 --threads 1 -o " +
+                       dir.file(std::to_string(k) + "-of-4.csv"));
+    REQUIRE(r.code == 0);
+    shards += dir.file(std::to_string(k) + "-of-4.csv");
+    shards += ' ';
+  }
+  const auto m = run("merge " + shards + "-o " + dir.file("merged.csv"));
+  REQUIRE(m.code == 0);
+  CHECK(read_file(dir.file("merged.csv")) == read_file(dir.file("whole.csv")));
+  CHECK(split_lines(read_file(dir.file("whole.csv"))).size() == 2 + 2 * 2 * 3 * 2 * 3 * 2 * 2);
+  // Flags give the same sweep as the file.
+  const auto flags = run("sweep --hardware a100-80gb,h100-sxm --model ringattn-1b,llama3-8b --mesh 1x4,2x4,1x8 --seq "
+                         "32768,131072 --layout contiguous,striped,zigzag --zero 0,3 --recompute none,full");
+  REQUIRE(flags.code == 0);
+  CHECK(flags.out == read_file(dir.file("whole.csv")));
+  expect_bad("merge " + dir.file("1-of-4.csv") + " " + dir.file("2-of-4.csv"), "shard 3/4 is missing");
+}
+
+TEST_CASE("cli sweep: killed mid-way and resumed, it loses nothing and repeats nothing", "[cli][sweep]") {
+  const TempDir dir;
+  // Simulated points take milliseconds each, so the kill lands mid-sweep.
+  write_file(dir.file("grid.json"), R"({"engine": "des", "hardware": "a100-80gb", "model": ["ringattn-1b", "llama2-7b"],
+    "mesh": ["1x4", "1x8", "2x4"], "n_seq": [65536, 131072, 262144, 524288], "layout": ["contiguous", "striped"]})");
+  const auto out = dir.file("sweep.csv");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    execl(RINGSIM_BIN, RINGSIM_BIN, "sweep", dir.file("grid.json").c_str(), "-o", out.c_str(), "--threads", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait for a few rows (bounded), then kill without warning.
+  for (int i = 0; i < 6000 && split_lines(read_file(out)).size() < 6; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto partial = split_lines(read_file(out)).size();
+  const auto resumed = run("sweep " + dir.file("grid.json") + " --resume -o " + out);
+  REQUIRE(resumed.code == 0);
+  const auto fresh = run("sweep " + dir.file("grid.json") + " -o " + dir.file("fresh.csv"));
+  REQUIRE(fresh.code == 0);
+  INFO("rows before the kill: " << partial);
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
+  // Resuming a finished sweep changes nothing; another sweep's file is refused.
+  CHECK(run("sweep " + dir.file("grid.json") + " --resume -o " + out).code == 0);
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
+  write_file(dir.file("other.json"), R"({"engine": "des", "n_seq": 8192})");
+  expect_bad("sweep " + dir.file("other.json") + " --resume -o " + out, "not this sweep's output");
+  CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
+}
+
+TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli][plan]") {
+  const TempDir dir;
+  const std::string common = "--hardware a100-80gb --model llama2-7b --seq 65536 --devices 16 --tile default,512x512 ";
+  for (const std::string goal : {"max-throughput", "min-devices --target-tokens-per-s 20000", "max-context"}) {
+    INFO(goal);
+    const auto plan = run("plan " + common + "--goal " + goal + " --format csv --top 3 --emit-sweep " + dir.file("g.json") +
+                          " -o " + dir.file("plan.csv"));
+    REQUIRE(plan.code == 0);
+    REQUIRE(run("sweep " + dir.file("g.json") + " -o " + dir.file("rows.csv")).code == 0);
+    const auto rows = split_lines(read_file(dir.file("rows.csv")));
+    const auto header = fields(rows.at(1));
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    // The best feasible row by a plain scan of the sweep's CSV.
+    double best_metric = -1e300;
+    std::map<std::string, std::string> by_index;
+    for (std::size_t i = 2; i < rows.size(); ++i) {
+      const auto f = fields(rows[i]);
+      by_index[f[col["index"]]] = rows[i];
+      if (f[col["status"]] != "ok" || f[col["fits_memory"]] != "true" || std::stoll(f[col["devices"]]) > 16) continue;
+      const double tps = std::stod(f[col["tokens_per_s"]]);
+      double metric = tps;
+      if (goal.starts_with("min-devices")) {
+        if (tps < 20000) continue;
+        metric = -std::stod(f[col["devices"]]);
+      } else if (goal == "max-context") {
+        metric = std::stod(f[col["n_seq"]]);
+      }
+      best_metric = std::max(best_metric, metric);
+    }
+    const auto plan_rows = split_lines(read_file(dir.file("plan.csv")));
+    REQUIRE(plan_rows.size() >= 2);
+    const auto first = fields(plan_rows[1]);
+    REQUIRE(first[0] == "1");
+    // The plan's row is the sweep's row of that index, byte for byte (rank and why aside).
+    const std::string row_text = plan_rows[1].substr(plan_rows[1].find(',') + 1);
+    const auto& sweep_row = by_index.at(first[1]);
+    CHECK(row_text.substr(0, sweep_row.size()) == sweep_row);
+    const auto f = fields(sweep_row);
+    double metric = std::stod(f[col["tokens_per_s"]]);
+    if (goal.starts_with("min-devices")) metric = -std::stod(f[col["devices"]]);
+    if (goal == "max-context") metric = std::stod(f[col["n_seq"]]);
+    CHECK(metric == best_metric);
+  }
+  // The table says the interval is not available rather than inventing one.
+  const auto table = run("plan " + common + "--top 2");
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("interval: unavailable") != std::string::npos);
+  CHECK(table.out.find("why:") != std::string::npos);
+  const auto json = run("plan " + common + "--top 2 --format json");
+  REQUIRE(json.code == 0);
+  CHECK(json.out.find("\"interval\"") != std::string::npos);
+}
+
+TEST_CASE("cli sweep and plan: a bad file is one line naming the field, exit 2, no output file", "[cli][plan][sweep]") {
+  const TempDir dir;
+  write_file(dir.file("bad.json"), R"({"hardware": "a100-80gb", "n_seq": [4096, "many"]})");
+  expect_bad("sweep " + dir.file("bad.json") + " -o " + dir.file("out.csv"), "n_seq[1]");
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.csv")));
+  write_file(dir.file("typo.json"), R"({"layouts": ["striped"]})");
+  expect_bad("sweep " + dir.file("typo.json"), "layouts");
+  write_file(dir.file("broken.json"), R"({"hardware": )");
+  expect_bad("sweep " + dir.file("broken.json"), "broken.json");
+  expect_bad("sweep --shard 5/4", "shard");
+  write_file(dir.file("plan.json"), R"({"goal": "min-devices", "devices": 8})");
+  expect_bad("plan " + dir.file("plan.json") + " -o " + dir.file("plan.out"), "target_tokens_per_s");
+  CHECK_FALSE(std::filesystem::exists(dir.file("plan.out")));
+  write_file(dir.file("plan2.json"), R"({"goal": "max-throughput", "devices": 8, "layout": ["striped", "diagonal"]})");
+  expect_bad("plan " + dir.file("plan2.json"), "layout");
+  expect_bad("plan --goal cheapest", "goal");
+}
+
+TEST_CASE("cli check: planted bad rows are flagged with the bound, published measurements are not", "[cli][check]") {
+  const TempDir dir;
+  write_file(dir.file("m.csv"),
+        "hardware,devices,n_seq,batch,heads,kv_heads,head_dim,causal,pass,cp,layout,ring_degree,ulysses_degree,iter_per_s\n"
+        "a100-80gb,8,65536,1,32,8,128,true,fwd+bwd,ring,zigzag,8,1,10.6\n"    // line 2: ring-flash-attention's figure
+        "a100-80gb,8,65536,1,32,8,128,true,fwd+bwd,ring,zigzag,8,1,40\n"      // 3: above peak FLOP/s
+        "a100-80gb,8,131072,2,32,32,32,true,fwd,ring,striped,8,1,90\n"        // 4: above peak FLOP/s
+        "a100-80gb,8,65536,1,32,8,128,true,fwd,ulysses,contiguous,1,8,10\n"   // 5: fine
+        "a100-80gb,8,65536,1,32,4,128,true,fwd,ulysses,contiguous,1,8,10\n"   // 6: Ulysses above the K/V heads
+        "a100-80gb,8,65544,1,32,8,128,true,fwd,ring,zigzag,8,1,10\n"          // 7: not divisible in 16 chunks
+        "a100-80gb,8,512,1,32,32,128,true,fwd,ring,contiguous,8,1,60000\n"    // 8: above the link's bandwidth
+        "a100-80gb,8,65536,1,32,8,128,true,fwd,ring,contiguous,8,1,OOM\n");   // 9: nothing to check
+  const auto r = run("check " + dir.file("m.csv"));
+  REQUIRE(r.code == 0);
+  const auto out = split_lines(r.out);
+  REQUIRE(out.size() == 5);
+  CHECK(out[0].find("m.csv:3: ") != std::string::npos);
+  CHECK(out[0].find("above a100-80gb's dense peak 312 TFLOP/s") != std::string::npos);
+  CHECK(out[1].find("m.csv:4: ") != std::string::npos);
+  CHECK(out[2].find("m.csv:6: Ulysses degree 8 is above the 4 K/V heads") != std::string::npos);
+  CHECK(out[3].find("m.csv:7: n_seq 65544 is not divisible") != std::string::npos);
+  CHECK(out[4].find("m.csv:8: ") != std::string::npos);
+  CHECK(out[4].find("link") != std::string::npos);
+  CHECK(run("check --fail-on-findings " + dir.file("m.csv")).code == 1);
+  // Training measurements: tokens/s of a whole model.
+  write_file(dir.file("t.csv"), "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb,llama3-8b,1,8,65536,3000\n"
+                           "a100-80gb,llama3-8b,1,8,65536,30000\n");
+  const auto t = run("check " + dir.file("t.csv"));
+  CHECK(t.out.find("t.csv:2:") == std::string::npos);
+  CHECK(t.out.find("t.csv:3: implies") != std::string::npos);
+  for (const char* f : {"attention_throughput_published.csv", "striped_paper_calibration.csv", "paper_unmeasured_configs.csv",
+                        "nemo_llama2_7b_cp_runs.csv"}) {
+    const auto p = run(std::string("check ") + RINGSIM_TEST_DATA + "/" + f);
+    INFO(f << ": " << p.out);
+    CHECK(p.code == 0);
+    CHECK(p.out.empty());
+  }
+  write_file(dir.file("tf.csv"), "hardware,model,mp,sp,n_seq,tflops_per_gpu\nh100-sxm,llama2-7b,8,32,1048576,1200\n");
+  CHECK(run("check " + dir.file("tf.csv")).out.find("tf.csv:2: reports 1200 TFLOP/s") != std::string::npos);
+  write_file(dir.file("bad.csv"), "hardware,n_seq,model,iter_per_s\na100-80gb,-4,llama3-8b,3\n");
+  expect_bad("check " + dir.file("bad.csv"), "bad.csv:2");
+}
+
+TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run; bad requests exit 2", "[cli][plot]") {
+  const TempDir dir;
+  REQUIRE(run("sweep --mesh 1x4,1x8 --seq 32768,65536,131072 -o " + dir.file("s.csv")).code == 0);
+  for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {
+    INFO(kind);
+    const std::string args = "plot " + dir.file("s.csv") + " --kind " + kind + " --svg " + dir.file("a.svg") + " --png " +
+                             dir.file("a.png");
+    REQUIRE(run(args).code == 0);
+    const auto svg = read_file(dir.file("a.svg")), png = read_file(dir.file("a.png"));
+    REQUIRE(run(args).code == 0);
+    CHECK(read_file(dir.file("a.svg")) == svg);
+    CHECK(read_file(dir.file("a.png")) == png);
+  }
+  expect_bad("plot " + dir.file("s.csv") + " --kind pie --svg " + dir.file("b.svg"), "kind");
+  expect_bad("plot " + dir.file("s.csv") + " --where n_seq=7 --svg " + dir.file("b.svg"), "where");
+  expect_bad("plot " + dir.file("s.csv"), "--svg");
+  CHECK_FALSE(std::filesystem::exists(dir.file("b.svg")));
+}
+
+TEST_CASE("cli agreement: Kendall's tau-b of predict's speedups against the Striped paper's", "[cli][agreement]") {
+  const TempDir dir;
+  REQUIRE(run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " +
+              dir.file("p.csv"))
+              .code == 0);
+  const auto r = run("agreement " + dir.file("p.csv") + " --measured speedup --predicted pred_speedup --format json");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("\"items\": 45") != std::string::npos);
+  // The same column against itself agrees perfectly.
+  CHECK(run("agreement " + dir.file("p.csv") + " --measured speedup --predicted speedup").out.find("tau-b 1.000") !=
+        std::string::npos);
+  expect_bad("agreement " + dir.file("p.csv") + " --measured speedup --predicted nope", "nope");
+}

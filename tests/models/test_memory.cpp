@@ -1,0 +1,181 @@
+// The memory model (models/memory.hpp): per-device tokens, sharding, recomputation, the ring's
+// buffers, and the runs the Striped Attention paper made (they ran, so they fit).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "models/analytic.hpp"
+#include "models/error.hpp"
+#include "models/memory.hpp"
+#include "models/parse.hpp"
+#include "tests/support/scenario.hpp"
+
+using namespace ringsim::models;
+using ringsim::test::resolve_scenario;
+
+namespace {
+double token_terms(const MemoryEstimate& e) { return e.activations_bytes + e.workspace_bytes; }
+}  // namespace
+
+TEST_CASE("memory: token terms count the device's own tokens, not the global sequence (OpenPipe/ART #922)",
+          "[memory]") {
+  // Eight devices holding 32k tokens each use the memory one device with a 32k sequence uses
+  // for its tokens: an estimator that charges every rank the global 256k tokens is 8x off.
+  const auto ring = resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 262144, "striped", "causal", TileShape{128, 128});
+  const auto one = resolve_scenario("h100-sxm", "llama3-8b", 1, 1, 32768, "striped", "causal", TileShape{128, 128});
+  const auto global = resolve_scenario("h100-sxm", "llama3-8b", 1, 1, 262144, "striped", "causal", TileShape{128, 128});
+  for (const auto r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+    MemoryOptions o;
+    o.recompute = r;
+    o.sharding = Sharding::Zero3;
+    const auto e8 = estimate_memory(ring, o);
+    CHECK(token_terms(e8) == Approx(token_terms(estimate_memory(one, o))).epsilon(1e-12));
+    // Activations scale with the tokens held (the workspace's score tile does not).
+    CHECK(estimate_memory(global, o).activations_bytes == Approx(8 * e8.activations_bytes).epsilon(1e-12));
+  }
+  // The case that matters: with full recompute and FSDP over the 8 ranks, 256k tokens fit on
+  // 8 x H100 80 GB; charged per rank for 256k tokens, the activations alone would not.
+  MemoryOptions o;
+  o.recompute = Recompute::Full;
+  o.sharding = Sharding::Zero3;
+  const auto e = estimate_memory(ring, o);
+  CHECK(e.fits);
+  CHECK(estimate_memory(global, o).activations_bytes > ring.hardware.hbm_bytes);
+}
+
+TEST_CASE("memory: ZeRO stages shard optimizer, then gradients, then parameters over dp x sp", "[memory]") {
+  const auto s = resolve_scenario("a100-80gb", "llama2-7b", 2, 4, 65536, "striped");
+  const double p = static_cast<double>(s.model.parameters()) / 2;  // per tensor-parallel rank
+  MemoryOptions o;
+  o.dp = 8;
+  o.sharding = Sharding::None;
+  const double g = 8 * 4;
+  const auto none = estimate_memory(s, o);
+  CHECK(none.parameters_bytes + none.gradients_bytes + none.optimizer_bytes == Approx(16 * p));
+  o.sharding = Sharding::Zero1;
+  const auto z1 = estimate_memory(s, o);
+  CHECK(z1.optimizer_bytes == Approx(12 * p / g));
+  CHECK(z1.gradients_bytes == Approx(2 * p));
+  o.sharding = Sharding::Zero2;
+  const auto z2 = estimate_memory(s, o);
+  CHECK(z2.gradients_bytes == Approx(2 * p / g));
+  CHECK(z2.parameters_bytes == Approx(2 * p));
+  o.sharding = Sharding::Zero3;
+  const auto z3 = estimate_memory(s, o);
+  CHECK(z3.parameters_bytes > 2 * p / g);  // the shard plus two gathered layers
+  CHECK(z3.parameters_bytes < 2 * p / g + 4 * p / static_cast<double>(s.model.layers));
+  // Sharding over dp only leaves the context-parallel ranks with replicas.
+  o.shard_over_cp = false;
+  CHECK(estimate_memory(s, o).optimizer_bytes == Approx(12 * p / 8));
+  // Token terms do not depend on sharding.
+  CHECK(token_terms(z3) == Approx(token_terms(none)));
+}
+
+TEST_CASE("memory: a GELU MHA layer keeps 32 d bytes per token (Korthikanti et al.'s 34 less two dropout masks)",
+          "[memory]") {
+  ModelConfig m;
+  m.d_model = 4096;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.head_dim = 128;
+  m.d_ff = 4 * 4096;
+  m.layers = 1;
+  m.vocab = 0;
+  m.mlp = "gelu";
+  const double lse = 4.0 * 32;
+  CHECK(activation_bytes_per_token_layer(m, 1, Recompute::None) == Approx(32.0 * 4096 + lse));
+  // Tensor parallelism splits everything but the norms' inputs and outputs (4 x 2 d).
+  CHECK(activation_bytes_per_token_layer(m, 4, Recompute::None) == Approx(8.0 * 4096 + (24.0 * 4096 + lse) / 4));
+  CHECK(activation_bytes_per_token_layer(m, 1, Recompute::Full) == Approx(2.0 * 4096));
+  const double sel = activation_bytes_per_token_layer(m, 1, Recompute::Selective);
+  CHECK(sel < activation_bytes_per_token_layer(m, 1, Recompute::None));
+  CHECK(sel > activation_bytes_per_token_layer(m, 1, Recompute::Full));
+}
+
+TEST_CASE("memory: the ring's buffers scale with the buffer count; one device has none", "[memory]") {
+  const auto s = resolve_scenario("a100-80gb", "ringattn-1b", 1, 8, 65536, "striped");
+  MemoryOptions o;
+  o.kv_buffers = 2;
+  const auto two = estimate_memory(s, o);
+  o.kv_buffers = 3;
+  const auto three = estimate_memory(s, o);
+  CHECK(std::string(two.strategy.name) == "kv_ring_buffers");
+  CHECK(three.strategy.bytes == Approx(1.5 * two.strategy.bytes));
+  const double kv = static_cast<double>(s.workload->kv_block_bytes());
+  CHECK(two.strategy.bytes == Approx(2 * kv * (1 + 4.0 / static_cast<double>(s.profile.kv_wire_bytes))));
+  CHECK(estimate_memory(resolve_scenario("a100-80gb", "ringattn-1b", 1, 1, 8192, "striped"), o).strategy.bytes == 0);
+  o.kv_buffers = 0;
+  CHECK_THROWS_AS(estimate_memory(s, o), InputError);
+}
+
+TEST_CASE("memory: a plan that does not fit names its largest term", "[memory]") {
+  auto s = resolve_scenario("a100-80gb", "llama2-7b", 1, 2, 262144, "striped");
+  MemoryOptions o;
+  o.recompute = Recompute::None;
+  const auto e = estimate_memory(s, o);
+  CHECK_FALSE(e.fits);
+  CHECK(std::string(e.largest_term().name) == "activations");
+  CHECK(e.headroom_bytes() < 0);
+}
+
+TEST_CASE("memory: predict reports the estimate with the profile's recomputation", "[memory]") {
+  const auto s = resolve_scenario("tpu-v4", "ringattn-1b", 2, 8, 262144, "striped");
+  const auto p = predict(s);
+  const auto e = estimate_memory(s, MemoryOptions::from_profile(s));
+  CHECK(p.memory_bytes == e.total_bytes);
+  CHECK(p.fits_memory == e.fits);
+}
+
+TEST_CASE("memory: every run of the Striped Attention paper fits (they ran)", "[memory][paper]") {
+  // The paper's code rematerialises blocks (the profiles' recompute: true) and shards weights
+  // and optimizer state over the sequence-parallel axis (FSDP over sp).
+  std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/striped_paper_calibration.csv");
+  REQUIRE(in);
+  std::string line;
+  std::getline(in, line);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    const auto f = split(line, ',');
+    REQUIRE(f.size() >= 5);
+    for (const char* layout : {"contiguous", "striped"}) {
+      const auto s = resolve_scenario(f[0], f[1], parse_int(f[2], "mp"), parse_int(f[3], "sp"), parse_int(f[4], "n_seq"),
+                                      layout);
+      REQUIRE(s.profile.recompute);
+      auto o = MemoryOptions::from_profile(s);
+      o.sharding = Sharding::Zero3;
+      const auto e = estimate_memory(s, o);
+      INFO(line << " " << layout << ": " << e.total_bytes / 1e9 << " GB of " << e.capacity_bytes / 1e9);
+      CHECK(e.fits);
+      // predict's default options are these.
+      CHECK(estimate_memory(s, MemoryOptions::from_profile(s)).total_bytes == Approx(e.total_bytes));
+    }
+    ++rows;
+  }
+  CHECK(rows == 45);
+}
+
+TEST_CASE("memory: every context-parallel run of NVIDIA's NeMo Llama2-7B table fits (they ran)", "[memory][published]") {
+  // Megatron's distributed optimizer shards optimizer state over dp x cp (ZeRO-1 over dp x sp);
+  // the table does not say whether activations were recomputed: they fit even without.
+  std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/nemo_llama2_7b_cp_runs.csv");
+  REQUIRE(in);
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.starts_with("hardware")) continue;
+    const auto f = split(line, ',');
+    REQUIRE(f.size() >= 6);
+    const auto s = resolve_scenario(f[0], f[1], parse_int(f[2], "mp"), parse_int(f[3], "sp"), parse_int(f[5], "n_seq"),
+                                    "zigzag", "causal", TileShape{128, 128});
+    MemoryOptions o;
+    o.dp = parse_int(f[4], "dp");
+    o.sharding = Sharding::Zero1;
+    o.recompute = Recompute::None;
+    const auto e = estimate_memory(s, o);
+    INFO(line << ": " << e.total_bytes / 1e9 << " GB of " << e.capacity_bytes / 1e9);
+    CHECK(e.fits);
+    ++rows;
+  }
+  CHECK(rows == 8);
+}

@@ -1,0 +1,118 @@
+// Charts: round tick values, readable labels, both surfaces written (atomically, deterministic),
+// and the data a chart is built from checked against the sweep rows it came from.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "models/error.hpp"
+#include "planning/plot.hpp"
+#include "planning/sweep.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace ringsim;
+using namespace ringsim::planning;
+
+namespace {
+
+// The sweep's own CSV as the table a front-end would hand over.
+Table sweep_table(const SweepGrid& g) {
+  std::string text;
+  (void)run_points(g, models::Catalog(), {}, 0, [&](const std::string& s) { text += s; });
+  Table t;
+  t.file = "sweep.csv";
+  const auto& cols = sweep_columns();
+  t.header = cols;
+  std::istringstream in(text);
+  std::string line;
+  std::int64_t n = 3;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cur;
+    bool q = false;
+    for (const char c : line) {
+      if (c == '"') q = !q;
+      else if (c == ',' && !q) f.push_back(cur), cur.clear();
+      else cur += c;
+    }
+    f.push_back(cur);
+    t.rows.push_back(f);
+    t.lines.push_back(n++);
+  }
+  return t;
+}
+
+
+}  // namespace
+
+TEST_CASE("plot: ticks are round values that cover the range", "[planning][plot]") {
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{{0.83, 1.41}, {0, 487000}, {3.2, 3.3}, {0, 1}}) {
+    const auto t = round_ticks(lo, hi);
+    REQUIRE(t.size() >= 2);
+    CHECK(t.front() <= lo);
+    CHECK(t.back() >= hi);
+    const double step = t[1] - t[0];
+    const double mag = std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    const double m = step / mag;
+    CHECK((std::abs(m - 1) < 1e-9 || std::abs(m - 2) < 1e-9 || std::abs(m - 5) < 1e-9));
+    for (const double v : t) CHECK(std::abs(v / step - std::round(v / step)) < 1e-6);
+  }
+  CHECK(tick_label(131072, AxisFormat::Binary, 1) == "128k");
+  CHECK(tick_label(1048576, AxisFormat::Binary, 1) == "1M");
+  CHECK(tick_label(250000, AxisFormat::Metric, 50000) == "250 k");
+  CHECK(tick_label(1.2, AxisFormat::Plain, 0.2) == "1.2");
+}
+
+TEST_CASE("plot: the speedup chart is step(baseline) / step(layout) of the sweep's rows", "[planning][plot]") {
+  SweepGrid g;
+  g.mesh = {{1, 4}, {1, 8}};
+  g.n_seq = {32768, 65536, 131072};
+  g.layout = {"contiguous", "striped"};
+  const auto t = sweep_table(g);
+  PlotRequest r;
+  const auto c = line_chart(t, r);
+  REQUIRE(c.series.size() == 2);
+  CHECK(c.series[0].label == "4 devices, mesh 1x4");
+  // Oracle: the rows themselves.
+  const models::Catalog cat;
+  Evaluator ev(cat, g);
+  const auto a = ev.evaluate(g.point(0)), b = ev.evaluate(g.point(1));
+  CHECK(c.series[0].x.front() == 32768);
+  CHECK(c.series[0].y.front() == Approx(a.step_s / b.step_s).epsilon(1e-5));
+}
+
+TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", "[planning][plot]") {
+  SweepGrid g;
+  g.mesh = {{1, 4}, {1, 8}, {2, 8}};
+  g.n_seq = {32768, 131072};
+  g.layout = {"contiguous", "striped"};
+  const auto t = sweep_table(g);
+  const test::TempDir dir;
+  for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {
+    INFO(kind);
+    PlotRequest r;
+    r.kind = parse_plot_kind(kind);
+    const auto svg = dir.file(std::string(kind) + ".svg"), png = dir.file(std::string(kind) + ".png");
+    plot(t, r, svg, png);
+    const auto s1 = test::read_file(svg), p1 = test::read_file(png);
+    CHECK(s1.starts_with("<?xml"));
+    CHECK(p1.substr(1, 3) == "PNG");
+    plot(t, r, svg, png);
+    // cairo numbers its surfaces and glyph subsets per process (surface1, glyph0-, ...): a second
+    // chart in one process differs in those ids only (the command draws one chart per run: same
+    // bytes, checked by the CLI test).
+    const std::regex ids("(glyph|surface)[0-9]+");
+    CHECK(std::regex_replace(test::read_file(svg), ids, "$1") == std::regex_replace(s1, ids, "$1"));
+    CHECK(test::read_file(png) == p1);
+    CHECK_FALSE(std::filesystem::exists(svg + ".tmp"));
+  }
+  PlotRequest none;
+  none.where = {{"n_seq", "12345"}};
+  CHECK_THROWS_AS(plot(t, none, dir.file("x.svg"), ""), models::InputError);
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.svg")));
+  none.where = {{"nope", "1"}};
+  CHECK_THROWS_AS(plot(t, none, dir.file("x.svg"), ""), models::InputError);
+  CHECK_THROWS_AS(parse_plot_kind("pie"), models::InputError);
+}

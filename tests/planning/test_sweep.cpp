@@ -1,0 +1,229 @@
+// Sweeps: the grid's order, the same bytes for any thread count, shards that merge into the
+// unsharded output, resume after an interruption at any byte, skipped rows, bad sweep files.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "planning/sweep.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace ringsim;
+using namespace ringsim::planning;
+using models::InputError;
+
+namespace {
+
+SweepGrid small_grid() {
+  SweepGrid g;
+  g.hardware = {"a100-80gb", "h100-sxm"};
+  g.model = {"ringattn-1b", "llama3-8b"};
+  g.mesh = {{1, 4}, {2, 4}, {1, 8}};
+  g.n_seq = {32768, 98304};
+  g.layout = {"contiguous", "striped", "zigzag"};
+  g.zero = {models::Sharding::None, models::Sharding::Zero3};
+  return g;
+}
+
+std::string run_to_string(const SweepGrid& g, std::int64_t threads, Shard shard = {}) {
+  SweepOptions o;
+  o.threads = threads;
+  o.shard = shard;
+  std::string out = sweep_preamble(g, shard);
+  (void)run_points(g, models::Catalog(), o, 0, [&](const std::string& s) { out += s; });
+  return out;
+}
+
+
+
+}  // namespace
+
+TEST_CASE("sweep: point i decodes the axes in mixed radix, innermost fastest", "[planning][sweep]") {
+  const auto g = small_grid();
+  REQUIRE(g.size() == 2 * 2 * 3 * 2 * 3 * 2);
+  std::int64_t i = 0;
+  for (const auto& hw : g.hardware)
+    for (const auto& m : g.model)
+      for (const auto& mesh : g.mesh)
+        for (const auto n : g.n_seq)
+          for (const auto& l : g.layout)
+            for (const auto z : g.zero) {
+              const auto p = g.point(i);
+              CHECK(p.index == i);
+              CHECK(p.spec.hardware == hw);
+              CHECK(p.spec.model == m);
+              CHECK((Mesh{p.spec.mp, p.spec.sp} == mesh));
+              CHECK(p.spec.n_seq == n);
+              CHECK(p.spec.layout == l);
+              CHECK(p.zero == z);
+              ++i;
+            }
+}
+
+TEST_CASE("sweep: the same bytes for one thread and for many", "[planning][sweep]") {
+  const auto g = small_grid();
+  const auto one = run_to_string(g, 1);
+  CHECK(run_to_string(g, 2) == one);
+  CHECK(run_to_string(g, 7) == one);
+  // One row per point, rows in the sweep's order.
+  std::istringstream in(one);
+  std::string line;
+  std::getline(in, line);
+  std::getline(in, line);
+  std::int64_t expect = 0;
+  while (std::getline(in, line)) CHECK(line.substr(0, line.find(',')) == std::to_string(expect++));
+  CHECK(expect == g.size());
+  CHECK(one.find("nan") == std::string::npos);
+  CHECK(one.find("inf") == std::string::npos);
+}
+
+TEST_CASE("sweep: combinations that do not go together are skipped rows with the reason", "[planning][sweep]") {
+  SweepGrid g;
+  g.mesh = {{1, 8}};
+  g.n_seq = {98304, 100001};
+  g.layout = {"striped", "zigzag"};
+  g.impl = {"jax-blockwise"};  // offers contiguous and striped only
+  const models::Catalog cat;
+  Evaluator ev(cat, g);
+  const auto striped = ev.evaluate(g.point(0));
+  const auto zigzag = ev.evaluate(g.point(1));
+  const auto odd = ev.evaluate(g.point(2));  // 100001 tokens do not split over 8 devices
+  CHECK(striped.ok);
+  CHECK_FALSE(zigzag.ok);
+  CHECK(zigzag.note.find("zigzag") != std::string::npos);
+  CHECK_FALSE(odd.ok);
+  CHECK(odd.note.find("n_seq") != std::string::npos);
+  std::string row;
+  append_csv_row(zigzag, row);
+  CHECK(row.find(",skipped,") != std::string::npos);
+  // As many fields as columns (commas inside the quoted note do not count).
+  long separators = 0;
+  bool quoted = false;
+  for (const char c : row) {
+    if (c == '"') quoted = !quoted;
+    separators += c == ',' && !quoted;
+  }
+  CHECK(separators == static_cast<long>(sweep_columns().size() - 1));
+  std::string ok_row;
+  append_csv_row(striped, ok_row);
+  CHECK(std::count(ok_row.begin(), ok_row.end(), ',') == static_cast<long>(sweep_columns().size() - 1));
+}
+
+TEST_CASE("sweep: shards merged are the unsharded sweep, byte for byte", "[planning][sweep]") {
+  const auto g = small_grid();
+  const test::TempDir dir;
+  const auto whole = run_to_string(g, 2);
+  for (const std::int64_t n : {2, 3, 5, 144, 150}) {
+    std::vector<std::string> paths;
+    for (std::int64_t k = n; k >= 1; --k) {  // any order
+      paths.push_back(dir.file("shard" + std::to_string(k) + ".csv"));
+      test::write_file(paths.back(), run_to_string(g, 2, Shard{k, n}));
+    }
+    CHECK(merge_shards(paths) == whole);
+    // A missing shard, a repeated one, or another sweep's shard is an input error.
+    auto missing = paths;
+    missing.pop_back();
+    CHECK_THROWS_AS(merge_shards(missing), InputError);
+    auto repeated = paths;
+    repeated.back() = repeated.front();
+    CHECK_THROWS_AS(merge_shards(repeated), InputError);
+  }
+  auto other = g;
+  other.n_seq = {65536};
+  test::write_file(dir.file("a.csv"), run_to_string(g, 1, Shard{1, 2}));
+  test::write_file(dir.file("b.csv"), run_to_string(other, 1, Shard{2, 2}));
+  CHECK_THROWS_AS(merge_shards({dir.file("a.csv"), dir.file("b.csv")}), InputError);
+}
+
+TEST_CASE("sweep: --resume after an interruption at any byte loses nothing and duplicates nothing",
+          "[planning][sweep]") {
+  const auto g = small_grid();
+  const test::TempDir dir;
+  const auto path = dir.file("sweep.csv");
+  SweepOptions o;
+  o.threads = 2;
+  (void)run_sweep_to_file(g, models::Catalog(), path, false, o);
+  const auto whole = test::read_file(path);
+  REQUIRE(whole == run_to_string(g, 1));
+  // Cut the file where an interruption could have left it: inside the preamble, inside a row,
+  // at a row's end; resume must give the whole sweep again.
+  std::mt19937_64 rng(17);
+  std::vector<std::size_t> cuts = {0, 10, whole.find('\n') + 1, whole.size() - 1, whole.size()};
+  for (int i = 0; i < 12; ++i) cuts.push_back(std::uniform_int_distribution<std::size_t>(0, whole.size())(rng));
+  for (const auto cut : cuts) {
+    INFO("cut at byte " << cut << " of " << whole.size());
+    test::write_file(path, whole.substr(0, cut));
+    const auto sum = run_sweep_to_file(g, models::Catalog(), path, true, o);
+    CHECK(test::read_file(path) == whole);
+    CHECK(sum.resumed + sum.written == g.size());
+  }
+  // Shards resume the same way.
+  const auto shard_path = dir.file("shard.csv");
+  o.shard = Shard{2, 3};
+  (void)run_sweep_to_file(g, models::Catalog(), shard_path, false, o);
+  const auto shard_whole = test::read_file(shard_path);
+  test::write_file(shard_path, shard_whole.substr(0, shard_whole.size() / 2));
+  (void)run_sweep_to_file(g, models::Catalog(), shard_path, true, o);
+  CHECK(test::read_file(shard_path) == shard_whole);
+  // Another sweep's file is refused, not overwritten.
+  auto other = g;
+  other.n_seq = {65536};
+  o.shard = {};
+  CHECK_THROWS_AS(run_sweep_to_file(other, models::Catalog(), path, true, o), InputError);
+  CHECK(test::read_file(path) == whole);
+}
+
+TEST_CASE("sweep: the sweep file names the field that is wrong", "[planning][sweep]") {
+  const models::Catalog cat;
+  const auto field_of = [&](const std::string& text) -> std::string {
+    try {
+      SweepGrid::from_json(nlohmann::json::parse(text), "f.json").validate(cat, "f.json");
+    } catch (const InputError& e) {
+      CHECK(e.file() == "f.json");
+      return e.field();
+    }
+    return "no error";
+  };
+  CHECK(field_of(R"({"hardware": ["a100-80gb", "nope"]})") == "hardware");
+  CHECK(field_of(R"({"model": "nope"})") == "model");
+  CHECK(field_of(R"({"mesh": ["2x"]})") == "mesh[0]");
+  CHECK(field_of(R"({"n_seq": [1024, -5]})") == "n_seq[1]");
+  CHECK(field_of(R"({"n_seq": []})") == "n_seq");
+  CHECK(field_of(R"({"layout": "diagonal"})") == "layout");
+  CHECK(field_of(R"({"impl": "nope"})") == "impl");
+  CHECK(field_of(R"({"cp": "nope"})") == "cp");
+  CHECK(field_of(R"({"zero": 4})") == "zero");
+  CHECK(field_of(R"({"recompute": "some"})") == "recompute");
+  CHECK(field_of(R"({"topology": "ring:8"})") == "topology");
+  CHECK(field_of(R"({"engine": "fast"})") == "engine");
+  CHECK(field_of(R"({"profile": ["a", "b"]})") == "profile");
+  CHECK(field_of(R"({"kv_buffers": 0})") == "kv_buffers");
+  CHECK(field_of(R"({"layouts": ["striped"]})") == "layouts");
+  CHECK(field_of(R"({"mesh": ["1x8"], "sp": [8]})") == "mesh");
+  CHECK(field_of(R"([1, 2])") == "sweep");
+  CHECK(field_of(R"({"n_seq": [1,2,3,4,5,6,7,8,9,10], "tile": ["1x1","1x2","1x3","1x4","1x5","1x6","1x7","1x8","1x9","1x10"],
+                     "batch": [1,2,3,4,5,6,7,8,9,10], "dp": [1,2,3,4,5,6,7,8,9,10], "mesh": ["1x1","1x2","1x3","1x4","1x5","1x6","1x7","1x8","1x9","1x10"],
+                     "hardware": ["a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb","a100-80gb"],
+                     "model": ["ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b","ringattn-1b"],
+                     "mask": ["causal","causal","causal","causal","causal","causal","causal","causal","causal","causal"],
+                     "layout": ["striped","striped","striped","striped","striped","striped","striped","striped","striped","striped"],
+                     "cp": ["ring","ring","ring","ring","ring","ring","ring","ring","ring","ring"],
+                     "impl": ["default","default","default","default","default","default","default","default","default","default"],
+                     "topology": ["default","default","default","default","default","default","default","default","default","default"],
+                     "zero": [0,1,2,3,0,1,2,3,0,1]})") == "sweep");
+  CHECK(field_of(R"({"hardware": "a100-80gb", "mesh": "1x8", "n_seq": 4096, "layout": "striped"})") == "no error");
+}
+
+TEST_CASE("sweep: a shard is K/N with 1 <= K <= N", "[planning][sweep]") {
+  CHECK(Shard::parse("3/8").k == 3);
+  CHECK(Shard::parse("3/8").points(20) == 3);  // 2, 10, 18
+  CHECK(Shard::parse("8/8").points(7) == 0);
+  CHECK_THROWS_AS(Shard::parse("0/4"), InputError);
+  CHECK_THROWS_AS(Shard::parse("5/4"), InputError);
+  CHECK_THROWS_AS(Shard::parse("2"), InputError);
+}

@@ -1,0 +1,258 @@
+// The simulator on every context-parallel strategy: lock-step simulation against the analytic
+// model, collectives against closed forms on one node, nodes with a NIC per GPU and tori,
+// bytes per link against the program's traffic, and the message protocols against the
+// closed forms of a transfer-bound ring.
+#include <cmath>
+#include <map>
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "models/analytic.hpp"
+#include "models/collective_cost.hpp"
+#include "models/program.hpp"
+#include "sim/collective.hpp"
+#include "sim/step.hpp"
+#include "tests/support/scenario.hpp"
+
+using namespace ringsim;
+
+namespace {
+
+models::ResolvedScenario resolve(const std::string& model, std::int64_t mp, std::int64_t sp, std::int64_t n_seq,
+                                 const std::string& layout, const std::string& cp, const std::string& impl,
+                                 const std::string& docs = "") {
+  models::ScenarioSpec s;
+  s.hardware = "h100-sxm";
+  s.model = model;
+  s.mp = mp;
+  s.sp = sp;
+  s.n_seq = n_seq;
+  s.layout = layout;
+  s.cp = cp;
+  s.impl = impl;
+  s.docs = docs;
+  s.tile = models::TileShape{16, 16};
+  return models::resolve(s, models::Catalog());
+}
+
+void make_ideal(models::ResolvedScenario& s) {
+  s.hardware.intra_link_bandwidth_bytes_per_s = 1e30;
+  s.hardware.inter_node_bandwidth_bytes_per_s = 1e30;
+  s.profile.link_latency_s = 0.0;
+  s.profile.overlap = 1.0;
+  test::rebuild_cost(s);
+}
+
+sim::StepOptions femto(sim::Sync sync) {
+  sim::StepOptions o;
+  o.sync = sync;
+  o.ticks_per_s = sim::kFemtosecondsPerSecond;
+  return o;
+}
+
+struct Case {
+  std::string cp, impl, layout;
+  bool docs = false;
+};
+
+}  // namespace
+
+TEST_CASE("lock-step simulation equals the analytic model with ideal links, every strategy", "[step][strategy]") {
+  const std::vector<Case> cases = {
+      {"ring", "ringsim-tiles", "zigzag"},         {"ring", "torch-cp", "contiguous"},
+      {"allgather", "te-all-gather", "zigzag"},    {"allgather", "rfa-llama3", "contiguous", true},
+      {"allgather", "torch-cp", "ptrr:8", true},   {"allgather", "torch-cp", "doc-zigzag-docmajor", true},
+      {"ulysses", "te-a2a", "zigzag"},             {"ulysses", "usp", "contiguous"},
+      {"usp:2x2", "te-a2a-p2p", "zigzag"},         {"usp:2x2:ring-inner", "usp", "striped"},
+      {"double-ring:2", "internevo", "zigzag"},    {"double-ring:1", "internevo", "zigzag"},
+  };
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2; ++trial)
+    for (const auto& c : cases) {
+      const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
+      const std::int64_t sp = 4;
+      const std::int64_t n = sp * 256 * (1 + static_cast<std::int64_t>(rng() % 2));
+      const std::string docs = c.docs ? "lognormal:384:1.3:" + std::to_string(trial) + ":8" : "";
+      auto s = resolve("attn:32:8:128", mp, sp, n, c.layout, c.cp, c.impl, docs);
+      make_ideal(s);
+      const double analytic = models::predict(s).step_s;
+      const auto barrier = sim::simulate_step(s, femto(sim::Sync::Barrier));
+      const auto async = sim::simulate_step(s, femto(sim::Sync::Async));
+      INFO(c.cp << " " << c.impl << " " << c.layout << " mp=" << mp << " n=" << n);
+      CHECK(barrier.step_s == Approx(analytic).epsilon(1e-9));
+      CHECK(async.step_s <= barrier.step_s * (1 + 1e-12));
+    }
+}
+
+TEST_CASE("ring collectives on one node: g - 1 steps of one hop; all-to-all shares each device's link", "[collective]") {
+  const sim::LinkParams nvlink{400e9, 1e-6};
+  const auto node = sim::Topology::node(8, nvlink);
+  const std::int64_t bytes = 64 << 20;
+  const std::vector<std::vector<std::int64_t>> one{{0, 1, 2, 3, 4, 5, 6, 7}};
+  // A hop is device -> switch -> device: two link latencies.
+  const double hop = 2 * nvlink.latency_s + static_cast<double>(bytes) / nvlink.bandwidth_bytes_per_s;
+  CHECK(sim::simulate_collective_s(node, models::CollectiveKind::AllGather, one, bytes) == Approx(7 * hop).epsilon(1e-9));
+  CHECK(sim::simulate_collective_s(node, models::CollectiveKind::ReduceScatter, one, bytes) == Approx(7 * hop).epsilon(1e-9));
+  // All-to-all: 7 flows out of every device's link, 7 into every device's link.
+  const double a2a = 2 * nvlink.latency_s + 7.0 * static_cast<double>(bytes) / nvlink.bandwidth_bytes_per_s;
+  CHECK(sim::simulate_collective_s(node, models::CollectiveKind::AllToAll, one, bytes) == Approx(a2a).epsilon(1e-9));
+  // Two groups of 4 at once use disjoint links: each as fast as alone.
+  const std::vector<std::vector<std::int64_t>> two{{0, 1, 2, 3}, {4, 5, 6, 7}};
+  CHECK(sim::simulate_collective_s(node, models::CollectiveKind::AllGather, two, bytes) == Approx(3 * hop).epsilon(1e-9));
+}
+
+TEST_CASE("collectives over nodes with a NIC per GPU: the NIC hop sets the ring's pace", "[collective]") {
+  const sim::LinkParams nvlink{400e9, 1e-6}, nic{50e9, 5e-6};
+  const auto topo = sim::Topology::nodes(2, 8, nvlink, nic);
+  const std::int64_t bytes = 16 << 20;
+  std::vector<std::int64_t> all(16);
+  for (std::int64_t i = 0; i < 16; ++i) all[static_cast<std::size_t>(i)] = i;
+  const double nic_hop = 2 * nic.latency_s + static_cast<double>(bytes) / nic.bandwidth_bytes_per_s;
+  CHECK(sim::simulate_collective_s(topo, models::CollectiveKind::AllGather, {all}, bytes) == Approx(15 * nic_hop).epsilon(1e-9));
+  // All-to-all over 16: 7 NVLink flows and 8 NIC flows per device, on separate links.
+  const double a2a = std::max(2 * nvlink.latency_s + 7.0 * static_cast<double>(bytes) / nvlink.bandwidth_bytes_per_s,
+                              2 * nic.latency_s + 8.0 * static_cast<double>(bytes) / nic.bandwidth_bytes_per_s);
+  CHECK(sim::simulate_collective_s(topo, models::CollectiveKind::AllToAll, {all}, bytes) == Approx(a2a).epsilon(1e-9));
+  // Pairs across the nodes (USP's rings with U = 8): one NIC hop each, all at once.
+  std::vector<std::vector<std::int64_t>> pairs;
+  for (std::int64_t i = 0; i < 8; ++i) pairs.push_back({i, i + 8});
+  CHECK(sim::simulate_collective_s(topo, models::CollectiveKind::AllToAll, pairs, bytes) == Approx(nic_hop).epsilon(1e-9));
+}
+
+TEST_CASE("collectives on a torus: a snake ring is one link per hop", "[collective]") {
+  const sim::LinkParams link{45e9, 2e-6};
+  const std::vector<std::int64_t> dims{4, 4};
+  const auto topo = sim::Topology::torus(dims, link);
+  std::vector<std::int64_t> snake(topo.device_order().begin(), topo.device_order().end());
+  const std::int64_t bytes = 8 << 20;
+  const double hop = link.latency_s + static_cast<double>(bytes) / link.bandwidth_bytes_per_s;
+  CHECK(sim::simulate_collective_s(topo, models::CollectiveKind::AllGather, {snake}, bytes) == Approx(15 * hop).epsilon(1e-9));
+  // Reduce-scatter along every row of the 4 x 4 torus at once: each row is a ring of
+  // neighbours (with its wrap-around link), the rows' links are disjoint.
+  std::vector<std::vector<std::int64_t>> rows;
+  for (std::int64_t r = 0; r < 4; ++r) rows.push_back({4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3});
+  CHECK(sim::simulate_collective_s(topo, models::CollectiveKind::ReduceScatter, rows, bytes) == Approx(3 * hop).epsilon(1e-9));
+}
+
+TEST_CASE("the analytic collectives equal the simulated ones on the default placements", "[collective]") {
+  // Latencies negligible (the analytic model charges one per transfer, a route two links'), but
+  // NVLink's below the NIC's so that routes inside a node stay on NVLink.
+  auto s = resolve("attn:8:8:16", 1, 16, 16 * 64, "zigzag", "allgather", "te-all-gather");
+  s.profile.link_latency_s = 0.0;
+  test::rebuild_cost(s);
+  const sim::LinkParams nvlink{s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency, 1e-12};
+  const sim::LinkParams nic{s.hardware.inter_node_bandwidth_bytes_per_s * s.profile.link_efficiency, 2e-12};
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::int64_t per_node = std::int64_t{2} << (rng() % 3);  // 2, 4, 8
+    const std::int64_t nodes = 1 + static_cast<std::int64_t>(rng() % 3);
+    const std::int64_t sp = per_node * nodes;
+    // A group size dividing sp and a stride that keeps groups inside sp.
+    std::vector<models::RankGroups> shapes;
+    for (std::int64_t g = 2; g <= sp; g *= 2)
+      if (sp % g == 0) {
+        shapes.push_back({g, 1});
+        if (sp / g > 1) shapes.push_back({g, sp / g});
+      }
+    const auto groups = shapes[rng() % shapes.size()];
+    const auto kind = static_cast<models::CollectiveKind>(rng() % 3);
+    const std::int64_t bytes = (1 + static_cast<std::int64_t>(rng() % 8)) << 20;
+    const auto topo = nodes == 1 ? sim::Topology::node(per_node, nvlink) : sim::Topology::nodes(nodes, per_node, nvlink, nic);
+    std::vector<std::vector<std::int64_t>> members;
+    for (std::int64_t j = 0; j < sp; ++j)
+      if (groups.member(j) == 0) {
+        members.emplace_back();
+        for (std::int64_t m = 0; m < groups.size; ++m) members.back().push_back(groups.rank(j, m));
+      }
+    const double simulated = sim::simulate_collective_s(topo, kind, members, bytes, sim::kFemtosecondsPerSecond);
+    const double closed = models::collective_s(*s.cost, kind, groups, bytes, models::RankPlacement{sp, 1, per_node});
+    INFO("kind " << static_cast<int>(kind) << " sp " << sp << " per node " << per_node << " groups " << groups.size << "/"
+                 << groups.stride);
+    CHECK(simulated == Approx(closed).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("bytes on the links add up to the program's traffic, every strategy", "[step][strategy][traffic]") {
+  for (const auto& c : std::vector<Case>{{"allgather", "te-all-gather", "zigzag"},
+                                         {"allgather", "rfa-llama3", "contiguous"},
+                                         {"ulysses", "te-a2a", "zigzag"},
+                                         {"usp:2x4", "te-a2a-p2p", "zigzag"},
+                                         {"usp:4x2", "usp", "zigzag"},
+                                         {"double-ring:2", "internevo", "zigzag"},
+                                         {"ring", "torch-cp", "zigzag"}}) {
+    INFO(c.cp << " " << c.impl);
+    const auto s = resolve("attn:8:8:16", 1, 8, 8 * 64, c.layout, c.cp, c.impl);
+    sim::StepOptions o;
+    o.topology = "nodes:2x4";
+    const auto r = sim::simulate_step(s, o);
+    // Every transfer leaves its sender over one link out of the GPU (NVLink or NIC): per GPU,
+    // the bytes on its outgoing links are the rank's closed-form traffic.
+    std::map<std::string, std::int64_t> sent;
+    for (const auto& l : r.link_bytes)
+      if (l.from.starts_with("gpu")) sent[l.from] += l.bytes_sent;
+    const auto& p = *s.program;
+    REQUIRE(sent.size() == 8);
+    for (const auto& [gpu, bytes] : sent) {
+      INFO(gpu);
+      CHECK(bytes == (p.sent_bytes_fwd + p.sent_bytes_bwd) * s.model.layers);
+    }
+    for (const auto& l : r.link_bytes) CHECK(l.bytes_sent == l.bytes_received);
+  }
+}
+
+TEST_CASE("protocols: a transfer-bound ring's backward per what shares a message", "[step][protocol]") {
+  // Three devices, compute negligible, links of bandwidth B and no latency: T = K/V block / B,
+  // dK/dV blocks in fp32 take 2 T. The forward takes 2 T (two hops in sequence).
+  //  concurrent, home hop: K/V(0) and dK/dV(0) share the hop from 0 (K/V in at 2T), then
+  //    dK/dV(0)'s second half and K/V(1) share it (both in at 4T), dK/dV(1) 4T..6T, home 6T..8T: 8 T;
+  //  ordered, home hop: K/V(0) 0..T, dK/dV(0) T..3T, K/V(1) 3T..4T, dK/dV(1) 4T..6T, home 6T..8T: 8 T;
+  //  fused, no home hop: [K/V] 0..T, [K/V | dK/dV] T..4T, [dK/dV] 4T..6T: 6 T.
+  struct P {
+    models::BackwardMessages messages;
+    bool home;
+    double backward_t;
+    bool analytic_exact;
+  };
+  for (const P& pc : {P{models::BackwardMessages::Concurrent, true, 8, true}, P{models::BackwardMessages::Ordered, true, 8, true},
+                      P{models::BackwardMessages::Fused, false, 6, true}}) {
+    auto s = resolve("attn:8:8:64", 1, 3, 3 * 4096, "contiguous", "ring", "ringsim-tiles");
+    s.hardware.peak_bf16_per_s = 1e30;
+    s.hardware.peak_fp16_per_s = 1e30;
+    s.hardware.peak_tf32_per_s = 1e30;
+    s.hardware.peak_fp32_per_s = 1e30;
+    s.profile.link_latency_s = 0.0;
+    s.profile.dkv_wire_bytes = 4;
+    test::rebuild_cost(s);
+    s.impl.protocol.backward = pc.messages;
+    s.impl.protocol.dkv_home_hop = pc.home;
+    s.program = std::make_shared<const models::Program>(models::build_program(s));
+    const double bw = s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency;
+    const double t = static_cast<double>(s.workload->kv_block_bytes()) / bw;
+    INFO(models::MessageProtocol::name(pc.messages));
+    for (const auto sync : {sim::Sync::Async, sim::Sync::Barrier}) {
+      const auto r = sim::simulate_step(s, femto(sync));
+      CHECK(r.step_s == Approx((2 + pc.backward_t) * t).epsilon(1e-6));
+    }
+    const double analytic = models::predict(s).step_s;
+    if (pc.analytic_exact)
+      CHECK(analytic == Approx((2 + pc.backward_t) * t).epsilon(1e-6));
+    else
+      CHECK(analytic >= (2 + pc.backward_t) * t);  // the closed form lets K/V and dK/dV share every round
+  }
+}
+
+TEST_CASE("a double ring of windows of one is the ring, event for event", "[step][strategy]") {
+  // W = 1: every window is one position and every hop an outer one; the schedule is the ring's.
+  auto ring = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "ring", "ringsim-tiles");
+  auto dbl = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "double-ring:1", "internevo");
+  // The same accumulator dtype and protocol as the ring's default.
+  dbl.impl.protocol = ring.impl.protocol;
+  dbl.program = std::make_shared<const models::Program>(models::build_program(dbl));
+  sim::StepOptions o;
+  o.topology = "nodes:2x4";
+  const auto a = sim::simulate_step(ring, o);
+  const auto b = sim::simulate_step(dbl, o);
+  CHECK(a.step_s == Approx(b.step_s).epsilon(1e-12));
+  CHECK(a.compute_s == b.compute_s);
+}
