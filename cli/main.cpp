@@ -37,6 +37,16 @@ constexpr Command kCommands[] = {
 // escapes: the contract is one line on stderr, so control characters are shown escaped.
 std::string one_line(const char* text) {
   std::string s;
+  // A message quoting a hostile value (a 1 MB name) stays a readable line: its middle goes.
+  constexpr std::size_t kMaxBytes = 2000;
+  const std::size_t n = std::strlen(text);
+  std::string cut;
+  if (n > kMaxBytes) {
+    cut.assign(text, kMaxBytes / 2);
+    cut += "[... " + std::to_string(n - kMaxBytes) + " bytes ...]";
+    cut.append(text + n - kMaxBytes / 2);
+    text = cut.c_str();
+  }
   for (const char* p = text; *p; ++p) {
     const auto ch = static_cast<unsigned char>(*p);
     if (ch >= 0x20 && ch != 0x7f) {

@@ -57,7 +57,7 @@ OutputError::OutputError(std::string path, int error_number, const std::string& 
 bool OutputError::target_problem() const noexcept {
   switch (errno_) {
     case EISDIR: case ENOENT: case ENOTDIR: case EACCES: case EPERM: case EROFS: case ENAMETOOLONG: case ELOOP:
-    case EEXIST: case EINVAL: return true;
+    case EEXIST: case EINVAL: case ENXIO: return true;
     default: return false;
   }
 }
@@ -67,8 +67,25 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
     throw OutputError(target_, EISDIR, "cannot write " + (target_.empty() ? std::string("an empty path") : target_) +
                                            ": expected a file name, not a folder");
   struct stat st{};
-  if (::lstat(target_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw OutputError(target_, EISDIR, "cannot write " + target_ + ": it is a directory");
+  const bool exists = ::lstat(target_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw OutputError(target_, EISDIR, "cannot write " + target_ + ": it is a directory");
+  if (exists && S_ISBLK(st.st_mode))
+    throw OutputError(target_, EINVAL, "cannot write " + target_ + ": it is a block device");
+  if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    // /dev/null, a terminal, a named pipe: not a file that could be left half-written, and not
+    // one to replace. Written directly; a pipe nobody reads is refused instead of waited on.
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    const int flags = fd_ >= 0 ? ::fcntl(fd_, F_GETFL) : -1;
+    if (fd_ < 0 || flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const int err = errno;
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+      throw OutputError(target_, err,
+                        err == ENXIO ? "cannot write " + target_ + ": no process reads that pipe"
+                                     : describe("cannot write", target_, err));
+    }
+    return;
+  }
   const auto [folder, name] = split_path(target_);
   // Hidden, named after the target (shortened: NAME_MAX counts the suffix too).
   std::string stem = ".";
@@ -122,6 +139,14 @@ void AtomicFile::flush() {
 void AtomicFile::commit() {
   if (committed_) return;
   flush();
+  if (temporary_.empty()) {  // written directly (a device or a pipe)
+    const int closed = ::close(fd_);
+    const int err = errno;
+    fd_ = -1;
+    if (closed != 0) throw OutputError(target_, err, describe("cannot write", target_, err));
+    committed_ = true;
+    return;
+  }
   // The data must be on disk before the name points at it, or a crash could leave an empty
   // file under the target's name.
   if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) {

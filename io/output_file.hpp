@@ -4,7 +4,10 @@
 // folder so the rename stays on one file system), which is renamed over the target only when
 // everything was written, and removed on every failure path (exceptions included). An
 // existing link at the target is replaced, never followed; a link planted at any temporary
-// name makes the exclusive create fail and another name be drawn. Shared by every front-end
+// name makes the exclusive create fail and another name be drawn. A character device or a
+// named pipe at the target (/dev/null, a terminal, a pipe someone reads) is written directly
+// instead (a pipe without a reader is an error, not a wait); a directory or a block device is
+// refused. Shared by every front-end
 // that writes files (ringsim's -o, trace and matrix files; the GUI's scenario and PNG export).
 #include <cstddef>
 #include <memory>
