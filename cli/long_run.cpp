@@ -14,6 +14,14 @@
 
 namespace ringsim::cli {
 
+std::int64_t parse_threads(const std::string& text) {
+  const std::int64_t n = models::parse_int(text, "threads");
+  if (n < 0 || n > kMaxThreads)
+    throw models::InputError({}, 0, "threads",
+                             fmt::format("expected 0 (every core) or 1 to {} threads, got '{}'", kMaxThreads, text));
+  return n;
+}
+
 double parse_limit(const std::string& text, const std::string& field) {
   const double v = models::parse_double(text, field);
   if (!(v >= 1)) throw models::InputError({}, 0, field, "expected a positive number, got '" + text + "'");
@@ -33,14 +41,8 @@ void announce_rows(const std::string& what, double rows, double bytes_per_row, d
 
 void announce_simulation(const std::string& what, const models::ResolvedScenario& s, const sim::StepOptions& o,
                          double max_events, const std::string& raise) {
+  sim::check_step_size(s, o, max_events, what, raise);  // refused before anything is stated: one line on stderr
   const auto z = sim::estimate_step_size(s, o);
-  sim::check_step_memory(s, o);  // refused before anything is stated: one line on stderr
-  if (z.events > max_events)
-    throw models::InputError(
-        {}, 0, "max-events",
-        fmt::format("{} would simulate up to {:.3g} engine events ({:.0f} layer passes of about {:.3g}), more than "
-                    "the limit of {:.3g}; {}, or use fewer devices or coarser granularity",
-                    what, z.events, z.passes, z.events_per_pass, max_events, raise));
   if (z.events > kAnnounceEvents)
     std::fprintf(stderr,
                  "%s: up to %.3g engine events (%.0f layer passes of about %.3g; identical layers are replayed, so "

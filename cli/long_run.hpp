@@ -7,16 +7,24 @@
 
 #include "models/scenario.hpp"
 #include "sim/step.hpp"
+#include "sim/step_size.hpp"
 
 namespace ringsim::cli {
 
 // Defaults of the limits: about 1 GB of CSV, and a simulation of some tens of minutes.
 inline constexpr double kDefaultMaxRows = 1e7;
-inline constexpr double kDefaultMaxEvents = 2e10;
+inline constexpr double kDefaultMaxEvents = sim::kDefaultMaxEvents;
 // Above these, the statement of what is coming is printed to stderr.
 inline constexpr double kAnnounceRows = 1e6;
 inline constexpr double kAnnounceEvents = 1e8;
 
+// A plan's search: a few minutes of analytic predictions on two cores.
+inline constexpr double kDefaultMaxPoints = 1e8;
+// Worker threads: 0 (every core) up to this many.
+inline constexpr std::int64_t kMaxThreads = 1024;
+
+// Parses --threads: 0 (every core) to kMaxThreads.
+[[nodiscard]] std::int64_t parse_threads(const std::string& text);
 // Parses a --max-rows / --max-events value: a positive number (1e9 allowed).
 [[nodiscard]] double parse_limit(const std::string& text, const std::string& field);
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/error.hpp"
@@ -82,6 +83,8 @@ int run_plan(int argc, char** argv) {
                  ("engine", "analytic | des", cxxopts::value<std::string>())
                  ("top", "plans to print (default 10)", cxxopts::value<std::string>())
                  ("threads", "worker threads (default: every core)", cxxopts::value<std::string>()->default_value("0"))
+                 ("max-points", "refuse to search more configurations than this",
+                  cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxPoints)))
                  ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
@@ -95,10 +98,17 @@ int run_plan(int argc, char** argv) {
   const models::Catalog catalog;
   const auto grid = planning::plan_grid(req, catalog);
   grid.validate(catalog, file.empty() ? "command line" : file);
+  const double max_points = parse_limit(r["max-points"].as<std::string>(), "max-points");
+  const auto points = static_cast<double>(grid.size());
+  if (points > max_points)
+    throw InputError({}, 0, "max-points",
+                     fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
+                                 "--cp, --layout, --tile, --zero, --recompute, fewer --devices) or raise --max-points",
+                                 points, max_points));
   if (const auto emit = r["emit-sweep"].as<std::string>(); !emit.empty()) write_output(emit, grid.to_json().dump(2) + "\n");
 
   planning::SweepOptions opt;
-  opt.threads = models::parse_int(r["threads"].as<std::string>(), "threads");
+  opt.threads = parse_threads(r["threads"].as<std::string>());
   ProgressBar bar("configurations");
   opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
   const auto start = std::chrono::steady_clock::now();

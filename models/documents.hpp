@@ -29,6 +29,10 @@
 
 namespace ringsim::models {
 
+// Documents of one packed batch at most: the lengths, starts and per-document kernel calls stay
+// within memory, and generating them within a second or two.
+inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 24;
+
 struct Documents {
   std::string spec;                   // as written
   std::vector<std::int64_t> lengths;  // in sequence order, each >= 1

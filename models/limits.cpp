@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/checked.hpp"
+#include "models/documents.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
 #include "models/scenario.hpp"
@@ -70,7 +71,8 @@ void check_scenario_sizes(const ScenarioSpec& s, const ModelConfig& model) {
   (void)checked_product({s.n_seq, s.batch}, "batch", "the tokens of a step, n_seq x batch,");
   const double n = static_cast<double>(s.n_seq);
   double bytes = 0;
-  if (s.layout.starts_with("perm:") || mask_layout(s.layout)) bytes += kPermutationBytesPerToken * n;
+  if (s.layout.starts_with("perm:") || mask_layout(s.layout) || is_document_layout_spec(s.layout))
+    bytes += kPermutationBytesPerToken * n;
   if (sparse) bytes += kSparseBytesPerHeadToken * n * static_cast<double>(model.heads);
   check_memory(bytes, sparse ? "mask" : "layout",
                "n_seq = " + str(s.n_seq) + (sparse ? " with " + str(model.heads) + " mask heads" : ""));

@@ -45,4 +45,14 @@ void check_path(std::string_view path, std::string_view field) {
   }
 }
 
+void check_profile_name(std::string_view name) {
+  const auto slash = name.find('/');
+  if (slash == std::string_view::npos) {
+    check_catalog_name(name, "profile", "profile");
+    return;
+  }
+  check_catalog_name(name.substr(0, slash), "profile", "profile implementation");
+  check_catalog_name(name.substr(slash + 1), "profile", "profile");
+}
+
 }  // namespace ringsim::models

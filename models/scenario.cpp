@@ -45,12 +45,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// A profile named IMPLEMENTATION/NAME: two catalog names, so it stays inside configs/profiles.
-void check_profile_key(const std::string& key) {
-  const auto slash = key.find('/');
-  check_catalog_name(std::string_view(key).substr(0, slash), "profile", "profile implementation");
-  check_catalog_name(std::string_view(key).substr(slash + 1), "profile", "profile");
-}
 }  // namespace
 
 Hardware Catalog::hardware(const std::string& name) const {
@@ -133,7 +127,7 @@ std::optional<std::string> Catalog::profile_implementation(const std::string& na
     return std::nullopt;
   }
   if (const auto slash = name_or_path.find('/'); slash != std::string::npos) {
-    check_profile_key(name_or_path);
+    check_profile_name(name_or_path);
     return name_or_path.substr(0, slash);
   }
   return std::nullopt;
@@ -152,10 +146,10 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
     check_path(name_or_path, "profile");
     path = name_or_path;
   } else if (name_or_path.find('/') != std::string::npos) {
-    check_profile_key(name_or_path);
+    check_profile_name(name_or_path);
     path = dir / (name_or_path + ".json");
   } else {
-    check_catalog_name(name_or_path, "profile", "profile");
+    check_profile_name(name_or_path);
     path = dir / impl / (name_or_path + ".json");
   }
   if (!fs::exists(path))

@@ -108,6 +108,12 @@ std::string trim_zeros(std::string s) {
 }  // namespace
 
 std::vector<double> round_ticks(double lo, double hi, int target) {
+  // Whatever the data: finite bounds (callers skip non-finite points; this keeps an empty or
+  // overflowing range from making no ticks or endless ones).
+  if (!std::isfinite(lo)) lo = 0;
+  if (!std::isfinite(hi)) hi = lo + 1;
+  lo = std::clamp(lo, -1e300, 1e300);
+  hi = std::clamp(hi, -1e300, 1e300);
   if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
   const double raw = (hi - lo) / std::max(1, target - 1);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -118,7 +124,10 @@ std::vector<double> round_ticks(double lo, double hi, int target) {
       break;
     }
   std::vector<double> t;
-  for (double v = std::floor(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  // At most a few dozen: a range far from 0 can be narrower than its values' resolution.
+  for (double v = std::floor(lo / step) * step; v <= hi + step * 1e-9 && t.size() < 64; v += step)
+    t.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  if (t.empty()) t.push_back(lo);
   if (t.back() < hi - step * 1e-9) t.push_back(t.back() + step);
   return t;
 }
@@ -180,8 +189,13 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     // The legend takes what its labels need, up to 40% of the width; longer labels are cut.
     legend_w = std::min(legend_w + 50, 0.4 * kWidth);
     const auto fit = [&](std::string s) {
+      if (s.size() > 300) s.resize(300);  // a label from a hostile CSV cell: a screen's worth
       if (text_width(cr, s, 12) <= legend_w - 50) return s;
-      while (!s.empty() && text_width(cr, s + "...", 12) > legend_w - 50) s.pop_back();
+      while (!s.empty() && text_width(cr, s + "...", 12) > legend_w - 50) {
+        s.pop_back();
+        // Whole UTF-8 characters only: drop the continuation bytes of the one cut.
+        while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+      }
       return s + "...";
     };
     const double L = 90, R = 20 + legend_w, T = 50, B = 70;

@@ -14,6 +14,10 @@ namespace ringsim::planning {
 
 using models::InputError;
 
+namespace {
+constexpr std::int64_t kMaxPlanTokens = std::int64_t{1} << 40;
+}  // namespace
+
 const char* to_string(Goal g) noexcept {
   switch (g) {
     case Goal::MinDevices: return "min-devices";
@@ -40,6 +44,10 @@ void check_request(const PlanRequest& r) {
     throw InputError({}, 0, "target-tokens-per-s", "min-devices needs a positive target throughput");
   if (r.goal == Goal::MaxContext && r.max_context < r.n_seq)
     throw InputError({}, 0, "max-context", "the longest context tried is below --seq");
+  // Contexts are doubled from n_seq up to max_context: both stay far from 2^63.
+  if (r.n_seq > kMaxPlanTokens) throw InputError({}, 0, "seq", fmt::format("more than 2^40 tokens ({})", r.n_seq));
+  if (r.goal == Goal::MaxContext && r.max_context > kMaxPlanTokens)
+    throw InputError({}, 0, "max-context", fmt::format("more than 2^40 tokens ({})", r.max_context));
 }
 
 PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file) {

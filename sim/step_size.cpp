@@ -3,7 +3,9 @@
 #include <cmath>
 #include <string>
 
+#include "models/error.hpp"
 #include "models/limits.hpp"
+#include "models/parse.hpp"
 #include "models/program.hpp"
 
 namespace ringsim::sim {
@@ -49,6 +51,19 @@ void check_step_memory(const models::ResolvedScenario& s, const StepOptions& opt
   models::check_memory(z.bytes, "sp",
                        "simulating " + std::to_string(s.spec.mp * s.spec.sp) + " devices over " +
                            std::to_string(s.program->has_ring() ? s.program->rings.size : 1) + " rounds");
+}
+
+void check_step_size(const models::ResolvedScenario& s, const StepOptions& options, double max_events,
+                     const std::string& what, const std::string& raise) {
+  check_step_memory(s, options);
+  const auto z = estimate_step_size(s, options);
+  if (z.events > max_events)
+    throw models::InputError(
+        {}, 0, "max-events",
+        what + " would simulate up to " + models::short_number(z.events, 3) + " engine events (" +
+            models::short_number(z.passes, 3) + " layer passes of about " + models::short_number(z.events_per_pass, 3) +
+            "), more than the limit of " + models::short_number(max_events, 3) + "; " + raise +
+            ", or use fewer devices or coarser granularity");
 }
 
 }  // namespace ringsim::sim
