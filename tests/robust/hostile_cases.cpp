@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <optional>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -361,6 +363,315 @@ std::vector<HostileCase> mask_file_cases(const HostileFixture& fx) {
                                {without_last + "1,63,9223372036854775807,0\n", A}, {without_last + "1,63,x,0\n", R},
                                {without_last + "1,64,0,0\n", R}, {"", R}};
   for (const auto& [text, e] : bucket_files) add("hashfile", "bucket file '" + file_name(text) + "'", "hashfile:", text, e);
+  return out;
+}
+
+std::vector<std::string> never_valid_json_values() {
+  std::vector<std::string> v;
+  for (const auto& [raw, e] : kNeverNumbers) v.push_back(raw);
+  return v;
+}
+
+std::vector<HostileCase> docs_file_cases(const HostileFixture& fx) {
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e, const std::vector<std::string>& extra = {}) {
+    const auto f = fx.tmp.write("docs-" + std::to_string(n++) + ".txt", text);
+    HostileCase c{"docs", what, {"predict", "--docs", f, "--seq", "64", "--mesh", "1x8", "--tile", "4x4", "--model", "attn:8:8:8"}, e};
+    c.args.insert(c.args.end(), extra.begin(), extra.end());
+    out.push_back(std::move(c));
+  };
+  std::string ones;
+  for (int i = 0; i < 64; ++i) ones += "1\n";
+  const Values texts = {{"64", A}, {"32,32", A}, {"32 32 # two", A}, {"length\n64\n", A}, {"length,x\n64\n", A},
+                        {"# lengths\n\n16\r\n48\r\n", A}, {ones, A}, {"\t16 ,16,\t32 ", A},
+                        {"600\n400\n", R}, {"32", R}, {"32 33", R}, {"0 64", R}, {"-1 65", R}, {"x", R},
+                        {"1e400", R}, {"64.0", R}, {"6.4e1", R}, {"0x40", R}, {"+64", R}, {"", R},
+                        {"# only a comment\n", R}, {"length\n", R}, {"length\nlength\n64\n", R},
+                        {"9223372036854775807", R}, {"9223372036854775808", R}, {"18446744073709551616", R},
+                        {"32\n9223372036854775807\n", R}, {std::string("32\0 32", 5), R}, {"32;32", R},
+                        {ones + "1\n", R}, {std::string(2 << 20, '1'), R}, {"\xEF\xBB\xBF" "64", R}};
+  for (const auto& [text, e] : texts) add("lengths file '" + file_name(text) + "'", text, e);
+  // With the document layouts and the strategies that take documents.
+  add("lengths 16 x 4 with doc-zigzag", "16\n16\n16\n16\n", A, {"--layout", "doc-zigzag,ptrr:4", "--impl", "ringsim-tiles"});
+  add("lengths 8 x 8 with doc-zigzag", "8,8,8,8,8,8,8,8", R, {"--layout", "doc-zigzag", "--impl", "ringsim-tiles"});
+  add("lengths 16 x 4 with allgather", "16\n16\n16\n16\n", A, {"--cp", "allgather", "--impl", "torch-cp", "--layout", "doc-zigzag"});
+  add("lengths 1 x 64 with ulysses", ones, A, {"--cp", "ulysses", "--layout", "contiguous"});
+  add("lengths with a full mask", "64", R, {"--mask", "full"});
+  return out;
+}
+
+namespace {
+
+// Mutates each field of `base` with every value of its list, and runs `command FILE args`.
+std::vector<HostileCase> json_field_cases(const HostileFixture& fx, const std::string& family, const json& base,
+                                          const std::vector<std::pair<std::string, Values>>& fields,
+                                          const std::vector<std::string>& command, const std::vector<std::string>& args) {
+  std::vector<HostileCase> out;
+  int n = 0;
+  for (const auto& [pointer, values] : fields)
+    for (const auto& [raw, e] : values) {
+      json j = base;
+      if (!j.contains(json::json_pointer(pointer))) j[json::json_pointer(pointer)] = 0;  // the key exists, then takes the raw text
+      const auto f = fx.tmp.write(family + "-" + std::to_string(n++) + ".json", mutated(j, pointer, raw));
+      HostileCase c{family, pointer + " = " + (raw.size() > 40 ? raw.substr(0, 40) + "..." : raw), command, e};
+      c.args.push_back(f);
+      c.args.insert(c.args.end(), args.begin(), args.end());
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
+Values with_never(Values v) { return plus(kNeverNumbers, v); }
+// Sweep and plan axes read numbers from strings too (flags become strings): "12" is a count.
+Values with_never_but_strings(Values v) {
+  Values out;
+  for (const auto& [raw, e] : kNeverNumbers) out.push_back({raw, raw == "\"12\"" ? E : e});
+  return plus(out, v);
+}
+
+}  // namespace
+
+std::vector<HostileCase> sweep_file_cases(const HostileFixture& fx) {
+  const json base = {{"hardware", "a100-80gb"}, {"model", "ringattn-1b"}, {"mesh", {"1x4", "2x4"}},
+                     {"n_seq", {8192, 16384}}, {"layout", {"contiguous", "striped"}}};
+  const Values counts = with_never_but_strings({{"0", R}, {"0.5", R}, {"[]", R}, {"[8192, 0]", R}, {"[8192, \"many\"]", R},
+                                    {"9223372036854775807", A}, {"[[8192]]", R}, {"\"8192\"", A}, {"8192.0", R}});
+  const std::string big = "\"" + fx.huge + "\"";
+  const std::vector<std::pair<std::string, Values>> fields = {
+      {"/hardware", {{"5", R}, {"\"z80\"", R}, {"\"../x\"", R}, {big, R}, {"[]", R}, {"[\"a100-80gb\", 5]", R},
+                     {"\"/dev/zero.json\"", R}, {"null", R}, {"[\"a100-80gb\", \"h100-sxm\"]", A}}},
+      {"/model", {{"\"attn:3:2:64\"", R}, {"\"attn:9223372036854775807:1:9223372036854775807\"", R}, {big, R},
+                  {"\"missing.json\"", R}, {"[\"ringattn-1b\", \"attn:8:8:64\"]", A}}},
+      {"/impl", {{"\"nope\"", R}, {big, R}, {"5", R}, {"\"default\"", A}, {"[\"default\", \"ringsim-tiles\"]", A}}},
+      {"/cp", {{"\"usp:0x8\"", R}, {"\"usp:4294967296x4294967296\"", E}, {"\"double-ring:0\"", R}, {"\"torus\"", R},
+               {"[\"ring\", \"usp:2x2\", \"double-ring:3\", \"ulysses\"]", A}}},
+      {"/mesh", {{"\"0x4\"", R}, {"\"1x\"", R}, {"4", R}, {"[]", R}, {"\"1x9223372036854775807\"", A},
+                 {"\"9223372036854775807x9223372036854775807\"", A}, {"\"1x1\"", A}}},
+      {"/mp", {{"[1, 2]", R}}},
+      {"/dp", with_never_but_strings({{"0", R}, {"0.5", R}, {"9223372036854775807", R}, {"1048577", R}, {"[1, 2, 1048576]", A}})},
+      {"/n_seq", counts},
+      {"/batch", with_never_but_strings({{"0", R}, {"[1, 4294967296]", A}, {"9223372036854775807", A}})},
+      {"/layout", {{"\"spiral\"", R}, {"\"cyclic:0\"", E}, {"\"perm:/dev/zero\"", A}, {"5", R}, {big, R}}},
+      {"/mask", {{"\"diagonal\"", R}, {"\"window:0\"", E}, {"\"lsh:2:100000000\"", A}, {"\"docs:/dev/zero\"", A},
+                 {"[\"causal\", \"window:9223372036854775807\"]", A}}},
+      {"/tile", {{"\"0x4\"", R}, {"\"1099511627776x1\"", A}, {"128", R}, {"[\"default\", \"1x1\"]", A}}},
+      {"/topology", {{"\"weird\"", R}, {"\"nodes:9223372036854775807x9223372036854775807\"", R},
+                     {"\"torus:4294967296x4294967296x4294967296\"", R}, {"\"node:0\"", R},
+                     {"\"node:2\"", A}, {"[\"default\", \"nodes:2x4\", \"torus:2x2x2\"]", A}}},
+      {"/zero", {{"4", R}, {"-1", R}, {"\"zero9\"", R}, {"[0, 1, 2, 3]", A}, {"1.5", R}}},
+      {"/recompute", {{"\"sometimes\"", R}, {"1", R}, {"[\"none\", \"profile\"]", A}}},
+      {"/profile", {{"[\"a\"]", R}, {big, R}, {"\"/dev/zero.json\"", R}, {"\"../../x\"", R}, {"\"default\"", A},
+                    {"\"jax-blockwise/a100-80gb\"", A}}},
+      {"/kv_buffers", with_never_but_strings({{"0", R}, {"[2]", R}, {"9223372036854775807", R}, {"1", A}, {"2", A}})},
+      {"/engine", {{"\"quantum\"", R}, {"1", R}, {"null", R}, {"\"des\"", A}}},
+      {"/unknown_axis", {{"1", R}}},
+  };
+  auto out = json_field_cases(fx, "sweep", base, fields, {"sweep"}, {"-o", fx.tmp.file("sweep-out.csv")});
+  // The output must not stay behind from accepted runs in the checks that follow: each run
+  // writes the same name, which the test removes after an accepted run.
+  return out;
+}
+
+std::vector<HostileCase> plan_file_cases(const HostileFixture& fx) {
+  const json base = {{"hardware", "a100-80gb"}, {"model", "ringattn-1b"}, {"goal", "max-throughput"}, {"n_seq", 8192},
+                     {"devices", 4}, {"impl", "jax-blockwise"}, {"tile", "default"}, {"zero", 0}, {"recompute", "full"}};
+  const std::string big = "\"" + fx.huge + "\"";
+  const Values counts = with_never({{"0", R}, {"0.5", R}, {"\"8\"", R}, {"null", R}, {"9223372036854775808", R}});
+  const std::vector<std::pair<std::string, Values>> fields = {
+      {"/hardware", {{"5", R}, {"\"z80\"", R}, {big, R}, {"\"missing.json\"", R}, {"[\"a100-80gb\"]", R}}},
+      {"/model", {{"5", R}, {"\"attn:3:2:64\"", R}, {big, R}, {"\"attn:8:8:64\"", A}}},
+      {"/goal", {{"\"cheapest\"", R}, {"5", R}, {"\"min-devices\"", R}, {"\"max-context\"", E}}},
+      {"/n_seq", plus(counts, {{"16384", A}})},
+      {"/max_context", plus(counts, {{"9223372036854775807", E}, {"65536", A}})},
+      {"/devices", plus(counts, {{"2097152", R}, {"9223372036854775807", R}, {"1", A}})},
+      {"/batch", plus(counts, {{"2", A}})},
+      {"/top", plus(counts, {{"1", A}, {"9223372036854775807", A}})},
+      {"/target_tokens_per_s", {{"0", R}, {"-1", R}, {"\"fast\"", R}, {"1e400", R}, {"NaN", R}, {"1e300", A}}},
+      {"/mask", {{"\"diagonal\"", R}, {"5", R}, {"\"window:128\"", A}}},
+      {"/impl", {{"\"nope\"", R}, {big, R}, {"[]", R}}},
+      {"/cp", {{"\"usp:0x2\"", R}, {"[\"ring\", \"ulysses\", \"usp:2x2\"]", A}}},
+      {"/layout", {{"\"spiral\"", R}, {"[\"striped\", \"diagonal\"]", R}, {"\"zigzag\"", A}}},
+      {"/tile", {{"\"0x0\"", R}, {"[\"128x128\", \"default\"]", A}}},
+      {"/topology", {{"\"weird\"", R}, {"\"nodes:9223372036854775807x2\"", R}, {"\"node:2\"", A}}},
+      {"/zero", {{"7", R}, {"[0, 3]", A}}},
+      {"/recompute", {{"\"maybe\"", R}}},
+      {"/engine", {{"\"quantum\"", R}, {"\"des\"", A}}},
+      {"/layouts", {{"[\"striped\"]", R}}},
+  };
+  return json_field_cases(fx, "plan", base, fields, {"plan"}, {"--format", "csv"});
+}
+
+std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::string& bin) {
+  // A real sweep: two meshes, three lengths, the two layouts the speedup chart divides.
+  const auto made = run_process({bin, "sweep", "--mesh", "1x4,1x8", "--seq", "32768,65536,131072", "--layout",
+                                 "contiguous,striped", "--recompute", "full,none"}, 120);
+  if (made.code != 0) throw std::runtime_error("ringsim sweep failed: " + made.err);
+  const std::string base = made.out;
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto file = [&](const std::string& text) { return fx.tmp.write("sweepcsv-" + std::to_string(n++) + ".csv", text); };
+  const auto svg = fx.tmp.file("chart.svg"), png = fx.tmp.file("chart.png");
+  auto plot = [&](const std::string& what, const std::string& text, Expect e, std::vector<std::string> extra = {}) {
+    const auto f = file(text);
+    for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {
+      HostileCase c{"plot", what + " (" + kind + ")", {"plot", f, "--kind", kind, "--svg", svg, "--png", png}, e};
+      c.args.insert(c.args.end(), extra.begin(), extra.end());
+      out.push_back(std::move(c));
+    }
+  };
+  // Replaces every value of one column by `value` (all rows), keeping the header.
+  auto with_column = [&](const std::string& column, const std::string& value) {
+    std::istringstream in(base);
+    std::string line, result;
+    std::optional<std::size_t> col;
+    while (std::getline(in, line)) {
+      if (line.starts_with("#")) {
+        result += line + "\n";
+        continue;
+      }
+      std::vector<std::string> cells;
+      std::size_t start = 0;
+      for (std::size_t i = 0; i <= line.size(); ++i)
+        if (i == line.size() || line[i] == ',') cells.push_back(line.substr(start, i - start)), start = i + 1;
+      if (!col) {
+        for (std::size_t i = 0; i < cells.size(); ++i)
+          if (cells[i] == column) col = i;
+        if (!col) throw std::runtime_error("no column " + column + " in the sweep CSV");
+      } else {
+        cells[*col] = value;
+      }
+      for (std::size_t i = 0; i < cells.size(); ++i) result += (i ? "," : "") + cells[i];
+      result += "\n";
+    }
+    return result;
+  };
+  plot("the sweep as written", base, A);
+  plot("the sweep, one row kept", base.substr(0, base.find('\n', base.find("\n0,") + 1) + 1), E);
+  plot("header only", base.substr(0, base.find("\n0,") + 1), R);
+  plot("empty file", "", R);
+  plot("not a CSV", "\x89PNG\r\n\x1a\n", R);
+  for (const char* column : {"step_s", "tokens_per_s", "exposed_transfer_s", "memory_bytes", "memory_capacity_bytes",
+                             "n_seq", "devices", "sp", "grad_sync_exposed_s"})
+    for (const char* value : {"nan", "inf", "-inf", "-1", "0", "1e308", "1e-308", "x", "", "1e400", "9223372036854775808"})
+      plot(std::string(column) + " = '" + value + "'", with_column(column, value), E);
+  plot("status all failed", with_column("status", "failed"), R);
+  plot("layout column all striped", with_column("layout", "striped"), E);
+  for (const char* column : {"step_s", "layout", "n_seq", "status", "devices"}) {
+    // The column renamed: missing.
+    auto text = base;
+    const auto at = text.find(std::string(",") + column + ",");
+    if (at != std::string::npos) text.replace(at + 1, std::string(column).size(), std::string(column) + "_x");
+    plot(std::string("no ") + column + " column", text, column == std::string("status") ? E : E);
+  }
+  plot("a selection that matches nothing", base, R, {"--where", "n_seq=7"});
+  plot("a selection on a missing column", base, R, {"--where", "nope=1"});
+  plot("a malformed selection", base, R, {"--where", "=1"});
+  plot("a 100 kB title", base, A, {"--title", fx.big});
+  plot("a title with control bytes", base, A, {"--title", "a\x1b[31m\x01\x7f\xff\xfeb"});
+
+  {
+    const auto f = file(base);
+    out.push_back({"plot", "an unknown kind", {"plot", f, "--kind", "pie", "--svg", svg}, R});
+    out.push_back({"plot", "an unknown baseline", {"plot", f, "--baseline", "spiral", "--svg", svg}, R});
+    out.push_back({"plot", "an unknown compared layout", {"plot", f, "--layout", "spiral", "--svg", svg}, R});
+    out.push_back({"plot", "no output", {"plot", f}, R});
+    out.push_back({"plot", "svg into a folder", {"plot", f, "--svg", fx.dir}, R});
+    out.push_back({"plot", "png into a missing folder", {"plot", f, "--png", fx.tmp.file("missing/chart.png")}, R});
+    out.push_back({"plot", "png into a FIFO", {"plot", f, "--png", fx.fifo}, R});
+  }
+  // merge: shards of this sweep and damaged ones.
+  {
+    const auto whole = file(base);
+    const auto shard_a = run_process({bin, "sweep", "--mesh", "1x4,1x8", "--seq", "32768,65536,131072", "--layout",
+                                      "contiguous,striped", "--recompute", "full,none", "--shard", "1/2"}, 120).out;
+    const auto shard_b = run_process({bin, "sweep", "--mesh", "1x4,1x8", "--seq", "32768,65536,131072", "--layout",
+                                      "contiguous,striped", "--recompute", "full,none", "--shard", "2/2"}, 120).out;
+    const auto a = file(shard_a), b = file(shard_b);
+    out.push_back({"merge", "both shards", {"merge", a, b}, A});
+    out.push_back({"merge", "both shards, reversed, to a file", {"merge", b, a, "-o", fx.tmp.file("merged.csv")}, A});
+    out.push_back({"merge", "one shard missing", {"merge", a}, R});
+    out.push_back({"merge", "a shard twice", {"merge", a, a, b}, R});
+    out.push_back({"merge", "an unsharded file", {"merge", whole}, A});
+    out.push_back({"merge", "an unsharded file and a shard", {"merge", whole, a}, R});
+    for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
+             {"a cut shard", shard_b.substr(0, shard_b.size() / 2)},
+             {"a shard line of 0/2", std::string(shard_b).replace(shard_b.find("# shard 2/2"), 11, "# shard 0/2")},
+             {"a shard line of 9223372036854775807/2", std::string(shard_b).replace(shard_b.find("# shard 2/2"), 11, "# shard 9223372036854775807/2")},
+             {"a shard line of 2/9223372036854775807", std::string(shard_b).replace(shard_b.find("# shard 2/2"), 11, "# shard 2/9223372036854775807")},
+             {"a points count of -1", std::string(shard_b).replace(shard_b.find(": 24 points"), 11, ": -1 points")},
+             {"no sweep line", shard_b.substr(shard_b.find('\n') + 1)},
+             {"a row index out of order", std::string(shard_b).replace(shard_b.find("\n1,"), 3, "\n7,")},
+             {"a row index of 2^63", std::string(shard_b).replace(shard_b.find("\n1,"), 3, "\n9223372036854775808,")},
+             {"an empty file", ""}}) {
+      out.push_back({"merge", what, {"merge", a, file(text)}, R});
+    }
+  }
+  return out;
+}
+
+std::vector<HostileCase> measurement_csv_cases(const HostileFixture& fx) {
+  const std::string header =
+      "hardware,devices,n_seq,batch,heads,kv_heads,head_dim,causal,pass,cp,layout,ring_degree,ulysses_degree,iter_per_s\n";
+  const std::vector<std::string> row = {"a100-80gb", "8", "65536", "1", "32", "8", "128", "true", "fwd", "ring", "zigzag", "8", "1", "10"};
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("measured-" + std::to_string(n++) + ".csv", text);
+    out.push_back({"check", what, {"check", f}, e});
+  };
+  auto line = [](std::vector<std::string> r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + r[i];
+    return s + "\n";
+  };
+  add("a good row", header + line(row), A);
+  const std::vector<std::string> cols = {"hardware", "devices", "n_seq", "batch", "heads", "kv_heads", "head_dim", "causal",
+                                         "pass", "cp", "layout", "ring_degree", "ulysses_degree", "iter_per_s"};
+  const std::vector<std::pair<std::size_t, Values>> cells = {
+      {0, {{"z80", R}, {fx.huge, R}, {"../x", R}, {"", E}}},
+      {1, {{"0", R}, {"-8", R}, {"9223372036854775807", E}, {"x", R}, {"8.5", R}}},
+      {2, {{"0", R}, {"9223372036854775807", E}, {"4611686018427387904", E}, {"1e400", R}}},
+      {3, {{"0", R}, {"9223372036854775807", E}}},
+      {4, {{"0", R}, {"9223372036854775807", E}, {"3", E}}},
+      {5, {{"0", R}, {"64", E}, {"9223372036854775807", E}}},
+      {6, {{"0", R}, {"9223372036854775807", E}}},
+      {7, {{"maybe", R}, {"", E}}},
+      {8, {{"sideways", R}, {"", E}}},
+      {9, {{"torus", R}, {"usp:0x8", E}, {"", E}}},
+      {10, {{"spiral", R}, {"", E}}},
+      {11, {{"0", R}, {"9223372036854775807", E}}},
+      {12, {{"0", R}, {"9223372036854775807", E}}},
+      {13, {{"nan", R}, {"inf", R}, {"-1", R}, {"0", R}, {"1e308", E}, {"1e-308", E}, {"OOM", A}, {"1e400", R}}},
+  };
+  for (const auto& [c, values] : cells)
+    for (const auto& [v, e] : values) {
+      auto r = row;
+      r[c] = v;
+      add(cols[c] + " = '" + (v.size() > 20 ? "a 1 MB word" : v) + "'", header + line(r), e);
+    }
+  add("training row with tokens_per_s nan", "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb,llama3-8b,1,8,65536,nan\n", R);
+  add("training row with a huge model name", "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb," + fx.huge + ",1,8,65536,3000\n", R);
+  add("training row with mp x sp past 2^63", "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb,llama3-8b,4294967296,4294967296,65536,3000\n", R);
+  add("tflops row of 1e400", "hardware,model,mp,sp,n_seq,tflops_per_gpu\nh100-sxm,llama2-7b,8,32,1048576,1e400\n", R);
+  add("no hardware column", "devices,n_seq,iter_per_s\n8,65536,10\n", R);
+  add("duplicated column", "hardware,hardware,devices,n_seq,iter_per_s\na100-80gb,h100-sxm,8,65536,10\n", R);
+  add("header only", header, A);
+  add("empty", "", R);
+  // agreement: Kendall's tau over two columns.
+  auto agree = [&](const std::string& what, const std::string& text, Expect e) {
+    const auto f = fx.tmp.write("agree-" + std::to_string(n++) + ".csv", text);
+    out.push_back({"agreement", what, {"agreement", f, "--measured", "m", "--predicted", "p"}, e});
+  };
+  std::string many = "m,p\n";
+  for (int i = 0; i < 200000; ++i) many += std::to_string(i % 977) + "," + std::to_string(i % 131) + "\n";
+  agree("200000 rows (4e10 pairs)", many, R);
+  agree("constant columns", "m,p\n1,2\n1,2\n1,2\n", A);
+  agree("one row", "m,p\n1,2\n", R);
+  agree("no numeric measurement", "m,p\nOOM,2\nOOM,3\n", R);
+  agree("a nan prediction", "m,p\n1,nan\n2,3\n", R);
+  agree("an inf measurement", "m,p\n1,1\ninf,3\n", E);
+  agree("1e308 and -1e308", "m,p\n1e308,-1e308\n-1e308,1e308\n", A);
   return out;
 }
 

@@ -34,6 +34,10 @@ struct HostileFixture {
   std::string huge_json;  // a 50 MB JSON array
 };
 
+// Raw JSON texts no field of any JSON file accepts (wrong types, parser overflow, literals JSON
+// does not have), for the generated families.
+[[nodiscard]] std::vector<std::string> never_valid_json_values();
+
 // The cases of each family; files they need are written into `fx.tmp`.
 [[nodiscard]] std::vector<HostileCase> flag_cases(const HostileFixture& fx, const std::string& manifest,
                                                   const std::string& data_dir);
@@ -43,5 +47,14 @@ struct HostileFixture {
 [[nodiscard]] std::vector<HostileCase> json_text_cases(const HostileFixture& fx);
 [[nodiscard]] std::vector<HostileCase> csv_cases(const HostileFixture& fx);
 [[nodiscard]] std::vector<HostileCase> mask_file_cases(const HostileFixture& fx);
+// Document-length files (--docs FILE).
+[[nodiscard]] std::vector<HostileCase> docs_file_cases(const HostileFixture& fx);
+// Sweep and plan files (JSON), each field mutated.
+[[nodiscard]] std::vector<HostileCase> sweep_file_cases(const HostileFixture& fx);
+[[nodiscard]] std::vector<HostileCase> plan_file_cases(const HostileFixture& fx);
+// Inputs of plot, merge and check: a sweep CSV (made by running `bin sweep` once) and a
+// measurement CSV, each mutated.
+[[nodiscard]] std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::string& bin);
+[[nodiscard]] std::vector<HostileCase> measurement_csv_cases(const HostileFixture& fx);
 
 }  // namespace ringsim::test
