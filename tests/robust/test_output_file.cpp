@@ -138,3 +138,81 @@ TEST_CASE("ringsim -o never writes through planted links and leaves nothing on f
   CHECK(w.code == 2);
   CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
 }
+
+TEST_CASE("devices and pipes at the target are written, not replaced; a pipe nobody reads is refused", "[io]") {
+  const TempDir tmp;
+  // /dev/null stays the device it is.
+  ringsim::io::write_output("/dev/null", "discarded\n");
+  struct stat st{};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // A named pipe without a reader: refused at once (no wait), as the target's fault; the pipe stays.
+  const auto fifo = tmp.file("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  try {
+    AtomicFile f(fifo);
+    FAIL("a pipe without a reader was opened");
+  } catch (const OutputError& e) {
+    CHECK(e.target_problem());
+  }
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  CHECK(names(tmp.dir()) == std::set<std::string>{"pipe"});
+}
+
+TEST_CASE("a journal file (a sweep's rows) is written in place, never through a link", "[io]") {
+  const TempDir tmp, elsewhere;
+  const auto victim = elsewhere.write("victim.csv", "precious\n");
+  const auto target = tmp.file("rows.csv");
+  {
+    ringsim::io::JournalFile j(target, 0);
+    j.write("a\n");
+    j.write("b\n");
+    CHECK(slurp(target) == "a\nb\n");  // each write is in the file at once (an interrupted sweep keeps it)
+    j.close();
+  }
+  {
+    ringsim::io::JournalFile j(target, 2);  // resumed after the first row
+    j.write("c\n");
+    j.close();
+  }
+  CHECK(slurp(target) == "a\nc\n");
+  fs::remove(target);
+  fs::create_symlink(victim, target);
+  try {
+    ringsim::io::JournalFile j(target, 0);
+    FAIL("a link at the journal's name was followed");
+  } catch (const OutputError& e) {
+    CHECK(e.target_problem());
+  }
+  CHECK(slurp(victim) == "precious\n");
+  fs::create_directory(tmp.file("d"));
+  CHECK_THROWS_AS(ringsim::io::JournalFile(tmp.file("d"), 0), OutputError);
+  CHECK_THROWS_AS(ringsim::io::JournalFile(tmp.file("missing/rows.csv"), 0), OutputError);
+  CHECK(names(elsewhere.dir()) == std::set<std::string>{"victim.csv"});
+}
+
+TEST_CASE("ringsim sweep -o and plot --svg never write through planted links", "[io][cli]") {
+  const TempDir tmp, elsewhere;
+  const auto victim = elsewhere.write("victim.csv", "precious\n");
+  const auto rows = tmp.file("rows.csv");
+  fs::create_symlink(victim, rows);
+  const auto s = ringsim::test::run_process({RINGSIM_BIN, "sweep", "--seq", "32768,65536", "--mesh", "1x4,1x8", "--layout",
+                                             "contiguous,striped", "-o", rows}, 120);
+  CHECK(s.code == 2);
+  CHECK(std::count(s.err.begin(), s.err.end(), '\n') == 1);
+  CHECK(slurp(victim) == "precious\n");
+  fs::remove(rows);
+  REQUIRE(ringsim::test::run_process({RINGSIM_BIN, "sweep", "--seq", "32768,65536", "--mesh", "1x4,1x8", "--layout",
+                                      "contiguous,striped", "-o", rows}, 120).code == 0);
+  const auto svg = tmp.file("chart.svg");
+  fs::create_symlink(victim, svg);
+  fs::create_symlink(elsewhere.file("new.svg"), svg + ".tmp");  // where the old writer put its temporary
+  const auto p = ringsim::test::run_process({RINGSIM_BIN, "plot", rows, "--svg", svg}, 120);
+  INFO(p.err);
+  REQUIRE(p.code == 0);
+  CHECK(slurp(victim) == "precious\n");
+  CHECK(names(elsewhere.dir()) == std::set<std::string>{"victim.csv"});
+  CHECK(fs::is_regular_file(fs::symlink_status(svg)));
+  CHECK(slurp(svg).find("<svg") != std::string::npos);
+}
