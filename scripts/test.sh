@@ -5,7 +5,7 @@
 # Every option a run depends on is set here, so whatever configured build/ before (for
 # example scripts/run-main.sh) cannot switch tests, the GUI or benchmarks off.
 # Environment: JOBS (default 2); CI=true also requires the CUDA build; RINGSIM_SKIP_SANITIZE=1
-# and RINGSIM_SKIP_FUZZ=1 skip those stages; RINGSIM_FUZZ_SECONDS (default 12) per reader.
+# and RINGSIM_SKIP_FUZZ=1 skip those stages; RINGSIM_FUZZ_SECONDS (default 6) per reader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -31,7 +31,7 @@ if [ "${RINGSIM_SKIP_FUZZ:-0}" != 1 ]; then
   # reader, seeded from configs/ and data/.
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGSIM_FUZZ=ON \
         -DRINGSIM_SANITIZE=OFF -DRINGSIM_BUILD_TESTS=OFF -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF \
-        -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-12}"
+        -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-6}"
   cmake --build build-fuzz -j"$JOBS" --target ringsim_fuzzers
   (cd build-fuzz && ctest --output-on-failure -j1 --no-tests=error -L fuzz)
 fi
