@@ -25,6 +25,7 @@ constexpr Command kCommands[] = {
     {"sweep", ringsim::cli::run_sweep, "every combination of scenario axes on every core, streamed to CSV (resumable, sharded)"},
     {"merge", ringsim::cli::run_merge, "join the shards of a sweep into the unsharded output"},
     {"plan", ringsim::cli::run_plan, "the best meshes, strategies, layouts, tiles and implementations for a goal, ranked"},
+    {"plan-docs", ringsim::cli::run_plan_docs, "strategy and layout per bucket of packed sequences, from a dataset's document lengths"},
     {"check", ringsim::cli::run_check, "plausibility of measurements: peak FLOP/s, link bandwidth, what can run"},
     {"plot", ringsim::cli::run_plot, "charts of sweep CSVs as SVG and PNG (speedup, throughput, exposed communication, memory)"},
     {"agreement", ringsim::cli::run_agreement, "ranking agreement (Kendall's tau-b) of predictions with measurements"},

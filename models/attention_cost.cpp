@@ -29,6 +29,8 @@ class BlockwiseCost final : public AttentionCost {
                          static_cast<double>(s.cost->heads_per_device() * s.spec.batch);
     return {s.cost->attention_fwd_s(b) * scale, s.cost->attention_bwd_s(b) * scale, b.tiles_visited * c.batch};
   }
+  // CostModel's tile time is linear in the tile counts and areas of a block with visited tiles.
+  [[nodiscard]] bool additive() const noexcept override { return true; }
 };
 
 // Allowed keys of query i: min(k_len, max(0, i + diagonal + 1)); summed over [lo, hi) in closed form.

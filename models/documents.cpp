@@ -96,18 +96,28 @@ std::int64_t Documents::causal_pairs() const noexcept {
   return p;
 }
 
-Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
-                               std::int64_t n_seq) {
+LognormalDraws::LognormalDraws(double mean, double sigma, std::uint64_t seed)
+    : mu_(0), sigma_(sigma), rng_(seed) {
   if (!(mean >= 1) || !std::isfinite(mean)) throw InputError({}, 0, "docs", "lognormal MEAN must be >= 1 token");
   if (!(sigma >= 0) || sigma > 10) throw InputError({}, 0, "docs", "lognormal SIGMA must be in [0, 10]");
+  mu_ = std::log(mean) - sigma * sigma / 2;  // E[exp(N(mu, sigma^2))] = mean
+}
+
+double LognormalDraws::next() {
+  // Box-Muller on the fixed uniform stream.
+  const double z = std::sqrt(-2 * std::log(uniform01(rng_))) * std::cos(6.283185307179586 * uniform01(rng_));
+  return std::exp(mu_ + sigma_ * z);
+}
+
+Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
+                               std::int64_t n_seq) {
+  LognormalDraws draws(mean, sigma, seed);
   if (quantum < 1) throw InputError({}, 0, "docs", "lognormal Q must be a positive integer");
   if (n_seq % quantum != 0)
     throw InputError({}, 0, "docs",
                      "n_seq = " + std::to_string(n_seq) + " is not a multiple of the length quantum Q = " +
                          std::to_string(quantum));
   Documents d;
-  std::mt19937_64 rng(seed);
-  const double mu = std::log(mean) - sigma * sigma / 2;  // E[exp(N(mu, sigma^2))] = mean
   std::int64_t left = n_seq;
   while (left > 0) {
     if (static_cast<std::int64_t>(d.lengths.size()) >= kMaxDocuments)
@@ -115,9 +125,7 @@ Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, st
                        "lognormal:" + short_number(mean, 4) + ":" + short_number(sigma, 4) + " makes more than " +
                            std::to_string(kMaxDocuments) + " documents of " + std::to_string(n_seq) +
                            " tokens; use a larger MEAN or Q, or fewer tokens");
-    // Box-Muller on the fixed uniform stream.
-    const double z = std::sqrt(-2 * std::log(uniform01(rng))) * std::cos(6.283185307179586 * uniform01(rng));
-    const double x = std::exp(mu + sigma * z);
+    const double x = draws.next();
     const double units = std::ceil(std::min(x, static_cast<double>(n_seq)) / static_cast<double>(quantum));
     const std::int64_t len = std::min(left, std::max<std::int64_t>(1, static_cast<std::int64_t>(units)) * quantum);
     d.lengths.push_back(len);

@@ -259,8 +259,12 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   return resolve(spec, resolve_parts(spec, catalog));
 }
 
-ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) { return resolve(spec, parts, nullptr); }
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, std::shared_ptr<const Documents> documents) {
   check_counts(spec);
+  if (documents && spec.docs.empty())
+    throw InputError({}, 0, "docs", "packed documents given without a docs name in the scenario");
   ResolvedScenario r;
   r.spec = spec;
   r.hardware = parts.hardware;
@@ -275,7 +279,15 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
   r.attention = parts.attention;
   // Sizes are checked before any mask is generated or file read.
   (void)Layout::contiguous(spec.n_seq, spec.sp);
-  if (!spec.docs.empty()) r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  if (documents) {
+    if (documents->total() != spec.n_seq)
+      throw InputError({}, 0, "docs",
+                       "document lengths sum to " + std::to_string(documents->total()) + ", expected n_seq = " +
+                           std::to_string(spec.n_seq));
+    r.documents = std::move(documents);
+  } else if (!spec.docs.empty()) {
+    r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  }
   if (r.strategy.kind == StrategyKind::Hybrid) {
     // The ring of usp:UxR: R ranks over the whole sequence, each attending heads / U of the
     // model (KV heads replicated to one per rank when the implementation does that).

@@ -124,25 +124,6 @@ std::vector<std::int64_t> counts_up_to(std::int64_t n) {
   return {s.begin(), s.end()};
 }
 
-// Every strategy some mesh of the search can run: ring, all-gather and Ulysses, and each split
-// of a mesh's sp into Ulysses x ring (usp) and into windows of a double ring. A point whose sp
-// does not match a split is skipped by the sweep (its row is not ok), so the axis can be shared.
-std::vector<std::string> strategies_for(const std::vector<Mesh>& meshes) {
-  std::vector<std::string> out = {"ring", "allgather", "ulysses"};
-  std::set<std::int64_t> sps;
-  for (const auto& m : meshes) sps.insert(m.sp);
-  for (const auto sp : sps)
-    for (std::int64_t u = 2; u < sp; ++u)
-      if (sp % u == 0) out.push_back(fmt::format("usp:{}x{}", u, sp / u));
-  for (const auto sp : sps)
-    for (std::int64_t w = 2; w < sp; ++w)
-      if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
-  std::vector<std::string> unique;
-  for (auto& s : out)
-    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
-  return unique;
-}
-
 }  // namespace
 
 SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
@@ -185,7 +166,9 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
       if (mp * sp <= r.devices) g.mesh.push_back({mp, sp});
   }
   g.dp = counts;
-  g.cp = r.strategies.empty() ? strategies_for(g.mesh) : r.strategies;
+  std::set<std::int64_t> sps;
+  for (const auto& m : g.mesh) sps.insert(m.sp);
+  g.cp = r.strategies.empty() ? strategy_splits(sps) : r.strategies;
   if (r.goal == Goal::MaxContext) {
     g.n_seq.clear();
     for (std::int64_t n = r.n_seq; n <= r.max_context; n *= 2) g.n_seq.push_back(n);
@@ -262,6 +245,20 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   });
   out.plans = best_plans(std::move(kept), r);
   return out;
+}
+
+std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps) {
+  std::vector<std::string> out = {"ring", "allgather", "ulysses"};
+  for (const auto sp : sps)
+    for (std::int64_t u = 2; u < sp; ++u)
+      if (sp % u == 0) out.push_back(fmt::format("usp:{}x{}", u, sp / u));
+  for (const auto sp : sps)
+    for (std::int64_t w = 2; w < sp; ++w)
+      if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
+  std::vector<std::string> unique;
+  for (auto& s : out)
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
+  return unique;
 }
 
 std::string explain(const SweepResult& row) {

@@ -6,6 +6,7 @@
 // is by construction the best rows of that sweep (a CLI test checks it from the outside).
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,10 @@ struct PlanSearch {
                                       const SweepOptions& options, std::size_t compact_at = 0);
 // The same identity best_plans deduplicates on: every resolved axis of the row.
 [[nodiscard]] std::string plan_identity(const SweepResult& row);
+
+// ring, allgather, ulysses, then every usp:UxR and every double-ring:W split (1 < U, W < sp) of
+// each of the group sizes, each once.
+[[nodiscard]] std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps);
 
 // Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
 [[nodiscard]] std::string explain(const SweepResult& row);

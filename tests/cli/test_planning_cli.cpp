@@ -267,3 +267,55 @@ TEST_CASE("cli agreement: Kendall's tau-b of predict's speedups against the Stri
         std::string::npos);
   expect_bad("agreement " + dir.file("p.csv") + " --measured speedup --predicted nope", "nope");
 }
+
+TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any thread count", "[cli][plan-docs]") {
+  const TempDir dir;
+  // A histogram (length,count) and single documents: short ones and a long tail.
+  write(dir.file("lengths.csv"), "length,count\n100,300\n900,80\n3000,20\n7000,3\n20000\n");
+  const std::string base = "plan-docs " + dir.file("lengths.csv") + " --seq 8192 --mesh 1x4 --buckets 1024,4096";
+  const auto one = run(base + " --format csv --threads 1");
+  REQUIRE(one.code == 0);
+  const auto two = run(base + " --format csv --threads 2");
+  REQUIRE(two.code == 0);
+  CHECK(one.out == two.out);
+  const auto rows = split_lines(one.out);
+  REQUIRE(rows.size() > 2);
+  CHECK(rows[0].starts_with("bucket,longest_lo,longest_hi,rank,cp,layout,impl,status"));
+  // Every bucket has a rank-1 row, and the whole dataset's rank 1 is there.
+  std::map<std::string, int> firsts;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = fields(rows[i]);
+    REQUIRE(f.size() == fields(rows[0]).size());
+    if (f[3] == "1") ++firsts[f[0]];
+  }
+  CHECK(firsts.count("all") == 1);
+  CHECK(firsts.count("1") == 1);
+  const auto table = run(base);
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("recommended") != std::string::npos);
+  CHECK(table.out.find("why: ") != std::string::npos);
+  const auto json = run(base + " --format json -o " + dir.file("plan.json"));
+  REQUIRE(json.code == 0);
+  CHECK(json.out.empty());
+  CHECK(read_file(dir.file("plan.json")).find("\"ranking\"") != std::string::npos);
+  // A generated sample works the same way.
+  CHECK(run("plan-docs lognormal:2000:1.5:3:300 --seq 16384 --mesh 1x4 --format csv").code == 0);
+}
+
+TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no output file", "[cli][plan-docs]") {
+  const TempDir dir;
+  write(dir.file("bad.csv"), "100\n200,x\n");
+  expect_bad("plan-docs " + dir.file("bad.csv") + " --seq 8192 -o " + dir.file("out.csv"), "bad.csv:2");
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.csv")));
+  write(dir.file("ok.csv"), "100\n200\n");
+  expect_bad("plan-docs --seq 8192", "lengths");
+  expect_bad("plan-docs " + dir.file("missing.csv"), "missing.csv");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --buckets 4096,1024 --seq 8192", "buckets");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --buckets 8192 --seq 8192", "buckets");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --mesh 4", "mesh");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --packing best-fit", "packing");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --zero 5", "zero");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --layout cyclic:2", "layout");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --cp ring,spiral", "cp");
+  expect_bad("plan-docs lognormal:100:1:1", "lognormal");
+}
