@@ -71,7 +71,7 @@ void BM_ContiguousProtocol(benchmark::State& state) {
   using ringsim::models::BackwardMessages;
   const BackwardMessages protocols[] = {BackwardMessages::Concurrent, BackwardMessages::Ordered, BackwardMessages::Fused};
   const auto protocol = protocols[state.range(0)];
-  state.SetLabel(std::string(ringsim::models::MessageProtocol::name(protocol)));
+  state.SetLabel(std::string(ringsim::models::Protocol::name(protocol)));
   auto s = scenario("ring", "", "contiguous", state.range(1));
   s.impl.protocol.backward = protocol;
   s.impl.protocol.dkv_home_hop = protocol != BackwardMessages::Fused;

@@ -169,6 +169,7 @@ FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observe
   r.converged = best.converged;
   r.at_bound.assign(static_cast<std::size_t>(n), false);
   r.std_errors = Eigen::VectorXd::Constant(n, std::numeric_limits<double>::quiet_NaN());
+  r.covariance = Eigen::MatrixXd::Zero(n, n);
   std::vector<Eigen::Index> interior;
   for (Eigen::Index i = 0; i < n; ++i) {
     const auto& p = params[static_cast<std::size_t>(i)];
@@ -176,15 +177,35 @@ FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observe
     r.at_bound[static_cast<std::size_t>(i)] = r.params[i] <= p.lower + tol || r.params[i] >= p.upper - tol;
     if (!r.at_bound[static_cast<std::size_t>(i)]) interior.push_back(i);
   }
+  const Eigen::MatrixXd J = interior.empty() ? Eigen::MatrixXd() : numerical_jacobian(model, r.params, params, options.relative_step);
+  // A parameter the predictions do not move at the fit (a limit that does not bind) is not
+  // identified by these rows: no standard error, and it stays out of the covariance.
+  if (!interior.empty()) {
+    // Effect over the parameter's own scale, so that units (bytes/s next to fractions) do not matter.
+    auto effect = [&](Eigen::Index i) {
+      return J.col(i).norm() * scale_of(params[static_cast<std::size_t>(i)], r.params[i]);
+    };
+    double largest = 0;
+    for (const auto i : interior) largest = std::max(largest, effect(i));
+    std::erase_if(interior, [&](Eigen::Index i) { return !(effect(i) > 1e-9 * largest); });
+  }
   const auto dof = observed.size() - static_cast<Eigen::Index>(interior.size());
   if (!interior.empty() && dof > 0) {
-    const Eigen::MatrixXd J = numerical_jacobian(model, r.params, params, options.relative_step);
     Eigen::MatrixXd Ji(J.rows(), static_cast<Eigen::Index>(interior.size()));
     for (std::size_t k = 0; k < interior.size(); ++k) Ji.col(static_cast<Eigen::Index>(k)) = J.col(interior[k]);
-    const Eigen::MatrixXd A = Ji.transpose() * Ji;
+    // Columns scaled to unit norm first: parameters in bytes/s next to efficiencies would
+    // otherwise make J^T J look singular to the rank test.
+    Eigen::VectorXd norms(Ji.cols());
+    for (Eigen::Index k = 0; k < Ji.cols(); ++k) norms[k] = Ji.col(k).norm();
+    const Eigen::MatrixXd Js = Ji * norms.cwiseInverse().asDiagonal();
+    const Eigen::MatrixXd A = Js.transpose() * Js;
     Eigen::FullPivLU<Eigen::MatrixXd> lu(A);
     if (lu.isInvertible()) {
-      const Eigen::MatrixXd cov = lu.inverse() * (r.rss / static_cast<double>(dof));
+      const Eigen::MatrixXd cov = norms.cwiseInverse().asDiagonal() * lu.inverse() * norms.cwiseInverse().asDiagonal() *
+                                  (r.rss / static_cast<double>(dof));
+      for (std::size_t a = 0; a < interior.size(); ++a)
+        for (std::size_t b = 0; b < interior.size(); ++b)
+          r.covariance(interior[a], interior[b]) = cov(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b));
       for (std::size_t k = 0; k < interior.size(); ++k) {
         const double v = cov(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k));
         if (v >= 0 && std::isfinite(v)) r.std_errors[interior[k]] = std::sqrt(v);

@@ -36,6 +36,7 @@ struct FitResult {
   Eigen::VectorXd predicted;
   Eigen::VectorXd residuals;     // predicted - observed
   Eigen::VectorXd std_errors;    // NaN where not defined (on a bound, singular, no dof)
+  Eigen::MatrixXd covariance;    // s^2 (J^T J)^-1 over the interior parameters; 0 in rows/columns of the others
   std::vector<bool> at_bound;
   double rss = 0;
   double r_squared = 0;          // 1 - rss / total sum of squares around the mean

@@ -23,6 +23,12 @@ models::Prediction ScenarioPredictor::prediction(const models::ScenarioSpec& spe
   return models::predict(resolved(spec_in, profile));
 }
 
+models::RoundCost ScenarioPredictor::call(const models::ScenarioSpec& spec, const models::Profile& profile,
+                                           const models::AttentionCall& c) {
+  auto& r = resolved(spec, profile);
+  return r.attention->call(r, c);
+}
+
 models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec& spec_in, const models::Profile& profile) {
   models::ScenarioSpec spec = spec_in;
   // The profile being fitted belongs to one implementation: the scenario runs that one.
@@ -62,6 +68,17 @@ const std::vector<FreeParameter>& known_parameters() {
       {"sparse_prep_bytes_per_element", 0, 1024,
        "HBM bytes per token x head x head_dim element of the sparse gathers/scatter, per pass"},
       {"hash_sort_bytes_per_token", 0, 65536, "HBM bytes per token x head of the hash mask's stable sort"},
+      {"masked_tile_s", 0, 0.01, "fixed seconds per tile holding masked pairs, whatever the heads (the tile's mask built once)"},
+      {"skipped_tile_s", 0, 0.01, "fixed seconds per skipped tile (a loop step that tests and skips)"},
+      {"round_bytes_per_element", 0, 2000, "HBM bytes per element of the device's Q block moved each ring round regardless of tiles (reshapes, transposes)"},
+      {"attention_bwd_efficiency", 0.02, 1, "fraction of peak the attention kernel's matrix unit reaches in the backward"},
+      {"cta_overhead_s", 0, 1e-3, "fixed SM-seconds per thread block of the attention kernel (prologue, epilogue)"},
+      {"softmax_overlap", 0, 1, "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
+      {"host_step_s", 0, 0.01, "host seconds to issue one ring step besides its operations"},
+      {"host_op_s", 0, 1e-3, "host seconds per operation (kernel launch, fused element-wise call) of a ring step"},
+      {"memory_efficiency", 0.05, 1, "fraction of HBM bandwidth element-wise ops reach"},
+      {"p2p_latency_s", 0, 2e-3, "extra latency of one point-to-point transfer of the library (kernel launch, handshake)"},
+      {"p2p_bandwidth_bytes_per_s", 5e9, 5e11, "the most one point-to-point transfer of the library reaches, bytes/s"},
   };
   return params;
 }
@@ -74,29 +91,15 @@ const FreeParameter& find_parameter(const std::string& name) {
   throw InputError({}, 0, "free", "unknown parameter '" + name + "' (known: " + known + ")");
 }
 
-namespace {
-double* field(models::Profile& p, const std::string& name) {
-  if (name == "overlap") return &p.overlap;
-  if (name == "masked_tile_penalty") return &p.masked_tile_penalty;
-  if (name == "skipped_tile_cost") return &p.skipped_tile_cost;
-  if (name == "attention_efficiency") return &p.attention_efficiency;
-  if (name == "round_overhead_s") return &p.round_overhead_s;
-  if (name == "tile_overhead_s") return &p.tile_overhead_s;
-  if (name == "link_efficiency") return &p.link_efficiency;
-  if (name == "matmul_efficiency") return &p.matmul_efficiency;
-  if (name == "sparse_kernel_efficiency") return &p.sparse_kernel_efficiency;
-  if (name == "sparse_prep_bytes_per_element") return &p.sparse_prep_bytes_per_element;
-  if (name == "hash_sort_bytes_per_token") return &p.hash_sort_bytes_per_token;
-  (void)find_parameter(name);  // throws for unknown names
-  return nullptr;
-}
-}  // namespace
-
 double get_parameter(const models::Profile& p, const std::string& name) {
-  return *field(const_cast<models::Profile&>(p), name);
+  (void)find_parameter(name);  // throws for names a fit may not free
+  return *p.parameter(name);
 }
 
-void set_parameter(models::Profile& p, const std::string& name, double value) { *field(p, name) = value; }
+void set_parameter(models::Profile& p, const std::string& name, double value) {
+  (void)find_parameter(name);
+  *p.parameter(name) = value;
+}
 
 std::vector<double> predict_speedups(const std::vector<SpeedupRow>& rows, const models::Profile& profile,
                                      const StepPredictor& predictor) {

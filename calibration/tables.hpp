@@ -10,6 +10,7 @@
 
 #include "calibration/fit.hpp"
 #include "models/analytic.hpp"
+#include "models/attention_cost.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::calibration {
@@ -23,6 +24,7 @@ struct SpeedupRow {
   std::int64_t n_seq = 0;
   double speedup = 0;
   double tms = std::numeric_limits<double>::quiet_NaN();  // published TMS, when given
+  std::string impl;                                        // the implementation measured, when given
   std::int64_t line = 0;                                   // source line, for messages
   [[nodiscard]] std::string mesh() const;                  // "hardware mp x sp"
 };
@@ -42,6 +44,9 @@ class ScenarioPredictor {
   [[nodiscard]] double operator()(const models::ScenarioSpec& spec, const models::Profile& profile);
   // The whole analytic prediction (attention forward/backward apart), same memoisation.
   [[nodiscard]] models::Prediction prediction(const models::ScenarioSpec& spec, const models::Profile& profile);
+  // One attention kernel call on a device of the scenario (models::AttentionCost::call).
+  [[nodiscard]] models::RoundCost call(const models::ScenarioSpec& spec, const models::Profile& profile,
+                                       const models::AttentionCall& c);
 
  private:
   // The cached scenario of `spec`, with its cost model rebuilt for `profile`.

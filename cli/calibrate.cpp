@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibration/attention_times.hpp"
 #include "calibration/plot.hpp"
 #include "calibration/scfa.hpp"
 #include "calibration/tables.hpp"
@@ -15,6 +16,7 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/error.hpp"
+#include "models/interval.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::cli {
@@ -36,6 +38,7 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
   const ScenarioColumns cols(t);
   const auto c_speedup = t.require_column("speedup");
   const auto c_tms = t.column("tms");
+  const auto c_impl = t.column("impl");
   (void)catalog.hardware(hardware);  // unknown hardware: InputError naming the catalog
   std::vector<calibration::SpeedupRow> rows;
   std::vector<std::string> seen;
@@ -56,6 +59,7 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
     row.speedup = t.number(i, c_speedup);
     if (row.speedup <= 0) throw InputError(path, line, "speedup", "expected a positive speedup");
     if (!t.text_or(i, c_tms, "").empty()) row.tms = t.number(i, *c_tms);
+    row.impl = t.text_or(i, c_impl, "");
     if (row.n_seq % row.sp != 0) throw InputError(path, line, "n_seq", "n_seq is not divisible by sp");
     row.line = line;
     rows.push_back(row);
@@ -68,7 +72,9 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
   return rows;
 }
 
-std::string fmt_se(double se) { return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound)"; }
+std::string fmt_se(double se) {
+  return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound, or not identified by these rows)";
+}
 
 // One line per fitted parameter for the report, and the same compactly for the provenance.
 void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
@@ -100,7 +106,17 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   if (hardware.empty()) throw InputError({}, 0, "hardware", "--from-speedups needs --hardware");
   const auto rows = read_speedups(path, hardware, catalog);
   const auto hw = catalog.hardware(hardware);
-  const auto base = base_profile(a, catalog, hw, "");
+  // The rows say which implementation was measured (an impl column); --impl must agree.
+  std::string measured;
+  for (const auto& r : rows) {
+    if (r.impl.empty()) continue;
+    if (!measured.empty() && r.impl != measured)
+      throw InputError(path, r.line, "impl", "rows of " + hardware + " measure both " + measured + " and " + r.impl);
+    measured = r.impl;
+  }
+  if (!measured.empty() && !a["impl"].as<std::string>().empty() && a["impl"].as<std::string>() != measured)
+    throw InputError(path, 0, "impl", "the rows measure " + measured + ", not --impl " + a["impl"].as<std::string>());
+  const auto base = base_profile(a, catalog, hw, measured);
   std::vector<std::string> free;
   for (auto& name : models::split(a["free"].as<std::string>(), ','))
     if (!name.empty()) free.push_back(std::move(name));
@@ -145,7 +161,31 @@ int from_speedups(const cxxopts::ParseResult& a, const models::Catalog& catalog)
   p.provenance.fitted_from = path;
   p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
   p.provenance.residual = f.mae;
-  p.provenance.notes = base.provenance.notes.empty() ? notes : base.provenance.notes + " " + notes;
+  // A refit replaces the previous fit's account (from "Free parameters" on) and keeps the rest.
+  std::string base_notes = base.provenance.notes;
+  if (const auto cut = base_notes.find("Free parameters (fitted, bounds):"); cut != std::string::npos)
+    base_notes = std::string(models::trim(base_notes.substr(0, cut)));
+  p.provenance.notes = base_notes.empty() ? notes : base_notes + " " + notes;
+  // Intervals: the fitted parameters' covariance, and the spread of the held-out speedups (log).
+  p.uncertainty = {};
+  for (std::size_t k = 0; k < c.free.size(); ++k) p.uncertainty.parameters.push_back(c.free[k].name);
+  p.uncertainty.covariance.assign(c.free.size(), std::vector<double>(c.free.size(), 0.0));
+  for (std::size_t i = 0; i < c.free.size(); ++i)
+    for (std::size_t j = 0; j < c.free.size(); ++j)
+      p.uncertainty.covariance[i][j] = f.covariance(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  double sq = 0;
+  std::int64_t held = 0;
+  for (const auto* cv : {&c.by_mesh, &c.by_length})
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (cv->available && std::isfinite(cv->held_out_predicted[i])) {
+        const double e = std::log(cv->held_out_predicted[i] / rows[i].speedup);
+        sq += e * e;
+        ++held;
+      }
+  if (held > 0) {
+    p.uncertainty.residual_log_sd["ratio"] = std::sqrt(sq / static_cast<double>(held));
+    p.uncertainty.held_out_points = held;
+  }
   if (const auto o = a["output"].as<std::string>(); !o.empty()) write_output(o, p.to_json().dump(2) + "\n");
 
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
@@ -327,6 +367,262 @@ int from_scfa(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   return 0;
 }
 
+std::vector<std::string> names_in(const cxxopts::ParseResult& a, const char* key) {
+  std::vector<std::string> out;
+  for (auto& n : models::split(a[key].as<std::string>(), ','))
+    if (!n.empty()) {
+      try {
+        (void)calibration::find_parameter(n);
+      } catch (const InputError& e) {
+        throw InputError({}, 0, key, e.message());
+      }
+      out.push_back(std::move(n));
+    }
+  return out;
+}
+
+// Joint fit of a flash-attention ring library's profiles to published attention times
+// (data/cp_attention_times.csv), with leave-one-group-out errors and intervals.
+int from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
+  const auto path = a["from-times"].as<std::string>();
+  const CsvTable t = read_csv(path);
+  auto rows = calibration::time_rows(path, t.header, t.rows, t.lines);
+  const auto impl_arg = a["impl"].as<std::string>();
+  const std::string impl = impl_arg.empty() ? rows.front().impl : catalog.implementation(impl_arg).name;
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const calibration::TimeRow& r) { return r.impl != impl; }),
+             rows.end());
+  if (rows.empty()) throw InputError(path, 0, "impl", "no rows for implementation " + impl);
+  // Every fit starts from the GPUs' spec defaults and the library's message dtypes, not from a
+  // profile file an earlier fit wrote: the result depends on the data and the free parameters only.
+  calibration::TimeFitSetup setup;
+  for (const auto& r : rows)
+    if (!setup.base.count(r.hardware)) {
+      const auto hw = catalog.hardware(r.hardware);
+      auto base = models::Profile::spec_default(hw);
+      const auto from_catalog = catalog.profile("", hw, impl);
+      base.kv_wire_bytes = from_catalog.kv_wire_bytes;
+      base.dkv_wire_bytes = from_catalog.dkv_wire_bytes;
+      base.implementation = impl;
+      base.name = impl + "/" + hw.name;
+      setup.base.emplace(r.hardware, base);
+    }
+  setup.per_hardware = names_in(a, "free");
+  setup.shared = names_in(a, "shared");
+  setup.shared_cycles = names_in(a, "shared-cycles");
+  setup.options.extra_starts = 6;
+  setup.options.max_iterations = 100;
+  setup.options.tolerance = 1e-10;
+  if (setup.per_hardware.empty() && setup.shared.empty() && setup.shared_cycles.empty())
+    throw InputError({}, 0, "free", "no free parameters named");
+  calibration::TimePredictor predictor{models::Catalog(catalog)};
+  calibration::TimeFit fit;
+  try {
+    fit = calibration::fit_times(rows, setup, predictor);
+  } catch (const InputError& e) {
+    throw InputError(path, e.line(), e.field(), e.message());
+  }
+  std::string out = fmt::format("ringsim calibrate: {} rows of {} from {} (log-time fit, analytic predictor)\n",
+                                rows.size(), impl, path);
+  std::string fitted;
+  for (std::size_t k = 0; k < fit.params.size(); ++k) {
+    const double v = fit.fit.params[static_cast<Eigen::Index>(k)];
+    const double se = fit.fit.std_errors[static_cast<Eigen::Index>(k)];
+    out += fmt::format("  {:<44} = {:.5g}  (std error {})\n", fit.params[k].label(), v, fmt_se(se));
+    fitted += fmt::format("{}{} = {:.4g} +- {}", k ? "; " : "", fit.params[k].label(), v, fmt_se(se));
+  }
+  const auto ratios = calibration::layout_ratios(rows);
+  double fit_t = 0, fit_r = 0;
+  std::int64_t n_t = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].single()) {
+      fit_t += std::abs(fit.predicted[i] / rows[i].seconds - 1);
+      ++n_t;
+    }
+  for (const auto& r : ratios) fit_r += std::abs(fit.predicted[r.contiguous] / fit.predicted[r.other] / r.measured - 1);
+  out += fmt::format("in-sample (fitted rows, not a test): ring-row time MAPE {:.1f}%, layout-ratio MAPE {:.1f}%\n",
+                     100 * fit_t / std::max<std::int64_t>(1, n_t), 100 * fit_r / std::max<std::size_t>(1, ratios.size()));
+  // Leave-one-group-out: the scores that count, and the residual spread the intervals use.
+  std::vector<calibration::HeldOut> held;
+  std::vector<double> log_t, log_r;
+  if (!a.count("no-logo")) {
+    for (const char* by : {"hardware", "table", "heads"}) {
+      held.push_back(calibration::leave_one_group_out(rows, setup, predictor, by));
+      const auto& h = held.back();
+      out += fmt::format("leave-one-{}-out: time MAPE {:.1f}% ({} points), ratio MAPE {:.1f}% ({} ratios)\n", by,
+                         100 * h.all.time_mape, h.all.time_points, 100 * h.all.ratio_mape, h.all.ratio_points);
+      for (const auto& g : h.groups)
+        out += fmt::format("    {:<20} time {:5.1f}% ({:2}), ratio {:5.1f}% ({:2})\n", g.group, 100 * g.time_mape,
+                           g.time_points, 100 * g.ratio_mape, g.ratio_points);
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        if (std::isfinite(h.predicted[i])) log_t.push_back(std::log(h.predicted[i] / rows[i].seconds));
+      for (const auto& r : ratios)
+        if (std::isfinite(h.predicted[r.contiguous]) && std::isfinite(h.predicted[r.other]))
+          log_r.push_back(std::log(h.predicted[r.contiguous] / h.predicted[r.other] / r.measured));
+    }
+  }
+  auto rms = [](const std::vector<double>& v) {
+    double s = 0;
+    for (const double x : v) s += x * x;
+    return v.empty() ? 0.0 : std::sqrt(s / static_cast<double>(v.size()));
+  };
+  const double sd_t = rms(log_t), sd_r = rms(log_r);
+  if (!held.empty())
+    out += fmt::format("held-out log residual spread (intervals): time {:.4f}, ratio {:.4f} over {} / {} points\n", sd_t,
+                       sd_r, log_t.size(), log_r.size());
+  // Each row's 90 % interval around the full fit, and whether the same relative interval around
+  // each held-out prediction covers the measurement (the coverage the intervals are judged by).
+  std::map<std::string, models::Profile> with_uncertainty;
+  for (const auto& [hw, prof] : fit.profiles) {
+    auto q = prof;
+    calibration::fill_uncertainty(fit, hw, q);
+    if (!held.empty()) {
+      q.uncertainty.residual_log_sd["time"] = sd_t;
+      q.uncertainty.residual_log_sd["ratio"] = sd_r;
+    }
+    with_uncertainty.emplace(hw, q);
+  }
+  std::vector<models::Interval> band(rows.size());
+  std::int64_t covered = 0, scored = 0;
+  if (!held.empty()) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& q = with_uncertainty.at(rows[i].hardware);
+      band[i] = models::prediction_interval(q, "time", fit.predicted[i],
+                                            [&](const models::Profile& pp) { return predictor(rows[i], pp); });
+      if (!band[i].available) continue;
+      for (const auto& h : held) {
+        if (!std::isfinite(h.predicted[i])) continue;
+        const double k = h.predicted[i] / fit.predicted[i];
+        covered += rows[i].seconds >= band[i].lo * k && rows[i].seconds <= band[i].hi * k;
+        ++scored;
+      }
+    }
+    out += fmt::format("90 % intervals around the held-out predictions cover {:.1f}% of the {} leave-one-group-out "
+                       "points\n",
+                       100.0 * static_cast<double>(covered) / static_cast<double>(std::max<std::int64_t>(1, scored)), scored);
+  }
+  const auto date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
+    for (auto& [hw, p] : fit.profiles) {
+      p.name = impl + "/" + hw;
+      p.hardware = hw;
+      p.implementation = impl;
+      p.version = setup.base.at(hw).version + 1;
+      p.provenance.calibrated = true;
+      p.provenance.method = "joint fit to published attention times (bounded Levenberg-Marquardt on log time, analytic predictor)";
+      p.provenance.fitted_from = path;
+      p.provenance.date = date;
+      p.provenance.residual = fit.fit.mae;
+      std::string groups;
+      for (const auto& h : held)
+        groups += fmt::format("; leave-one-{}-out time MAPE {:.1f}%, ratio MAPE {:.1f}%", h.by, 100 * h.all.time_mape,
+                              100 * h.all.ratio_mape);
+      p.provenance.notes = fmt::format("Fitted jointly over {} rows ({}): {}{}.", rows.size(),
+                                       fmt::join([&] {
+                                         std::vector<std::string> v;
+                                         for (const auto& [h2, _] : fit.profiles) v.push_back(h2);
+                                         return v;
+                                       }(), ", "),
+                                       fitted, groups);
+      calibration::fill_uncertainty(fit, hw, p);
+      if (!held.empty()) {
+        p.uncertainty.residual_log_sd["time"] = sd_t;
+        p.uncertainty.residual_log_sd["ratio"] = sd_r;
+        p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
+      }
+      p.validate(path);
+      write_output(dir + "/" + hw + ".json", p.to_json().dump(2) + "\n");
+    }
+  }
+  if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
+    std::vector<std::string> head = {"table", "hardware", "layout", "pass", "heads", "batch", "sp", "n_seq", "packing",
+                                     "seconds", "fitted_s", "fitted_s_lo", "fitted_s_hi"};
+    for (const auto& h : held) head.push_back("held_out_" + h.by + "_s");
+    std::string csv = csv_line(head);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      std::vector<std::string> v = {r.table, r.hardware, r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
+                                    std::to_string(r.sp), std::to_string(r.n_seq), r.packing,
+                                    fmt::format("{:.6g}", r.seconds), fmt::format("{:.6g}", fit.predicted[i]),
+                                    band[i].available ? fmt::format("{:.6g}", band[i].lo) : std::string(),
+                                    band[i].available ? fmt::format("{:.6g}", band[i].hi) : std::string()};
+      for (const auto& h : held)
+        v.push_back(std::isfinite(h.predicted[i]) ? fmt::format("{:.6g}", h.predicted[i]) : std::string());
+      csv += csv_line(v);
+    }
+    write_output(rpt, csv);
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+// A profile for hardware without measurements: the implementation's fitted parameters copied
+// from another hardware's profile (cycle-counted ones rescaled by the SM clocks), everything
+// hardware-derived from the target's specs; marked uncalibrated.
+int derive(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
+  const auto source_ref = a["derive-from"].as<std::string>();
+  const auto hardware = a["hardware"].as<std::string>();
+  if (hardware.empty()) throw InputError({}, 0, "hardware", "--derive-from needs --hardware (the target)");
+  const auto source_impl = catalog.profile_implementation(source_ref);
+  if (!source_impl)
+    throw InputError({}, 0, "derive-from", "expected IMPL/HARDWARE or a profile file naming its implementation");
+  // Another implementation may borrow what runs the same kernel (te-p2p's FlashAttention-2 calls).
+  const std::optional<std::string> impl =
+      a["impl"].as<std::string>().empty() ? *source_impl : catalog.implementation(a["impl"].as<std::string>()).name;
+  const auto source_hw_name = catalog.profile(source_ref, catalog.hardware(hardware), *source_impl).hardware;
+  const auto source_hw = catalog.hardware(source_hw_name);
+  const auto source = catalog.profile(source_ref, source_hw, *source_impl);
+  const auto target_hw = catalog.hardware(hardware);
+  models::Profile p = catalog.profile("", target_hw, *impl);
+  // Start from the target's spec defaults, not a profile file it may already have.
+  {
+    models::Profile spec = models::Profile::spec_default(target_hw);
+    spec.kv_wire_bytes = p.kv_wire_bytes;
+    spec.dkv_wire_bytes = p.dkv_wire_bytes;
+    p = spec;
+  }
+  p.name = *impl + "/" + hardware;
+  p.hardware = hardware;
+  p.implementation = *impl;
+  p.version = source.version;
+  p.attention_precision = source.attention_precision;
+  p.matmul_precision = source.matmul_precision;
+  p.recompute = source.recompute;
+  p.default_tile = source.default_tile;
+  if (*impl == *source_impl) {  // else the target's own messages (its code) decide the dtypes
+    p.kv_wire_bytes = source.kv_wire_bytes;
+    p.dkv_wire_bytes = source.dkv_wire_bytes;
+  }
+  std::string kept;
+  for (const auto& n : names_in(a, "keep")) {
+    calibration::set_parameter(p, n, calibration::get_parameter(source, n));
+    kept += (kept.empty() ? "" : ", ") + n;
+  }
+  for (const auto& n : names_in(a, "keep-cycles")) {
+    if (!(source_hw.sm_clock_hz > 0 && target_hw.sm_clock_hz > 0))
+      throw InputError({}, 0, "keep-cycles", "both GPUs need an SM clock (compute_units.sm_clock_hz)");
+    calibration::set_parameter(p, n, calibration::get_parameter(source, n) * source_hw.sm_clock_hz / target_hw.sm_clock_hz);
+    kept += (kept.empty() ? "" : ", ") + n + " (same cycles)";
+  }
+  p.validate(source_ref);
+  p.provenance.calibrated = false;
+  p.provenance.method = "derived from " + source.name + " (no measurements on " + hardware + ")";
+  p.provenance.fitted_from = source.provenance.fitted_from;
+  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.residual.reset();
+  p.provenance.notes = fmt::format(
+      "uncalibrated: no published measurement of {} on {} was handed over. Copied from {} ({}): {}; precisions, "
+      "tiles and recompute likewise (wire dtypes too when the implementation is the same). Everything hardware-derived (peak FLOP/s, memory and link "
+      "bandwidths and latencies, SMs and clock) comes from configs/hardware/{}.json. {}",
+      *impl, hardware, source.name, source.provenance.method, kept.empty() ? "nothing else" : kept, hardware,
+      a["note"].as<std::string>());
+  p.uncertainty = {};
+  const auto o = a["output"].as<std::string>();
+  if (o.empty()) throw InputError({}, 0, "output", "--derive-from needs -o FILE");
+  write_output(o, p.to_json().dump(2) + "\n");
+  std::fputs(fmt::format("ringsim calibrate: {} derived from {} ({})\n", p.name, source.name, kept).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int run_calibrate(int argc, char** argv) {
@@ -336,6 +632,16 @@ int run_calibrate(int argc, char** argv) {
                  ("name", "name of the fitted profile (default: the base profile's)", cxxopts::value<std::string>()->default_value(""))
                  ("from-speedups", "CSV with hardware,model,mp,sp,n_seq,speedup[,tms]", cxxopts::value<std::string>()->default_value(""))
                  ("from-timings", "kernel timings CSV (docs/timings-format.md)", cxxopts::value<std::string>()->default_value(""))
+                 ("from-times", "published attention times of a ring library (data/cp_attention_times.csv): joint fit over its GPUs",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("shared", "--from-times: parameters shared by all GPUs (host costs)", cxxopts::value<std::string>()->default_value(""))
+                 ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
+                 ("profiles-dir", "--from-times: write one fitted profile per GPU here (DIR/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
+                 ("no-logo", "--from-times: skip the leave-one-group-out refits")
+                 ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
+                 ("keep", "--derive-from: parameters copied as they are", cxxopts::value<std::string>()->default_value(""))
+                 ("keep-cycles", "--derive-from: parameters copied as SM cycles (rescaled by the clocks)", cxxopts::value<std::string>()->default_value(""))
+                 ("note", "--derive-from: a sentence for the provenance notes", cxxopts::value<std::string>()->default_value(""))
                  ("hardware", "hardware name: rows to use / peak FLOP/s", cxxopts::value<std::string>()->default_value(""))
                  ("impl", "implementation the profile is for (default: the profile's, else the hardware's default for ring vs striped; scfa with --from-scfa)",
                   cxxopts::value<std::string>()->default_value(""))
@@ -351,10 +657,15 @@ int run_calibrate(int argc, char** argv) {
   if (help_requested(o, a)) return 0;
   const bool s = !a["from-speedups"].as<std::string>().empty(), t = !a["from-timings"].as<std::string>().empty();
   const bool f = !a["from-scfa"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) != 1)
-    throw InputError({}, 0, "from-speedups", "give exactly one of --from-speedups, --from-timings and --from-scfa");
+  const bool m = !a["from-times"].as<std::string>().empty();
+  const bool d = !a["derive-from"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) != 1)
+    throw InputError({}, 0, "from-speedups",
+                     "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times and --derive-from");
   const models::Catalog catalog;
+  if (d) return derive(a, catalog);
   if (f) return from_scfa(a, catalog);
+  if (m) return from_times(a, catalog);
   return s ? from_speedups(a, catalog) : from_timings(a, catalog);
 }
 

@@ -15,6 +15,7 @@
 #include "models/documents.hpp"
 #include "models/program.hpp"
 #include "models/error.hpp"
+#include "models/interval.hpp"
 #include "models/parse.hpp"
 #include "sim/step.hpp"
 
@@ -34,10 +35,60 @@ struct LayoutResult {
   std::string layout;
   models::ResolvedScenario scenario;
   models::Prediction prediction;
+  models::Interval step;     // of prediction.step_s (quantity "time")
+  models::Interval speedup;  // of the first row's step / this one's (quantity "ratio"), set by with_speedups
   [[nodiscard]] std::string label(bool with_strategy) const {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;
   }
 };
+
+// The analytic step of the scenario under another profile.
+double analytic_step(models::ResolvedScenario& s, const models::Profile& p) {
+  return models::under_profile(s, p, [](const models::ResolvedScenario& r) { return models::predict(r).step_s; });
+}
+
+// Intervals come from the profile's fitted uncertainty carried through the analytic model; a
+// simulated step keeps the analytic interval's relative width.
+models::Interval step_interval(LayoutResult& r) {
+  const double analytic = models::predict(r.scenario).step_s;
+  auto i = models::prediction_interval(r.scenario.profile, "time", analytic,
+                                       [&](const models::Profile& p) { return analytic_step(r.scenario, p); });
+  if (i.available) {
+    i.lo *= r.prediction.step_s / analytic;
+    i.hi *= r.prediction.step_s / analytic;
+  }
+  return i;
+}
+
+// The speedup of every layout over the first (first.step / this.step) and its interval.
+void with_speedups(std::vector<LayoutResult>& results) {
+  auto& first = results.front();
+  first.speedup = {1.0, 1.0, !first.scenario.profile.uncertainty.empty()};  // the first over itself: exactly 1
+  for (std::size_t k = 1; k < results.size(); ++k) {
+    auto& r = results[k];
+    const double value = first.prediction.step_s / r.prediction.step_s;
+    // One profile's uncertainty carries both steps; rows of other implementations (another
+    // strategy) have none in common with the first.
+    if (r.scenario.profile.name != first.scenario.profile.name) {
+      r.speedup = {};
+      continue;
+    }
+    const double analytic = models::predict(first.scenario).step_s / models::predict(r.scenario).step_s;
+    r.speedup = models::prediction_interval(r.scenario.profile, "ratio", analytic, [&](const models::Profile& p) {
+      return analytic_step(first.scenario, p) / analytic_step(r.scenario, p);
+    });
+    if (r.speedup.available) {
+      r.speedup.lo *= value / analytic;
+      r.speedup.hi *= value / analytic;
+    }
+  }
+}
+
+std::string fmt_opt(bool available, double v, const char* spec = "{:.6g}") {
+  return available ? fmt::format(fmt::runtime(spec), v) : std::string();
+}
+
+nlohmann::json json_opt(bool available, double v) { return available ? nlohmann::json(v) : nlohmann::json(); }
 
 // With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
 // (attention, other, collectives) is the cost model's either way, and the analytic `exposed`
@@ -45,7 +96,7 @@ struct LayoutResult {
 LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
                      Engine engine) {
   spec.layout = layout;
-  LayoutResult r{layout, models::resolve(spec, catalog), {}};
+  LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
   r.prediction = models::predict(r.scenario);
   if (engine == Engine::Des) {
     sim::StepOptions options;
@@ -58,6 +109,7 @@ LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const
     r.prediction.tokens_per_s = sim.tokens_per_s;
     r.prediction.mfu = sim.mfu;
   }
+  r.step = step_interval(r);
   return r;
 }
 
@@ -71,12 +123,19 @@ nlohmann::json prediction_json(const LayoutResult& r) {
   for (const auto& rt : p.rounds_fwd)
     rounds.push_back({{"round", rt.round}, {"compute_max_s", rt.compute_max_s}, {"compute_mean_s", rt.compute_mean_s},
                       {"transfer_s", rt.transfer_s}, {"round_s", rt.round_s}});
+  const double tokens = p.tokens_per_s * p.step_s;
   return {{"layout", r.layout},
           {"cp", r.scenario.strategy.spec},
           {"impl", r.scenario.impl.name},
           {"why", models::why(p)},
           {"step_s", p.step_s},
+          {"step_s_lo", json_opt(r.step.available, r.step.lo)},
+          {"step_s_hi", json_opt(r.step.available, r.step.hi)},
           {"tokens_per_s", p.tokens_per_s},
+          {"tokens_per_s_lo", json_opt(r.step.available, tokens / r.step.hi)},
+          {"tokens_per_s_hi", json_opt(r.step.available, tokens / r.step.lo)},
+          {"speedup_vs_first_lo", json_opt(r.speedup.available, r.speedup.lo)},
+          {"speedup_vs_first_hi", json_opt(r.speedup.available, r.speedup.hi)},
           {"mfu", p.mfu},
           {"attention_fwd_s", p.attention_fwd_s},
           {"attention_bwd_s", p.attention_bwd_s},
@@ -142,21 +201,33 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
                                                    s0.profile.default_tile.q, s0.profile.default_tile.k)
                                      : (spec.tile ? "" : " (profile default)"));
-  out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10}\n",
-                     with_cp ? "strategy layout" : "layout", lw, "step", "tokens/s", "MFU", "attn fwd", "attn bwd", "other",
-                     "tp comm", "exposed", "imbalance", "speedup");
+  out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10} {:>6}\n",
+                     with_cp ? "strategy layout" : "layout", lw, "step", "+-", "tokens/s", "MFU", "attn fwd", "attn bwd",
+                     "other", "tp comm", "exposed", "imbalance", "speedup", "+-");
   const double base = results.front().prediction.step_s;
+  bool any_interval = false;
   for (const auto& r : results) {
     const auto& p = r.prediction;
-    out += fmt::format("{:<{}} {:>10} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x\n",
-                       r.label(with_cp), lw, human_seconds(p.step_s), human_count(p.tokens_per_s), 100 * p.mfu,
+    // +-: half the 90 % interval's width, relative for the step, absolute for the speedup.
+    const std::string step_pm =
+        r.step.available ? fmt::format("{:.0f}%", 50 * (r.step.hi - r.step.lo) / p.step_s) : std::string("-");
+    const std::string speed_pm =
+        r.speedup.available ? fmt::format("{:.2f}", 0.5 * (r.speedup.hi - r.speedup.lo)) : std::string("-");
+    any_interval = any_interval || r.step.available || r.speedup.available;
+    out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x {:>6}\n",
+                       r.label(with_cp), lw, human_seconds(p.step_s), step_pm, human_count(p.tokens_per_s), 100 * p.mfu,
                        human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
                        human_seconds(p.other_compute_s), human_seconds(p.collective_s),
-                       human_seconds(p.exposed_transfer_s + p.exposed_collectives_s()), p.imbalance, base / p.step_s);
+                       human_seconds(p.exposed_transfer_s + p.exposed_collectives_s()), p.imbalance, base / p.step_s,
+                       speed_pm);
   }
   out += "\nwhy:\n";
   for (const auto& r : results) out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction));
-  out += fmt::format("\nspeedup is relative to the first row ({}); imbalance = busiest device's attention work / mean\n"
+  out += any_interval ? "\n+-: half width of the 90 % prediction interval (the profile's fitted parameters' covariance and "
+                        "its held-out residual spread); - where the profile has none for that quantity.\n"
+                      : fmt::format("\n+-: no prediction interval: profile {} has no fitted uncertainty ({}).\n",
+                                    s0.profile.name, s0.profile.provenance.calibrated ? "fitted without one" : "uncalibrated");
+  out += fmt::format("speedup is relative to the first row ({}); imbalance = busiest device's attention work / mean\n"
                      "(rings: averaged over rounds; 1.00 = perfectly balanced); exposed = ring transfers and collectives\n"
                      "(all-gather, reduce-scatter, all-to-all) not hidden by compute.\n",
                      results.front().label(with_cp));
@@ -219,10 +290,24 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   if (c_tq.has_value() != c_tk.has_value())
     throw InputError(path, 1, c_tq ? "tile_k" : "tile_q", "tile_q and tile_k must be given together");
 
-  const std::vector<std::string> extra = {"pred_tms",          "pred_speedup",        "pred_ring_step_s",
-                                          "pred_striped_step_s", "pred_ring_tokens_per_s", "pred_striped_tokens_per_s",
-                                          "pred_layout_step_s", "pred_tile",            "pred_profile",
-                                          "pred_profile_calibrated", "pred_engine", "pred_impl"};
+  const std::vector<std::string> extra = {"pred_tms",
+                                          "pred_speedup",
+                                          "pred_speedup_lo",
+                                          "pred_speedup_hi",
+                                          "pred_ring_step_s",
+                                          "pred_ring_step_s_lo",
+                                          "pred_ring_step_s_hi",
+                                          "pred_striped_step_s",
+                                          "pred_striped_step_s_lo",
+                                          "pred_striped_step_s_hi",
+                                          "pred_ring_tokens_per_s",
+                                          "pred_striped_tokens_per_s",
+                                          "pred_layout_step_s",
+                                          "pred_tile",
+                                          "pred_profile",
+                                          "pred_profile_calibrated",
+                                          "pred_engine",
+                                          "pred_impl"};
   std::string out;
   nlohmann::json rows = nlohmann::json::array();
   if (format == "csv") {
@@ -261,8 +346,14 @@ std::string run_batch(const std::string& path, const std::string& format, const 
       std::vector<std::string> compared = {"contiguous", "striped"};
       if (!layout.empty() && ring_row) compared.push_back(layout);
       ring_spec.impl = catalog.choose_implementation(ring_spec, hw, compared);
-      const auto ring = run_one(ring_spec, "contiguous", catalog, engine);
-      const auto striped = run_one(ring_spec, "striped", catalog, engine);
+      std::vector<LayoutResult> pair;
+      pair.push_back(run_one(ring_spec, "contiguous", catalog, engine));
+      pair.push_back(run_one(ring_spec, "striped", catalog, engine));
+      with_speedups(pair);
+      const auto& ring = pair[0];
+      const auto& striped = pair[1];
+      // pred_speedup is ring / striped: the interval of striped's speedup over the first layout.
+      const auto& sp_i = striped.speedup;
       double layout_step = striped.prediction.step_s;
       if (!layout.empty() || !ring_row) {
         auto row_spec = ring_row ? ring_spec : spec;
@@ -275,8 +366,14 @@ std::string run_batch(const std::string& path, const std::string& format, const 
       const double speedup = ring.prediction.step_s / striped.prediction.step_s;
       values = {fmt::format("{:.4f}", tms),
                 fmt::format("{:.4f}", speedup),
+                fmt_opt(sp_i.available, sp_i.lo, "{:.4f}"),
+                fmt_opt(sp_i.available, sp_i.hi, "{:.4f}"),
                 fmt::format("{:.6g}", ring.prediction.step_s),
+                fmt_opt(ring.step.available, ring.step.lo),
+                fmt_opt(ring.step.available, ring.step.hi),
                 fmt::format("{:.6g}", striped.prediction.step_s),
+                fmt_opt(striped.step.available, striped.step.lo),
+                fmt_opt(striped.step.available, striped.step.hi),
                 fmt::format("{:.6g}", ring.prediction.tokens_per_s),
                 fmt::format("{:.6g}", striped.prediction.tokens_per_s),
                 fmt::format("{:.6g}", layout_step),
@@ -342,6 +439,7 @@ int run_predict(int argc, char** argv) {
   auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
   for (const auto& spec : expand_runs(args, catalog)) results.push_back(run_one(spec, spec.layout, catalog, engine));
+  with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
@@ -373,26 +471,32 @@ int run_predict(int argc, char** argv) {
     out = j.dump(2) + "\n";
   } else {
     out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
-                     "step_s", "tokens_per_s", "mfu", "attention_fwd_s", "attention_bwd_s", "other_compute_s",
-                     "collective_s", "exposed_transfer_s", "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first",
-                     "pred_engine", "impl", "cp", "docs", "exposed_allgather_s", "exposed_reduce_scatter_s",
-                     "exposed_all_to_all_s", "why"});
+                     "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
+                     "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
+                     "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
+                     "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
+                     "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why"});
     for (const auto& x : results) {
       const auto& s = x.scenario;
       const auto& p = x.prediction;
       out += csv_line({x.layout, s.hardware.name, s.model.name, std::to_string(s.spec.mp), std::to_string(s.spec.sp),
                        std::to_string(s.spec.n_seq), std::to_string(s.spec.batch), s.mask->name(),
                        std::to_string(s.tile.q), std::to_string(s.tile.k), s.profile.name,
-                       fmt::format("{:.6g}", p.step_s), fmt::format("{:.6g}", p.tokens_per_s),
+                       fmt::format("{:.6g}", p.step_s), fmt_opt(x.step.available, x.step.lo),
+                       fmt_opt(x.step.available, x.step.hi), fmt::format("{:.6g}", p.tokens_per_s),
+                       fmt_opt(x.step.available, p.tokens_per_s * p.step_s / x.step.hi),
+                       fmt_opt(x.step.available, p.tokens_per_s * p.step_s / x.step.lo),
                        fmt::format("{:.4f}", p.mfu), fmt::format("{:.6g}", p.attention_fwd_s),
                        fmt::format("{:.6g}", p.attention_bwd_s), fmt::format("{:.6g}", p.other_compute_s),
                        fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
                        fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
                        fmt::format("{:.4f}", tms),
-                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s), engine_name(engine),
-                       s.impl.name, s.strategy.spec, s.spec.docs, fmt::format("{:.6g}", p.exposed_allgather_s),
+                       fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s),
+                       fmt_opt(x.speedup.available, x.speedup.lo, "{:.4f}"),
+                       fmt_opt(x.speedup.available, x.speedup.hi, "{:.4f}"), engine_name(engine), s.impl.name,
+                       s.strategy.spec, s.spec.docs, fmt::format("{:.6g}", p.exposed_allgather_s),
                        fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
-                       models::why(p)});
+                       s.profile.provenance.calibrated ? "true" : "false", models::why(p)});
     }
   }
   write_output(output, out);

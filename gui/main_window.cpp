@@ -106,6 +106,13 @@ QWidget* MainWindow::build_form() {
   docs_->setPlaceholderText(tr("one sequence (e.g. lognormal:4096:1.5:1:16)"));
   docs_->setToolTip(tr("packed documents: a lengths file or lognormal:MEAN:SIGMA:SEED[:Q]; per-document causal mask"));
   mask_ = editable_combo({"causal", "full", "window:4096"}, w);
+  // The implementation both layouts run on: "default" picks the most preferred one that offers
+  // the hardware, mask and both layouts (models::Catalog::choose_implementation).
+  impl_ = new QComboBox(w);
+  impl_->addItem(QStringLiteral("default"));
+  for (const auto& n : catalog_.implementation_names()) impl_->addItem(QString::fromStdString(n));
+  impl_->setToolTip(tr("the library that runs the ring (configs/implementations); default: the most preferred one "
+                       "that offers the hardware, mask and both layouts"));
   tile_ = new QLineEdit(w);
   tile_->setPlaceholderText(tr("profile default"));
   profile_ = new QLineEdit(w);
@@ -119,6 +126,7 @@ QWidget* MainWindow::build_form() {
   form->addRow(tr("Strategy (--cp)"), cp_);
   form->addRow(tr("Documents"), docs_);
   form->addRow(tr("Mask"), mask_);
+  form->addRow(tr("Implementation"), impl_);
   form->addRow(tr("Tile (q x k)"), tile_);
   form->addRow(tr("Profile"), profile_);
   error_ = new QLabel(w);
@@ -129,7 +137,7 @@ QWidget* MainWindow::build_form() {
   form->addRow(run_btn_);
   connect(run_btn_, &QPushButton::clicked, this, &MainWindow::start_run);
   for (auto* e : {mesh_, n_seq_, tile_, profile_, docs_}) connect(e, &QLineEdit::textChanged, this, &MainWindow::validate_form);
-  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_, cp_})
+  for (auto* c : {hardware_, model_, layout_a_, layout_b_, mask_, cp_, impl_})
     connect(c, &QComboBox::currentTextChanged, this, &MainWindow::validate_form);
   w->setMinimumWidth(260);
   return w;
@@ -180,6 +188,7 @@ void MainWindow::set_scenario(const GuiScenario& s) {
   layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0)));
   layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1)));
   mask_->setCurrentText(QString::fromStdString(s.spec.mask));
+  impl_->setCurrentText(s.spec.impl.empty() ? QStringLiteral("default") : QString::fromStdString(s.spec.impl));
   cp_->setCurrentText(QString::fromStdString(s.spec.cp));
   docs_->setText(QString::fromStdString(s.spec.docs));
   tile_->setText(s.spec.tile ? QString("%1x%2").arg(s.spec.tile->q).arg(s.spec.tile->k) : QString());
@@ -210,6 +219,7 @@ GuiScenario MainWindow::scenario() const {
     s.spec.tile = models::TileShape{q, k};
   }
   s.spec.profile = text_of(profile_);
+  s.spec.impl = text_of(impl_) == "default" ? std::string() : text_of(impl_);
   return s;
 }
 

@@ -54,6 +54,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QLineEdit* n_seq_edit() const noexcept { return n_seq_; }
   [[nodiscard]] QLineEdit* tile_edit() const noexcept { return tile_; }
   [[nodiscard]] QPushButton* run_button() const noexcept { return run_btn_; }
+  [[nodiscard]] QComboBox* impl_combo() const noexcept { return impl_; }
   [[nodiscard]] QPushButton* cancel_button() const noexcept { return cancel_btn_; }
   [[nodiscard]] QLabel* status_label() const noexcept { return status_; }
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
@@ -85,6 +86,7 @@ class MainWindow : public QMainWindow {
   QComboBox* layout_a_ = nullptr;
   QComboBox* layout_b_ = nullptr;
   QComboBox* mask_ = nullptr;
+  QComboBox* impl_ = nullptr;  // "default" or an implementation of configs/implementations
   QLineEdit* tile_ = nullptr;
   QLineEdit* profile_ = nullptr;
   QComboBox* cp_ = nullptr;     // context-parallel strategy

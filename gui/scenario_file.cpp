@@ -24,6 +24,7 @@ std::string scenario_to_json(const GuiScenario& s) {
   j["mask"] = s.spec.mask;
   if (s.spec.tile) j["tile"] = {{"q", s.spec.tile->q}, {"k", s.spec.tile->k}};
   j["profile"] = s.spec.profile;
+  if (!s.spec.impl.empty()) j["impl"] = s.spec.impl;
   j["cp"] = s.spec.cp;
   if (!s.spec.docs.empty()) j["docs"] = s.spec.docs;
   return j.dump(2) + "\n";
@@ -51,6 +52,7 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
   integer("batch", s.spec.batch);
   str("mask", s.spec.mask);
   str("profile", s.spec.profile);
+  str("impl", s.spec.impl);
   str("cp", s.spec.cp);
   str("docs", s.spec.docs);
   if (!j.contains("n_seq")) throw InputError(file, 0, "n_seq", "missing");

@@ -26,6 +26,52 @@ Profile Profile::spec_default(const Hardware& hw) {
   return p;
 }
 
+double* Profile::parameter(std::string_view name) noexcept {
+  struct Entry {
+    const char* name;
+    double Profile::*field;
+  };
+  static constexpr Entry kFields[] = {
+      {"overlap", &Profile::overlap},
+      {"masked_tile_penalty", &Profile::masked_tile_penalty},
+      {"skipped_tile_cost", &Profile::skipped_tile_cost},
+      {"attention_efficiency", &Profile::attention_efficiency},
+      {"round_overhead_s", &Profile::round_overhead_s},
+      {"tile_overhead_s", &Profile::tile_overhead_s},
+      {"link_efficiency", &Profile::link_efficiency},
+      {"p2p_bandwidth_bytes_per_s", &Profile::p2p_bandwidth_bytes_per_s},
+      {"p2p_latency_s", &Profile::p2p_latency_s},
+      {"matmul_efficiency", &Profile::matmul_efficiency},
+      {"memory_efficiency", &Profile::memory_efficiency},
+      {"sparse_kernel_efficiency", &Profile::sparse_kernel_efficiency},
+      {"sparse_prep_bytes_per_element", &Profile::sparse_prep_bytes_per_element},
+      {"hash_sort_bytes_per_token", &Profile::hash_sort_bytes_per_token},
+      {"masked_tile_s", &Profile::masked_tile_s},
+      {"skipped_tile_s", &Profile::skipped_tile_s},
+      {"round_bytes_per_element", &Profile::round_bytes_per_element},
+      {"attention_bwd_efficiency", &Profile::attention_bwd_efficiency},
+      {"cta_overhead_s", &Profile::cta_overhead_s},
+      {"softmax_overlap", &Profile::softmax_overlap},
+      {"host_step_s", &Profile::host_step_s},
+      {"host_op_s", &Profile::host_op_s},
+      {"attention_bwd_factor", &Profile::attention_bwd_factor},
+  };
+  for (const auto& e : kFields)
+    if (name == e.name) return &(this->*e.field);
+  return nullptr;
+}
+
+double Profile::link_bytes_per_s(double link) const noexcept {
+  const double b = link * link_efficiency;
+  return p2p_bandwidth_bytes_per_s > 0 ? std::min(b, p2p_bandwidth_bytes_per_s) : b;
+}
+
+double Profile::link_latency(double link) const noexcept { return link_latency_s.value_or(link) + p2p_latency_s; }
+
+const double* Profile::parameter(std::string_view name) const noexcept {
+  return const_cast<Profile*>(this)->parameter(name);
+}
+
 Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Profile p) {
   JsonFields f(j, file);
   p.name = f.string("name");
@@ -58,10 +104,20 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   num("memory_efficiency", p.memory_efficiency);
   num("tile_overhead_s", p.tile_overhead_s);
   num("round_overhead_s", p.round_overhead_s);
+  num("masked_tile_s", p.masked_tile_s);
+  num("skipped_tile_s", p.skipped_tile_s);
+  num("round_bytes_per_element", p.round_bytes_per_element);
+  num("attention_bwd_efficiency", p.attention_bwd_efficiency);
+  num("cta_overhead_s", p.cta_overhead_s);
+  num("softmax_overlap", p.softmax_overlap);
+  num("host_step_s", p.host_step_s);
+  num("host_op_s", p.host_op_s);
   num("masked_tile_penalty", p.masked_tile_penalty);
   num("skipped_tile_cost", p.skipped_tile_cost);
   num("overlap", p.overlap);
   num("link_efficiency", p.link_efficiency);
+  num("p2p_bandwidth_bytes_per_s", p.p2p_bandwidth_bytes_per_s);
+  num("p2p_latency_s", p.p2p_latency_s);
   num("attention_bwd_factor", p.attention_bwd_factor);
   num("sparse_kernel_efficiency", p.sparse_kernel_efficiency);
   num("sparse_prep_bytes_per_element", p.sparse_prep_bytes_per_element);
@@ -70,6 +126,46 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   p.kv_wire_bytes = f.integer_or("kv_wire_bytes", 1, 8, p.kv_wire_bytes);
   p.dkv_wire_bytes = f.integer_or("dkv_wire_bytes", 1, 8, p.dkv_wire_bytes);
   p.recompute = f.boolean_or("recompute", p.recompute);
+  if (const auto* u = f.find("uncertainty")) {
+    if (!u->is_object()) throw InputError(file, 0, "uncertainty", "expected an object");
+    Profile::Uncertainty un;
+    if (u->contains("parameters")) {
+      const auto& names = (*u)["parameters"];
+      if (!names.is_array()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
+      for (const auto& n : names) {
+        if (!n.is_string()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
+        un.parameters.push_back(n.get<std::string>());
+      }
+      const auto* cov = f.find("uncertainty.covariance");
+      if (!cov || !cov->is_array() || cov->size() != un.parameters.size())
+        throw InputError(file, 0, "uncertainty.covariance", "expected a square matrix, one row per parameter");
+      for (const auto& row : *cov) {
+        if (!row.is_array() || row.size() != un.parameters.size())
+          throw InputError(file, 0, "uncertainty.covariance", "expected a square matrix, one row per parameter");
+        std::vector<double> r;
+        for (const auto& x : row) {
+          if (!x.is_number() || !std::isfinite(x.get<double>()))
+            throw InputError(file, 0, "uncertainty.covariance", "expected finite numbers");
+          r.push_back(x.get<double>());
+        }
+        un.covariance.push_back(std::move(r));
+      }
+      for (std::size_t i = 0; i < un.covariance.size(); ++i)
+        if (un.covariance[i][i] < 0) throw InputError(file, 0, "uncertainty.covariance", "negative variance");
+    }
+    if (const auto* r = f.find("uncertainty.residual_log_sd")) {
+      if (!r->is_object()) throw InputError(file, 0, "uncertainty.residual_log_sd", "expected {quantity: sd}");
+      for (const auto& [q, v] : r->items()) {
+        if (q != "time" && q != "ratio")
+          throw InputError(file, 0, "uncertainty.residual_log_sd." + q, "expected the quantity time or ratio");
+        if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 10))
+          throw InputError(file, 0, "uncertainty.residual_log_sd." + q, "expected a value in [0, 10]");
+        un.residual_log_sd[q] = v.get<double>();
+      }
+    }
+    if (auto v = f.optional_number("uncertainty.held_out_points")) un.held_out_points = static_cast<std::int64_t>(*v);
+    p.uncertainty = std::move(un);
+  }
   if (f.find("default_tile")) {
     p.default_tile.q = f.integer("default_tile.q", 1, std::int64_t{1} << 20);
     p.default_tile.k = f.integer("default_tile.k", 1, std::int64_t{1} << 20);
@@ -88,11 +184,21 @@ void Profile::validate(const std::string& file) const {
   in("attention_efficiency", attention_efficiency, 1e-3, 1);
   in("memory_efficiency", memory_efficiency, 1e-3, 1);
   in("link_efficiency", link_efficiency, 1e-3, 1);
+  in("p2p_bandwidth_bytes_per_s", p2p_bandwidth_bytes_per_s, 0, 1e14);
+  in("p2p_latency_s", p2p_latency_s, 0, 0.1);
   in("overlap", overlap, 0, 1);
   in("tile_overhead_s", tile_overhead_s, 0, 1);
   in("round_overhead_s", round_overhead_s, 0, 1);
   in("masked_tile_penalty", masked_tile_penalty, 0, 10);
   in("skipped_tile_cost", skipped_tile_cost, 0, 1);
+  in("masked_tile_s", masked_tile_s, 0, 1);
+  in("skipped_tile_s", skipped_tile_s, 0, 1);
+  in("round_bytes_per_element", round_bytes_per_element, 0, 1e4);
+  in("attention_bwd_efficiency", attention_bwd_efficiency, 0, 1);
+  in("cta_overhead_s", cta_overhead_s, 0, 1);
+  in("softmax_overlap", softmax_overlap, 0, 1);
+  in("host_step_s", host_step_s, 0, 1);
+  in("host_op_s", host_op_s, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
   in("sparse_kernel_efficiency", sparse_kernel_efficiency, 0.01, 4);
   in("sparse_prep_bytes_per_element", sparse_prep_bytes_per_element, 0, 1e4);
@@ -128,6 +234,8 @@ nlohmann::json Profile::to_json() const {
   j["skipped_tile_cost"] = skipped_tile_cost;
   j["overlap"] = overlap;
   j["link_efficiency"] = link_efficiency;
+  if (p2p_bandwidth_bytes_per_s > 0) j["p2p_bandwidth_bytes_per_s"] = p2p_bandwidth_bytes_per_s;
+  if (p2p_latency_s > 0) j["p2p_latency_s"] = p2p_latency_s;
   if (link_latency_s) j["link_latency_s"] = *link_latency_s;
   j["kv_wire_bytes"] = kv_wire_bytes;
   j["dkv_wire_bytes"] = dkv_wire_bytes;
@@ -135,7 +243,20 @@ nlohmann::json Profile::to_json() const {
   j["sparse_kernel_efficiency"] = sparse_kernel_efficiency;
   j["sparse_prep_bytes_per_element"] = sparse_prep_bytes_per_element;
   j["hash_sort_bytes_per_token"] = hash_sort_bytes_per_token;
+  j["masked_tile_s"] = masked_tile_s;
+  j["skipped_tile_s"] = skipped_tile_s;
+  j["round_bytes_per_element"] = round_bytes_per_element;
+  j["attention_bwd_efficiency"] = attention_bwd_efficiency;
+  j["cta_overhead_s"] = cta_overhead_s;
+  j["softmax_overlap"] = softmax_overlap;
+  j["host_step_s"] = host_step_s;
+  j["host_op_s"] = host_op_s;
   j["recompute"] = recompute;
+  if (!uncertainty.empty())
+    j["uncertainty"] = {{"parameters", uncertainty.parameters},
+                        {"covariance", uncertainty.covariance},
+                        {"residual_log_sd", uncertainty.residual_log_sd},
+                        {"held_out_points", uncertainty.held_out_points}};
   j["default_tile"] = {{"q", default_tile.q}, {"k", default_tile.k}};
   return j;
 }
@@ -149,12 +270,15 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       recompute_attention_(profile.recompute),
       masked_tile_penalty_(profile.masked_tile_penalty),
       skipped_tile_cost_(profile.skipped_tile_cost),
+      masked_tile_s_(profile.masked_tile_s),
+      skipped_tile_s_(profile.skipped_tile_s),
+      round_bytes_per_element_(profile.round_bytes_per_element),
       overlap_(profile.overlap),
       memory_bytes_per_s_(hw.hbm_bandwidth_bytes_per_s * profile.memory_efficiency),
-      intra_bytes_per_s_(hw.intra_link_bandwidth_bytes_per_s * profile.link_efficiency),
-      inter_bytes_per_s_(hw.inter_node_bandwidth_bytes_per_s * profile.link_efficiency),
-      intra_latency_s_(profile.link_latency_s.value_or(hw.intra_link_latency_s)),
-      inter_latency_s_(profile.link_latency_s.value_or(hw.inter_node_latency_s)),
+      intra_bytes_per_s_(profile.link_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s)),
+      inter_bytes_per_s_(profile.link_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
+      intra_latency_s_(profile.link_latency(hw.intra_link_latency_s)),
+      inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);
@@ -210,13 +334,23 @@ double CostModel::masked_factor(const BlockStats& b) const noexcept {
                    static_cast<double>(b.visited_area);
 }
 
-double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
+double CostModel::tile_constants_s(const BlockStats& b) const noexcept {
   return static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
-         attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+         static_cast<double>(b.tiles_masked) * masked_tile_s_ +
+         static_cast<double>(b.tiles_total - b.tiles_visited) * skipped_tile_s_;
+}
+
+double CostModel::round_memory_s(std::int64_t tokens) const noexcept {
+  return round_bytes_per_element_ * static_cast<double>(tokens) * static_cast<double>(heads_per_device_) * head_dim_ *
+         static_cast<double>(batch_) / memory_bytes_per_s_;
+}
+
+double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
+  return tile_constants_s(b) + attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
 }
 
 double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
-  const double bwd = static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
+  const double bwd = tile_constants_s(b) +
                      attention_bwd_factor_ * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
   // Rematerialised blocks recompute the forward ring before the backward ring. It is charged to
   // the backward round of the same block: the busiest device of a round is the same in both

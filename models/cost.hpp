@@ -5,8 +5,11 @@
 //   transfer time = latency + bytes / (link bandwidth x link_efficiency)
 //   overlapped    = max(compute, transfer) + (1 - overlap) x min(compute, transfer)
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -46,8 +49,38 @@ struct Profile {
   // that is not free (both branches of a conditional evaluated, tiles still loaded).
   double skipped_tile_cost = 0;
   double round_overhead_s = 0;        // fixed cost per ring round (sync, buffer swap)
+  // Head-independent costs of one tile of the blockwise loop, seconds: a tile that holds masked
+  // pairs (its mask is built once per tile, whatever the number of heads), and a skipped tile (a
+  // loop step that only tests and skips). Per-element costs of such tiles are the fractions above.
+  double masked_tile_s = 0;
+  double skipped_tile_s = 0;
+  // Per ring round, memory-bound work over the device's whole block that does not depend on
+  // which tiles are visited (the blockwise loop's reshapes and transposes of Q, K, V and the
+  // running output, the output normalisation): HBM bytes per element of the Q block (tokens x
+  // heads x head_dim), each pass. It amortises as blocks grow: O(c) against O(c^2) tiles.
+  double round_bytes_per_element = 0;
+  // Kernel-level timing (kernel family "flash", models/kernel_time.hpp): the matrix unit's
+  // fraction of peak in the backward (0: attention_efficiency), and the fixed cost of one thread
+  // block (prologue, epilogue), in SM-seconds.
+  double attention_bwd_efficiency = 0;
+  double cta_overhead_s = 0;
+  // How much of a tile's softmax work (exponentials, fp32 operations) runs concurrently with its
+  // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
+  // one is hidden; 0: they add up.
+  double softmax_overlap = 0.5;
+  // The host's work to issue one ring step (the library's Python loop, communicator calls) and each
+  // operation in it (a kernel or a fused element-wise op): a step lasts at least that long.
+  double host_step_s = 0;
+  double host_op_s = 0;
   double overlap = 1.0;               // 1: transfers fully hide behind compute; 0: serialised
   double link_efficiency = 0.8;       // fraction of the link's bandwidth a transfer reaches
+  // The most one point-to-point transfer of the library reaches whatever the link, bytes/s (0: no
+  // such limit): NCCL send/recv moves data with a few thread blocks (channels), so a ring hop can
+  // stay far below a fast link's bandwidth.
+  double p2p_bandwidth_bytes_per_s = 0;
+  // Extra latency of one point-to-point transfer of the library, on top of the link's (launching
+  // the communication kernels, the send/receive handshake), seconds.
+  double p2p_latency_s = 0;
   std::optional<double> link_latency_s;  // overrides the hardware's per-hop latency
   std::int64_t kv_wire_bytes = 2;     // dtype bytes of K/V on the wire
   std::int64_t dkv_wire_bytes = 4;    // dtype bytes of the travelling dK/dV accumulators
@@ -72,6 +105,30 @@ struct Profile {
   bool recompute = false;
   TileShape default_tile{128, 128};
 
+  // What the fit left uncertain: the covariance of the fitted parameters and the spread of the
+  // held-out (leave-one-group-out) residuals of log time, from which predictions get intervals
+  // (models/interval.hpp). Empty when nothing was fitted.
+  struct Uncertainty {
+    std::vector<std::string> parameters;
+    std::vector<std::vector<double>> covariance;  // of `parameters`, in their units
+    // Standard deviation of held-out log(predicted / measured), per predicted quantity: "time"
+    // (absolute seconds) and "ratio" (a layout's speedup over another); absent: not calibrated.
+    std::map<std::string, double> residual_log_sd;
+    std::int64_t held_out_points = 0;
+    [[nodiscard]] bool empty() const noexcept { return parameters.empty() && residual_log_sd.empty(); }
+  } uncertainty;
+
+  // A numeric field by its JSON name (the ones a fit may free: efficiencies, overheads, penalties,
+  // byte counts); nullptr for any other name.
+  [[nodiscard]] double* parameter(std::string_view name) noexcept;
+  // What a transfer reaches on a link of `link_bytes_per_s`: link_efficiency of it, at most
+  // p2p_bandwidth_bytes_per_s. The cost model and the simulator's links both use it.
+  [[nodiscard]] double link_bytes_per_s(double link_bytes_per_s) const noexcept;
+  // A transfer's latency on a link of latency `link_latency_s`: the profile's override of the
+  // link's, plus p2p_latency_s.
+  [[nodiscard]] double link_latency(double link_latency_s) const noexcept;
+  [[nodiscard]] const double* parameter(std::string_view name) const noexcept;
+
   [[nodiscard]] static Profile spec_default(const Hardware& hw);
   // Fields absent from the JSON keep `base`'s values, so a profile file may override a few.
   [[nodiscard]] static Profile from_json(const nlohmann::json& j, const std::string& file, Profile base);
@@ -92,6 +149,11 @@ class CostModel {
   // Visited area weighted for masked tiles, plus what skipped tiles still cost, over the
   // visited area: the factor on a block's compute time.
   [[nodiscard]] double masked_factor(const BlockStats& b) const noexcept;
+  // The block's head-independent per-tile seconds: every visited tile's fixed cost (per sequence
+  // of the batch), and masked and skipped tiles' fixed costs (Profile::masked_tile_s, skipped_tile_s).
+  [[nodiscard]] double tile_constants_s(const BlockStats& b) const noexcept;
+  // Profile::round_bytes_per_element over a block of `tokens` of the device's heads and batch.
+  [[nodiscard]] double round_memory_s(std::int64_t tokens) const noexcept;
   // FLOPs the kernel executes for a block (visited tiles at full size, head_dim padded to the
   // matrix unit's width: every attention matmul has head_dim as its contraction or output
   // dimension), forward.
@@ -125,6 +187,9 @@ class CostModel {
   bool recompute_attention_;  // the backward pass re-runs the attention forward first
   double masked_tile_penalty_;
   double skipped_tile_cost_;
+  double masked_tile_s_;
+  double skipped_tile_s_;
+  double round_bytes_per_element_;
   double overlap_;
   double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
   double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency

@@ -78,6 +78,15 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
   h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
   if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
+  if (f.find("compute_units")) {
+    // Counts of the kernel-time model (models/kernel_time): integers in a physical range.
+    h.sm_count = f.count_sourced("compute_units.sm_count", 1, 1 << 20);
+    h.sm_clock_hz = f.sourced_in("compute_units.sm_clock_hz", 1e6, 1e11);
+    h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
+    h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);
+    h.registers_per_sm = f.count_sourced("compute_units.registers_per_sm", 1, std::int64_t{1} << 40);
+    if (const auto lat = f.optional_sourced_in("compute_units.memory_latency_s", 1e-12, 1e-3)) h.memory_latency_s = *lat;
+  }
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) h.sources.push_back(s.get<std::string>());

@@ -34,7 +34,24 @@ struct Hardware {
   // dimension that is not a multiple of it is padded up to one, so the padded part costs time
   // but does no useful work. 1 (the default, when the file has no such figure) models no padding.
   std::int64_t matrix_unit_width = 1;
+  // How a GPU runs a kernel (configs/hardware: "compute_units", each figure sourced): streaming
+  // multiprocessors (compute units on AMD), the clock the peak figures are quoted at, the
+  // special-function unit's exp2 results per clock per SM, and the shared memory and registers
+  // that decide how many thread blocks (CTAs) an SM holds at once. 0 where the file gives none
+  // (TPUs): kernel-level timing (models/kernel_time.hpp) needs them.
+  std::int64_t sm_count = 0;
+  double sm_clock_hz = 0;
+  double sfu_ops_per_clock_per_sm = 0;
+  std::int64_t shared_memory_per_sm_bytes = 0;
+  std::int64_t registers_per_sm = 0;
+  // Latency of one dependent global-memory load (a loop step that waits for its load), seconds.
+  double memory_latency_s = 0;
   std::vector<std::string> sources;
+
+  [[nodiscard]] bool has_compute_units() const noexcept {
+    return sm_count > 0 && sm_clock_hz > 0 && sfu_ops_per_clock_per_sm > 0 && shared_memory_per_sm_bytes > 0 &&
+           registers_per_sm > 0;
+  }
 
   // `n` rounded up to a multiple of matrix_unit_width: the size the matrix unit really works on.
   [[nodiscard]] std::int64_t padded_to_matrix_unit(std::int64_t n) const noexcept {

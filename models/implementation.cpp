@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -39,10 +40,6 @@ std::vector<std::string> string_list(const JsonFields& f, const char* key) {
     out.push_back(x.get<std::string>());
   }
   return out;
-}
-
-bool is_commit(const std::string& s) {
-  return s.size() == 40 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
 }
 
 }  // namespace
@@ -105,9 +102,19 @@ void Implementation::check_offers(std::string_view kind, std::string_view layout
     throw InputError({}, 0, "mask",
                      "implementation " + name + " does not offer mask '" + std::string(mask) + "' (it offers " +
                          join(masks) + ")");
+  // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only. A mask
+  // family without steps (packed documents) runs as one varlen call per step.
+  const auto& steps = protocol.ring_steps;
+  if (Strategy::family_has_ring(strategy_family(strategy)) && steps.steps.count(mask_family(mask)) &&
+      !steps.plan(mask_family(mask), layout_family(layout)))
+    throw InputError({}, 0, "layout",
+                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' with mask '" +
+                         std::string(mask) + "' on a ring (it offers " + steps.offered() + ")");
 }
 
-Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file) {
+Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file,
+                                         const std::string& configs_dir) {
+  const auto kernels_dir = (std::filesystem::path(configs_dir) / "kernels").string();
   JsonFields f(j, file);
   Implementation im;
   im.name = f.string("name");
@@ -129,28 +136,30 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
       throw InputError(file, 0, "strategies",
                        "unknown strategy '" + st + "' (known: " + join(Strategy::families()) + ")");
   im.notes = f.string_or("notes", "");
-  im.protocol = MessageProtocol::from_json(f.find("protocol"), file);
-  const auto* src = f.find("sources");
-  if (!src || !src->is_array() || src->empty())
-    throw InputError(file, 0, "sources", "an implementation must cite the code it describes (repo, path, commit)");
-  for (std::size_t i = 0; i < src->size(); ++i) {
-    const std::string at = "sources[" + std::to_string(i) + "]";
-    JsonFields s((*src)[i], file);
-    CodeSource c;
-    try {
-      c.repo = s.string("repo");
-      c.path = s.string("path");
-      c.commit = s.string("commit");
-      c.what = s.string("what");
-    } catch (const InputError& e) {
-      throw InputError(file, 0, at + "." + e.field(), e.message());
-    }
-    if (!is_commit(c.commit)) throw InputError(file, 0, at + ".commit", "expected a 40-digit hexadecimal commit");
-    im.sources.push_back(std::move(c));
+  im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
+  im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");
+  if (const auto* km = f.find("kernel_model")) {
+    if (!km->is_string() || km->get<std::string>().empty())
+      throw InputError(file, 0, "kernel_model", "expected the name of a kernel in configs/kernels/");
+    const std::string kname = km->get<std::string>();
+    const auto path = (std::filesystem::path(kernels_dir) / (kname + ".json")).string();
+    if (!std::filesystem::exists(path))
+      throw InputError(file, 0, "kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
+    im.kernel_model = KernelSpec::load_file(path);
+  }
+  if (im.kernel == "flash") {
+    if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
+    // A ring's rounds are timed from the library's step calls.
+    for (const auto& st : im.strategies)
+      if (Strategy::family_has_ring(st) && im.protocol.ring_steps.empty())
+        throw InputError(file, 0, "protocol.ring_steps",
+                         "kernel family flash on strategy " + st + " needs the calls of each ring step");
   }
   return im;
 }
 
-Implementation Implementation::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+Implementation Implementation::load_file(const std::string& path, const std::string& configs_dir) {
+  return from_json(read_json_file(path), path, configs_dir);
+}
 
 }  // namespace ringsim::models

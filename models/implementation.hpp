@@ -6,23 +6,18 @@
 // cost model: models/attention_cost.hpp), and where in which repository, at which commit, each
 // statement was read. Profiles are keyed by (hardware, implementation).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/code_source.hpp"
+#include "models/kernel_time.hpp"
 #include "models/protocol.hpp"
 
 namespace ringsim::models {
-
-// Where a statement about an implementation was read: repository, path and commit.
-struct CodeSource {
-  std::string repo;    // owner/name on GitHub
-  std::string path;    // file inside the repository
-  std::string commit;  // 40 hex digits
-  std::string what;    // what was read there
-};
 
 struct Implementation {
   std::string name;
@@ -38,8 +33,13 @@ struct Implementation {
   std::vector<std::string> strategies;      // context-parallel strategies: ring, ...
   std::vector<CodeSource> sources;
   std::string notes;
-  // Its messages and what waits for what (models/protocol.hpp; the optional "protocol" object).
-  MessageProtocol protocol;
+  // Its protocol (models/protocol.hpp; the optional "protocol" object): its messages and what
+  // waits for what, and for ring libraries each step's kernel calls and merges.
+  Protocol protocol;
+  // The attention kernel it calls (models/kernel_time.hpp): "kernel_model" names a file of
+  // configs/kernels/, shared by every library that calls the same kernel. Kernel family "flash"
+  // needs it.
+  std::optional<KernelSpec> kernel_model;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool offers_layout(std::string_view layout_spec) const noexcept;
@@ -50,8 +50,11 @@ struct Implementation {
   void check_offers(std::string_view hardware_kind, std::string_view layout_spec, std::string_view mask_spec,
                     std::string_view strategy_spec) const;
 
-  [[nodiscard]] static Implementation from_json(const nlohmann::json& j, const std::string& file);
-  [[nodiscard]] static Implementation load_file(const std::string& path);
+  // `configs_dir`: where the kernel ("kernel_model": configs/kernels/) and the ring steps
+  // ("protocol.ring_steps": configs/ring_steps/) it names are read.
+  [[nodiscard]] static Implementation from_json(const nlohmann::json& j, const std::string& file,
+                                                const std::string& configs_dir);
+  [[nodiscard]] static Implementation load_file(const std::string& path, const std::string& configs_dir);
 };
 
 // The family of a layout, mask or strategy spec: its name before the first ':' ("cyclic:4" ->

@@ -91,6 +91,7 @@ class CausalMask final : public Mask {
       out.tiles_computed += lo;
       out.visited_area += rows * std::min(c, lo * t.k);
       out.masked_area += rows * (std::min(c, lo * t.k) - std::min(c, a * t.k));
+      out.tiles_masked += lo - a;
     }
     out.tiles_visited = out.tiles_computed;
     out.skipped_area = c * c - out.visited_area;
@@ -260,7 +261,10 @@ class DocumentMask final : public Mask {
         if (allowed > 0) {
           ++out.tiles_computed;
           out.visited_area += rows * cols;
-          if (allowed < rows * cols) out.masked_area += rows * cols;
+          if (allowed < rows * cols) {
+            out.masked_area += rows * cols;
+            ++out.tiles_masked;
+          }
         } else {
           out.skipped_area += rows * cols;
         }

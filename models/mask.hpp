@@ -42,6 +42,7 @@ struct BlockStats {
   std::int64_t allowed_pairs = 0;
   std::int64_t visited_area = 0;
   std::int64_t masked_area = 0;   // visited area in tiles that also hold masked pairs
+  std::int64_t tiles_masked = 0;  // visited tiles that also hold masked pairs (the tiles of masked_area)
   std::int64_t skipped_area = 0;  // area of tiles not visited
   friend bool operator==(const BlockStats&, const BlockStats&) = default;
 };

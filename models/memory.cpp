@@ -106,7 +106,8 @@ MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers) {
   if (s.strategy.has_ring()) {
     const auto& rs = s.ring_scenario();
     const double kv = static_cast<double>(rs.workload->kv_block_bytes());
-    const double dkv = kv * static_cast<double>(s.profile.dkv_wire_bytes) / static_cast<double>(s.profile.kv_wire_bytes);
+    // The accumulator in the dtype the implementation sends it (models/program.hpp).
+    const double dkv = static_cast<double>(dkv_block_bytes(s, rs.workload->kv_block_bytes()));
     if (rs.spec.sp > 1) ring = static_cast<double>(kv_buffers) * (kv + dkv);
   }
   // The strategy's own buffers (models/program.cpp): gathered K/V and dK/dV of an all-gather,

@@ -63,7 +63,7 @@ struct Program {
   // `window` consecutive positions, an outer ring across windows (0: one ring).
   RankGroups rings;
   std::int64_t window = 0;
-  MessageProtocol protocol;
+  Protocol protocol;
   // Bytes per device the strategy holds beyond a ring's two K/V buffers: the gathered K/V and
   // dK/dV (all-gather), full-sequence Q, K, V and output of its heads (Ulysses).
   double buffer_bytes = 0;

@@ -1,5 +1,7 @@
 #include "models/protocol.hpp"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
@@ -7,7 +9,7 @@
 
 namespace ringsim::models {
 
-std::string_view MessageProtocol::name(BackwardMessages b) noexcept {
+std::string_view Protocol::name(BackwardMessages b) noexcept {
   switch (b) {
     case BackwardMessages::Concurrent: return "concurrent";
     case BackwardMessages::Ordered: return "ordered";
@@ -16,20 +18,29 @@ std::string_view MessageProtocol::name(BackwardMessages b) noexcept {
   return "concurrent";
 }
 
-MessageProtocol MessageProtocol::from_json(const nlohmann::json* j, const std::string& file) {
-  MessageProtocol p;
+Protocol Protocol::from_json(const nlohmann::json* j, const std::string& file, const std::string& ring_steps_dir) {
+  Protocol p;
   if (j == nullptr || j->is_null()) return p;
   if (!j->is_object()) throw InputError(file, 0, "protocol", "expected an object");
-  static constexpr const char* kKnown[] = {"backward_messages", "dkv_home_hop", "allgather_heads_stride",
-                                           "allgather_separate_kv", "allgather_backward_regather",
-                                           "kv_head_replication", "dkv_wire_bytes"};
+  static constexpr const char* kMessageKeys[] = {"backward_messages", "dkv_home_hop", "allgather_heads_stride",
+                                                 "allgather_separate_kv", "allgather_backward_regather",
+                                                 "kv_head_replication", "dkv_wire_bytes", "ring_steps"};
   for (const auto& [key, value] : j->items()) {
     bool known = false;
-    for (const char* k : kKnown) known = known || key == k;
-    if (!known)
-      throw InputError(file, 0, "protocol." + key,
-                       "unknown field (known: backward_messages, dkv_home_hop, allgather_heads_stride, "
-                       "allgather_separate_kv, allgather_backward_regather, kv_head_replication, dkv_wire_bytes)");
+    for (const char* k : kMessageKeys) known = known || key == k;
+    if (!known) {
+      std::string list;
+      for (const char* k : kMessageKeys) list += (list.empty() ? "" : ", ") + std::string(k);
+      throw InputError(file, 0, "protocol." + key, "unknown field (known: " + list + ")");
+    }
+  }
+  if (const auto it = j->find("ring_steps"); it != j->end()) {
+    if (!it->is_string() || it->get<std::string>().empty())
+      throw InputError(file, 0, "protocol.ring_steps", "expected the name of a file of configs/ring_steps/");
+    const auto path = (std::filesystem::path(ring_steps_dir) / (it->get<std::string>() + ".json")).string();
+    if (!std::filesystem::exists(path))
+      throw InputError(file, 0, "protocol.ring_steps", "no ring steps '" + it->get<std::string>() + "' (looked for " + path + ")");
+    p.ring_steps = RingSteps::load_file(path);
   }
   const JsonFields f(*j, file);
   auto located = [&](const char* key, auto&& read) {

@@ -1,14 +1,23 @@
 #pragma once
-// What an implementation's messages are and what waits for what: the part of its code that
-// decides how a ring's K/V and dK/dV share the wire, how an all-gather is pipelined with
-// compute, and whether Ulysses replicates KV heads. Read from the optional "protocol" object of
-// configs/implementations/NAME.json; a file without it gets the defaults, which are ringsim's
-// behaviour before implementations described their messages (docs/simulator.md).
+// An implementation's protocol: what it does around its attention kernel, read from its code
+// (the optional "protocol" object of configs/implementations/NAME.json). Two halves of one
+// description:
+// - messages and what waits for what: how a ring's K/V and dK/dV share the wire, how an
+//   all-gather is pipelined with compute, whether Ulysses replicates KV heads, the accumulators'
+//   dtype. The program (models/program.hpp) and both solvers read them;
+// - the ring step's compute (models/ring_steps.hpp; "ring_steps" names a file of
+//   configs/ring_steps/): which kernel calls each step makes on which shapes, the merges of
+//   partial outputs, the pass's final conversions, the host's operations. Kernel families that
+//   time a library's calls (AttentionCost "flash") read them.
+// A file without the object gets the defaults, which are ringsim's behaviour before
+// implementations described their protocols (docs/simulator.md).
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "models/ring_steps.hpp"
 
 namespace ringsim::models {
 
@@ -27,7 +36,7 @@ enum class BackwardMessages : std::uint8_t {
   Fused,
 };
 
-struct MessageProtocol {
+struct Protocol {
   BackwardMessages backward = BackwardMessages::Concurrent;
   // After the last backward round the accumulators travel one more hop, home. TE's backward
   // walks the ring the other way starting from the forward's last block, so its accumulators
@@ -49,9 +58,14 @@ struct MessageProtocol {
   // dtype bytes of the travelling dK/dV accumulators as the code sends them (TE: the K/V dtype;
   // ring-flash-attention: fp32); 0: the profile's dkv_wire_bytes.
   std::int64_t dkv_wire_bytes = 0;
+  // Per ring step: kernel calls, merges, host work; empty for implementations whose ring rounds
+  // are timed as one tile loop per block (kernel family "blockwise").
+  RingSteps ring_steps;
 
-  // `j`: the "protocol" object or null (defaults). InputError naming the file and field.
-  [[nodiscard]] static MessageProtocol from_json(const nlohmann::json* j, const std::string& file);
+  // `j`: the "protocol" object or null (defaults); `ring_steps_dir`: where "ring_steps" files are
+  // (configs/ring_steps). InputError naming the file and field.
+  [[nodiscard]] static Protocol from_json(const nlohmann::json* j, const std::string& file,
+                                          const std::string& ring_steps_dir);
   [[nodiscard]] static std::string_view name(BackwardMessages b) noexcept;
 };
 

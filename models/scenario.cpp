@@ -12,6 +12,7 @@
 #include "models/json_fields.hpp"
 #include "models/limits.hpp"
 #include "models/names.hpp"
+#include "models/kernel_time.hpp"
 #include "models/sparse_io.hpp"
 
 namespace ringsim::models {
@@ -71,7 +72,7 @@ const std::vector<Implementation>& Catalog::implementations() const {
     std::vector<Implementation> all;
     for (const auto& name : implementation_names()) {
       const auto path = (fs::path(root_) / "configs" / "implementations" / (name + ".json")).string();
-      all.push_back(Implementation::load_file(path));
+      all.push_back(Implementation::load_file(path, (fs::path(root_) / "configs").string()));
       if (all.back().name != name)
         throw InputError(path, 0, "name", "expected \"" + name + "\" (the file's name), got \"" + all.back().name + "\"");
     }
@@ -275,6 +276,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
   r.impl = parts.impl;
   r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
   r.strategy.check(r.model, spec.mp, spec.sp, r.impl.protocol.kv_head_replication, r.impl.name);
+  if (r.impl.kernel == "flash") (void)KernelRates::of(parts.hardware, parts.profile);  // compute units present
   r.profile = parts.profile;
   r.attention = parts.attention;
   // Sizes are checked before any mask is generated or file read.

@@ -30,6 +30,10 @@ const std::vector<std::string>& Strategy::families() {
   return f;
 }
 
+bool Strategy::family_has_ring(std::string_view family) noexcept {
+  return family == "ring" || family == "usp" || family == "double-ring";
+}
+
 Strategy Strategy::parse(std::string_view spec) {
   Strategy s;
   s.spec = std::string(spec);

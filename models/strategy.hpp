@@ -64,6 +64,8 @@ struct Strategy {
   [[nodiscard]] static std::vector<std::string> known();
   // The families implementations list: ring, allgather, ulysses, usp, double-ring.
   [[nodiscard]] static const std::vector<std::string>& families();
+  // Whether a family's program has a ring stage (ring, usp, double-ring).
+  [[nodiscard]] static bool family_has_ring(std::string_view family) noexcept;
 
   // Ulysses and ring degrees of a group of sp ranks (ring: 1 x sp, ulysses: sp x 1, allgather:
   // 1 x 1 with sp all-gather members, double ring: 1 x sp).

@@ -55,7 +55,10 @@ BlockStats Workload::count_block_by_tiles(const Layout& layout, const Mask& mask
       if (t.visited) {
         ++s.tiles_visited;
         s.visited_area += t.rows * t.cols;
-        if (t.allowed < t.rows * t.cols) s.masked_area += t.rows * t.cols;
+        if (t.allowed < t.rows * t.cols) {
+          s.masked_area += t.rows * t.cols;
+          ++s.tiles_masked;
+        }
       } else {
         s.skipped_area += t.rows * t.cols;
       }
@@ -139,6 +142,7 @@ BlockStats Workload::totals() const {
       t.allowed_pairs += s.allowed_pairs * count;
       t.visited_area += s.visited_area * count;
       t.masked_area += s.masked_area * count;
+      t.tiles_masked += s.tiles_masked * count;
       t.skipped_area += s.skipped_area * count;
     });
   return t;

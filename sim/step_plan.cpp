@@ -24,7 +24,7 @@ StepPlan::StepPlan(const models::ResolvedScenario& scenario, const StepOptions& 
   const auto& hw = s.hardware;
   const auto& p = s.profile;
   auto params = [&](double bw, double lat) {
-    LinkParams l{bw * p.link_efficiency, p.link_latency_s.value_or(lat)};
+    LinkParams l{p.link_bytes_per_s(bw), p.link_latency(lat)};
     if (!(l.bandwidth_bytes_per_s > 0) || !std::isfinite(l.bandwidth_bytes_per_s))
       throw InputError({}, 0, "topology", "link bandwidth must be positive and finite");
     return l;

@@ -30,7 +30,7 @@ TEST_CASE("batch prediction passes input columns through and adds pred_tms and p
   std::ifstream f(out);
   std::string header;
   std::getline(f, header);
-  CHECK(header.rfind("hardware,model,mp,sp,n_seq,tms,speedup,pred_tms,pred_speedup", 0) == 0);
+  CHECK(header.rfind("hardware,model,mp,sp,n_seq,tms,speedup,impl,pred_tms,pred_speedup", 0) == 0);
   std::string line;
   int rows = 0;
   while (std::getline(f, line)) ++rows;
@@ -58,15 +58,15 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
   const auto header_end = b.out.find('\n');
   CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine,pred_impl"));
-  CHECK(b.out.substr(header_end + 1).ends_with(",des,jax-blockwise\n"));
+  CHECK(b.out.substr(header_end + 1).ends_with(",des,ring-flash-attn\n"));
   const auto ba = run("predict --scenarios " + batch + " --format csv");
   REQUIRE(ba.code == 0);
-  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,jax-blockwise\n"));
+  CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,ring-flash-attn\n"));
   CHECK(b.out.find("nan") == std::string::npos);
 }
 
 TEST_CASE("workload prints one row per (round, device)", "[cli]") {
-  const auto r = run("workload --mesh 1x4 --seq 4096 --layout striped --tile 256x256");
+  const auto r = run("workload --mesh 1x4 --seq 4096 --layout striped --tile 256x256 --impl jax-blockwise");
   REQUIRE(r.code == 0);
   CHECK(r.out.rfind("round,device,kv_block,tiles_total,tiles_computed,allowed_pairs,kv_bytes,tiles_visited,"
                     "visited_area,masked_area\n",

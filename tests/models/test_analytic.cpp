@@ -29,7 +29,7 @@ TEST_CASE("TMS reproduces the published column of the calibration file", "[analy
   int rows = 0;
   while (std::getline(in, line)) {
     const auto f = split(line, ',');
-    REQUIRE(f.size() == 7);
+    REQUIRE(f.size() == 8);  // hardware,model,mp,sp,n_seq,tms,speedup,impl
     const auto s = scenario(f[0], f[1], parse_int(f[2], "mp"), parse_int(f[3], "sp"), parse_int(f[4], "n_seq"), "contiguous");
     const double err = std::fabs(theoretical_max_speedup(s) - parse_double(f[5], "tms"));
     sum += err;

@@ -33,7 +33,10 @@ BlockStats brute_block(const Layout& l, const Mask& m, std::int64_t j, std::int6
         ++s.tiles_computed;
         ++s.tiles_visited;
         s.visited_area += area;
-        if (allowed < area) s.masked_area += area;
+        if (allowed < area) {
+          s.masked_area += area;
+          ++s.tiles_masked;
+        }
       } else {
         s.skipped_area += area;
       }

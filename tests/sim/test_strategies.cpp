@@ -10,6 +10,7 @@
 
 #include "models/analytic.hpp"
 #include "models/collective_cost.hpp"
+#include "models/error.hpp"
 #include "models/program.hpp"
 #include "sim/collective.hpp"
 #include "sim/step.hpp"
@@ -58,31 +59,57 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("lock-step simulation equals the analytic model with ideal links, every strategy", "[step][strategy]") {
-  const std::vector<Case> cases = {
-      {"ring", "ringsim-tiles", "zigzag"},         {"ring", "torch-cp", "contiguous"},
-      {"allgather", "te-all-gather", "zigzag"},    {"allgather", "rfa-llama3", "contiguous", true},
-      {"allgather", "torch-cp", "ptrr:8", true},   {"allgather", "torch-cp", "doc-zigzag-docmajor", true},
-      {"ulysses", "te-a2a", "zigzag"},             {"ulysses", "usp", "contiguous"},
-      {"usp:2x2", "te-a2a-p2p", "zigzag"},         {"usp:2x2:ring-inner", "usp", "striped"},
-      {"double-ring:2", "internevo", "zigzag"},    {"double-ring:1", "internevo", "zigzag"},
-  };
+TEST_CASE("lock-step simulation equals the analytic model with ideal links, every implementation and strategy",
+          "[step][strategy][impl]") {
+  // Every (implementation, strategy) pair the catalog offers, on the layouts and masks it offers:
+  // the program's stages and every ring round's compute (tile loops, a library's step calls with
+  // their merges and host floors, varlen calls over packed documents) reach both solvers through
+  // the same seam.
+  const models::Catalog cat;
+  const std::map<std::string, std::string> cp_of = {{"ring", "ring"}, {"allgather", "allgather"}, {"ulysses", "ulysses"},
+                                                    {"usp", "usp:2x2"}, {"double-ring", "double-ring:2"}};
+  const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:8"};
   std::mt19937_64 rng(7);
-  for (int trial = 0; trial < 2; ++trial)
-    for (const auto& c : cases) {
-      const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
-      const std::int64_t sp = 4;
-      const std::int64_t n = sp * 256 * (1 + static_cast<std::int64_t>(rng() % 2));
-      const std::string docs = c.docs ? "lognormal:384:1.3:" + std::to_string(trial) + ":8" : "";
-      auto s = resolve("attn:32:8:128", mp, sp, n, c.layout, c.cp, c.impl, docs);
-      make_ideal(s);
-      const double analytic = models::predict(s).step_s;
-      const auto barrier = sim::simulate_step(s, femto(sim::Sync::Barrier));
-      const auto async = sim::simulate_step(s, femto(sim::Sync::Async));
-      INFO(c.cp << " " << c.impl << " " << c.layout << " mp=" << mp << " n=" << n);
-      CHECK(barrier.step_s == Approx(analytic).epsilon(1e-9));
-      CHECK(async.step_s <= barrier.step_s * (1 + 1e-12));
+  std::map<std::string, int> checked;  // per "impl cp"
+  for (const auto& name : cat.implementation_names()) {
+    const auto im = cat.implementation(name);
+    if (!im.runs_on("gpu")) continue;
+    for (const auto& family : im.strategies)
+      for (const auto& layout : layouts)
+        for (const bool docs : {false, true}) {
+          if (!im.offers_layout(layout) || (docs && !im.offers_mask("docs"))) continue;
+          const bool doc_layout = layout.starts_with("doc-") || layout.starts_with("ptrr");
+          if (doc_layout && !docs) continue;
+          const std::string cp = cp_of.at(family);
+          const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
+          const std::int64_t sp = 4;
+          const std::int64_t n = sp * 256 * (1 + static_cast<std::int64_t>(rng() % 2));
+          const std::string d = docs ? "lognormal:384:1.3:" + std::to_string(rng() % 5) + ":8" : "";
+          models::ResolvedScenario s;
+          try {
+            s = resolve("attn:32:8:128", mp, sp, n, layout, cp, name, d);
+          } catch (const models::InputError&) {
+            continue;  // a layout this implementation runs only on another strategy or mask
+          }
+          make_ideal(s);
+          const double analytic = models::predict(s).step_s;
+          const auto barrier = sim::simulate_step(s, femto(sim::Sync::Barrier));
+          const auto async = sim::simulate_step(s, femto(sim::Sync::Async));
+          INFO(cp << " " << name << " " << layout << " docs=" << docs << " mp=" << mp << " n=" << n);
+          CHECK(barrier.step_s == Approx(analytic).epsilon(1e-9));
+          CHECK(async.step_s <= barrier.step_s * (1 + 1e-12));
+          ++checked[name + " " + family];
+        }
+  }
+  // Every pair ran at least once.
+  for (const auto& name : cat.implementation_names()) {
+    const auto im = cat.implementation(name);
+    if (!im.runs_on("gpu")) continue;
+    for (const auto& family : im.strategies) {
+      INFO(name << " " << family);
+      CHECK(checked[name + " " + family] > 0);
     }
+  }
 }
 
 TEST_CASE("ring collectives on one node: g - 1 steps of one hop; all-to-all shares each device's link", "[collective]") {
@@ -229,7 +256,7 @@ TEST_CASE("protocols: a transfer-bound ring's backward per what shares a message
     s.program = std::make_shared<const models::Program>(models::build_program(s));
     const double bw = s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency;
     const double t = static_cast<double>(s.workload->kv_block_bytes()) / bw;
-    INFO(models::MessageProtocol::name(pc.messages));
+    INFO(models::Protocol::name(pc.messages));
     for (const auto sync : {sim::Sync::Async, sim::Sync::Barrier}) {
       const auto r = sim::simulate_step(s, femto(sync));
       CHECK(r.step_s == Approx((2 + pc.backward_t) * t).epsilon(1e-6));
@@ -244,11 +271,17 @@ TEST_CASE("protocols: a transfer-bound ring's backward per what shares a message
 
 TEST_CASE("a double ring of windows of one is the ring, event for event", "[step][strategy]") {
   // W = 1: every window is one position and every hop an outer one; the schedule is the ring's.
-  auto ring = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "ring", "ringsim-tiles");
-  auto dbl = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "double-ring:1", "internevo");
-  // The same accumulator dtype and protocol as the ring's default.
-  dbl.impl.protocol = ring.impl.protocol;
-  dbl.program = std::make_shared<const models::Program>(models::build_program(dbl));
+  // One implementation runs both (its parts offered the double ring too), so only the schedule differs.
+  // The double ring has no ordered-message rule (its inner and outer hops are separate process
+  // groups): both run concurrent K/V and dK/dV messages.
+  auto parts = models::resolve_parts(resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "ring", "ring-flash-attn").spec,
+                                     models::Catalog());
+  parts.impl.strategies.push_back("double-ring");
+  parts.impl.protocol.backward = models::BackwardMessages::Concurrent;
+  models::ScenarioSpec spec = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "ring", "ring-flash-attn").spec;
+  const auto ring = models::resolve(spec, parts);
+  spec.cp = "double-ring:1";
+  const auto dbl = models::resolve(spec, parts);
   sim::StepOptions o;
   o.topology = "nodes:2x4";
   const auto a = sim::simulate_step(ring, o);

@@ -1,0 +1,341 @@
+#include "calibration/attention_times.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "models/analytic.hpp"
+#include "models/error.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::calibration {
+
+using models::InputError;
+
+std::string TimeRow::heads_key() const {
+  return std::to_string(heads) + "/" + std::to_string(kv_heads) + "/" + std::to_string(head_dim);
+}
+
+std::string TimeRow::config_key() const {
+  return table + "|" + hardware + "|" + impl + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
+         std::to_string(sp) + "|" + std::to_string(n_seq) + "|" + packing;
+}
+
+std::string TimeRow::group(const std::string& by) const {
+  if (by == "hardware") return hardware;
+  if (by == "table") return table;
+  if (by == "heads") return heads_key();
+  throw InputError({}, 0, "by", "unknown grouping '" + by + "' (known: hardware, table, heads)");
+}
+
+std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::string>& header,
+                               const std::vector<std::vector<std::string>>& cells,
+                               const std::vector<std::int64_t>& lines) {
+  auto col = [&](const char* name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw InputError(file, 1, name, std::string("missing column '") + name + "'");
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const auto c_table = col("table"), c_hw = col("hardware"), c_impl = col("impl"), c_layout = col("layout"),
+             c_pass = col("pass"), c_heads = col("heads"), c_kv = col("kv_heads"), c_dim = col("head_dim"),
+             c_batch = col("batch"), c_sp = col("sp"), c_n = col("n_seq"), c_pack = col("packing"),
+             c_s = col("seconds");
+  std::vector<TimeRow> rows;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto line = i < lines.size() ? lines[i] : 0;
+    const auto& r = cells[i];
+    auto cell = [&](std::size_t c, const char* name) {
+      if (c >= r.size() || models::trim(r[c]).empty()) throw InputError(file, line, name, "missing value");
+      return std::string(models::trim(r[c]));
+    };
+    auto count = [&](std::size_t c, const char* name) {
+      try {
+        return models::parse_positive_int(cell(c, name), name);
+      } catch (const InputError& e) {
+        throw InputError(file, line, name, e.message());
+      }
+    };
+    TimeRow row;
+    row.line = line;
+    row.table = cell(c_table, "table");
+    row.hardware = cell(c_hw, "hardware");
+    row.impl = cell(c_impl, "impl");
+    row.layout = cell(c_layout, "layout");
+    row.pass = cell(c_pass, "pass");
+    row.packing = cell(c_pack, "packing");
+    row.heads = count(c_heads, "heads");
+    row.kv_heads = count(c_kv, "kv_heads");
+    row.head_dim = count(c_dim, "head_dim");
+    row.batch = count(c_batch, "batch");
+    row.sp = count(c_sp, "sp");
+    row.n_seq = count(c_n, "n_seq");
+    if (row.pass != "fwd" && row.pass != "fwd+bwd") throw InputError(file, line, "pass", "expected fwd or fwd+bwd");
+    if (row.single() != (row.sp == 1))
+      throw InputError(file, line, "sp", "single-GPU rows (layout single) have sp 1, ring rows sp > 1");
+    if (row.n_seq % row.sp != 0) throw InputError(file, line, "n_seq", "n_seq is not divisible by sp");
+    if (row.heads % row.kv_heads != 0) throw InputError(file, line, "kv_heads", "heads must be a multiple of kv_heads");
+    try {
+      row.seconds = models::parse_double(cell(c_s, "seconds"), "seconds");
+    } catch (const InputError& e) {
+      throw InputError(file, line, "seconds", e.message());
+    }
+    if (!(row.seconds > 0) || !std::isfinite(row.seconds)) throw InputError(file, line, "seconds", "expected a positive time");
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw InputError(file, 0, "rows", "no rows");
+  return rows;
+}
+
+double TimePredictor::operator()(const TimeRow& row, const models::Profile& profile) {
+  models::ScenarioSpec spec;
+  spec.hardware = row.hardware;
+  spec.model = "attn:" + std::to_string(row.heads) + ":" + std::to_string(row.kv_heads) + ":" + std::to_string(row.head_dim);
+  spec.mp = 1;
+  spec.sp = row.sp;
+  spec.n_seq = row.n_seq;
+  spec.batch = row.batch;
+  spec.mask = "causal";
+  spec.impl = row.impl;
+  const bool backward = row.pass == "fwd+bwd";
+  if (row.single()) {
+    // One flash-attention call on the GPU's shard, as the benchmark's plain flash_attn call runs.
+    spec.layout = "contiguous";
+    models::AttentionCall c;
+    c.q_len = c.k_len = row.n_seq;
+    c.causal = true;
+    c.heads = row.heads;
+    c.kv_heads = row.kv_heads;
+    c.batch = row.batch;
+    const auto t = scenarios_.call(spec, profile, c);
+    return t.fwd_s + (backward ? t.bwd_s : 0.0);
+  }
+  spec.layout = row.layout;
+  const auto p = scenarios_.prediction(spec, profile);
+  return p.attention_fwd_s + (backward ? p.attention_bwd_s : 0.0);
+}
+
+std::string TimeParameter::label() const {
+  return name + "[" + (hardware.empty() ? (cycles ? std::string("cycles") : std::string("shared")) : hardware) + "]";
+}
+
+namespace {
+
+double clock_of(const models::Catalog& cat, const std::string& hw) {
+  const auto h = cat.hardware(hw);
+  if (h.sm_clock_hz <= 0) throw InputError({}, 0, "hardware", hw + " gives no SM clock for cycle-counted parameters");
+  return h.sm_clock_hz;
+}
+
+std::vector<TimeParameter> parameters_of(const TimeFitSetup& setup, const std::set<std::string>& hardware) {
+  std::vector<TimeParameter> out;
+  for (const auto& hw : hardware)
+    for (const auto& n : setup.per_hardware) {
+      const auto& fp = find_parameter(n);
+      out.push_back({n, hw, false, fp.lower, fp.upper});
+    }
+  for (const auto& n : setup.shared) {
+    const auto& fp = find_parameter(n);
+    out.push_back({n, "", false, fp.lower, fp.upper});
+  }
+  // A cycle parameter's bounds: the seconds bounds at 1 GHz (generous for any GPU clock).
+  for (const auto& n : setup.shared_cycles) {
+    const auto& fp = find_parameter(n);
+    out.push_back({n, "", true, fp.lower * 1e9, fp.upper * 1e9});
+  }
+  return out;
+}
+
+// The profile of `hw` with the parameter vector's values in.
+models::Profile profile_for(const TimeFitSetup& setup, const std::vector<TimeParameter>& params, const Eigen::VectorXd& x,
+                            const std::string& hw, double clock_hz) {
+  models::Profile p = setup.base.at(hw);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const auto& q = params[i];
+    if (!q.hardware.empty() && q.hardware != hw) continue;
+    const double v = x[static_cast<Eigen::Index>(i)];
+    set_parameter(p, q.name, q.cycles ? v / clock_hz : v);
+  }
+  return p;
+}
+
+double start_of(const TimeFitSetup& setup, const TimeParameter& q, double clock_hz) {
+  const std::string hw = q.hardware.empty() ? setup.base.begin()->first : q.hardware;
+  double v = get_parameter(setup.base.at(hw), q.name);
+  // 0 means "no limit": a fit starts from the largest limit it may find, which changes nothing
+  // where the rows do not reach it (and stays there when they never do).
+  if (q.name == "p2p_bandwidth_bytes_per_s" && v <= 0) v = q.upper;
+  return std::clamp(q.cycles ? v * clock_hz : v, q.lower, q.upper);
+}
+
+}  // namespace
+
+TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, TimePredictor& predictor) {
+  std::set<std::string> hardware;
+  for (const auto& r : rows) {
+    if (!setup.base.count(r.hardware))
+      throw InputError({}, r.line, "hardware", "no base profile for " + r.hardware);
+    hardware.insert(r.hardware);
+  }
+  const models::Catalog cat;
+  std::map<std::string, double> clock;
+  for (const auto& hw : hardware) clock[hw] = setup.shared_cycles.empty() ? 1.0 : clock_of(cat, hw);
+  TimeFit out;
+  out.params = parameters_of(setup, hardware);
+  const double ref_clock = clock.begin()->second;
+  std::vector<Parameter> all;
+  for (const auto& q : out.params)
+    all.push_back({q.label(), q.lower, q.upper, start_of(setup, q, q.hardware.empty() ? ref_clock : clock[q.hardware])});
+  Eigen::VectorXd x0(static_cast<Eigen::Index>(all.size()));
+  for (std::size_t i = 0; i < all.size(); ++i) x0[static_cast<Eigen::Index>(i)] = all[i].start;
+  Eigen::VectorXd y(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t i = 0; i < rows.size(); ++i) y[static_cast<Eigen::Index>(i)] = std::log(rows[i].seconds);
+  auto predict_all = [&](const Eigen::VectorXd& x) {
+    std::map<std::string, models::Profile> profiles;
+    for (const auto& hw : hardware) profiles.emplace(hw, profile_for(setup, out.params, x, hw, clock[hw]));
+    Eigen::VectorXd v(static_cast<Eigen::Index>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      v[static_cast<Eigen::Index>(i)] = std::log(predictor(rows[i], profiles.at(rows[i].hardware)));
+    return v;
+  };
+  // A parameter that moves no row (a GPU's transfer limit when only its single-GPU rows are
+  // left, say) is not identified by these rows: it keeps its start value and is not fitted.
+  // Tested across its whole range, not only at the start: a limit starts where it binds nothing.
+  std::vector<std::size_t> free;
+  {
+    const Eigen::VectorXd base = predict_all(x0);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      bool moves = false;
+      for (const double v : {all[i].lower, all[i].upper, 0.5 * (all[i].lower + all[i].upper)}) {
+        Eigen::VectorXd x = x0;
+        x[static_cast<Eigen::Index>(i)] = v;
+        moves = moves || (predict_all(x) - base).cwiseAbs().maxCoeff() > 1e-12;
+      }
+      if (moves) free.push_back(i);
+    }
+  }
+  if (rows.size() < free.size())
+    throw InputError({}, 0, "rows",
+                     std::to_string(rows.size()) + " rows for " + std::to_string(free.size()) + " free parameters");
+  std::vector<Parameter> fit_params;
+  for (const auto i : free) fit_params.push_back(all[i]);
+  auto expand = [&](const Eigen::VectorXd& xf) {
+    Eigen::VectorXd x = x0;
+    for (std::size_t k = 0; k < free.size(); ++k) x[static_cast<Eigen::Index>(free[k])] = xf[static_cast<Eigen::Index>(k)];
+    return x;
+  };
+  const ModelFn model = [&](const Eigen::VectorXd& xf) { return predict_all(expand(xf)); };
+  const FitResult reduced = fit_least_squares(model, y, fit_params, setup.options);
+  // Back to every parameter: the frozen ones with their start, no standard error, no covariance.
+  const auto n = static_cast<Eigen::Index>(all.size());
+  out.fit = reduced;
+  out.fit.params = expand(reduced.params);
+  out.fit.std_errors = Eigen::VectorXd::Constant(n, std::numeric_limits<double>::quiet_NaN());
+  out.fit.covariance = Eigen::MatrixXd::Zero(n, n);
+  out.fit.at_bound.assign(all.size(), false);
+  for (std::size_t a = 0; a < free.size(); ++a) {
+    const auto ia = static_cast<Eigen::Index>(free[a]);
+    out.fit.std_errors[ia] = reduced.std_errors[static_cast<Eigen::Index>(a)];
+    out.fit.at_bound[free[a]] = reduced.at_bound[a];
+    for (std::size_t b = 0; b < free.size(); ++b)
+      out.fit.covariance(ia, static_cast<Eigen::Index>(free[b])) =
+          reduced.covariance(static_cast<Eigen::Index>(a), static_cast<Eigen::Index>(b));
+  }
+  for (const auto& hw : hardware) out.profiles.emplace(hw, profile_for(setup, out.params, out.fit.params, hw, clock[hw]));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out.predicted.push_back(std::exp(out.fit.predicted[static_cast<Eigen::Index>(i)]));
+  return out;
+}
+
+void fill_uncertainty(const TimeFit& fit, const std::string& hardware, models::Profile& profile) {
+  const double clock = fit.params.end() != std::find_if(fit.params.begin(), fit.params.end(),
+                                                        [](const TimeParameter& q) { return q.cycles; })
+                           ? models::Catalog().hardware(hardware).sm_clock_hz
+                           : 1.0;
+  std::vector<std::size_t> idx;
+  std::vector<double> scale;
+  for (std::size_t i = 0; i < fit.params.size(); ++i) {
+    const auto& q = fit.params[i];
+    if (!q.hardware.empty() && q.hardware != hardware) continue;
+    idx.push_back(i);
+    scale.push_back(q.cycles ? 1.0 / clock : 1.0);
+  }
+  auto& u = profile.uncertainty;
+  u.parameters.clear();
+  u.covariance.assign(idx.size(), std::vector<double>(idx.size(), 0.0));
+  for (std::size_t a = 0; a < idx.size(); ++a) {
+    u.parameters.push_back(fit.params[idx[a]].name);
+    for (std::size_t b = 0; b < idx.size(); ++b)
+      u.covariance[a][b] = fit.fit.covariance(static_cast<Eigen::Index>(idx[a]), static_cast<Eigen::Index>(idx[b])) *
+                           scale[a] * scale[b];
+  }
+}
+
+std::vector<RatioPoint> layout_ratios(const std::vector<TimeRow>& rows) {
+  std::vector<RatioPoint> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].layout != "contiguous") continue;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      if (j == i || rows[j].single() || rows[j].layout == "contiguous") continue;
+      if (rows[j].config_key() != rows[i].config_key()) continue;
+      out.push_back({i, j, rows[i].seconds / rows[j].seconds});
+    }
+  }
+  return out;
+}
+
+HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, TimePredictor& predictor,
+                            const std::string& by) {
+  HeldOut h;
+  h.by = by;
+  h.predicted.assign(rows.size(), std::numeric_limits<double>::quiet_NaN());
+  std::set<std::string> groups;
+  for (const auto& r : rows)
+    if (!r.single()) groups.insert(r.group(by));
+  const auto ratios = layout_ratios(rows);
+  // Every fold starts from the fit to all rows (and the fit's own spread of starts): the folds
+  // differ from it by a group, and the objective has kinks (max of compute and transfer) where a
+  // start far away can end in another local minimum.
+  TimeFitSetup warm = setup;
+  const TimeFit full = fit_times(rows, setup, predictor);
+  for (const auto& [hw, p] : full.profiles) warm.base[hw] = p;
+  double all_t = 0, all_r = 0;
+  for (const auto& g : groups) {
+    std::vector<TimeRow> train;
+    std::vector<std::size_t> test;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!rows[i].single() && rows[i].group(by) == g)
+        test.push_back(i);
+      else
+        train.push_back(rows[i]);
+    }
+    const TimeFit f = fit_times(train, warm, predictor);
+    GroupScore s;
+    s.group = g;
+    for (const auto i : test) {
+      const auto it = f.profiles.find(rows[i].hardware);
+      if (it == f.profiles.end()) continue;  // no row of this GPU left to fit it: not predictable
+      h.predicted[i] = predictor(rows[i], it->second);
+      s.time_mape += std::abs(h.predicted[i] / rows[i].seconds - 1);
+      ++s.time_points;
+    }
+    for (const auto& rp : ratios) {
+      const double a = h.predicted[rp.contiguous], b = h.predicted[rp.other];
+      if (rows[rp.contiguous].group(by) != g || !std::isfinite(a) || !std::isfinite(b)) continue;
+      s.ratio_mape += std::abs((a / b) / rp.measured - 1);
+      ++s.ratio_points;
+    }
+    all_t += s.time_mape;
+    all_r += s.ratio_mape;
+    h.all.time_points += s.time_points;
+    h.all.ratio_points += s.ratio_points;
+    if (s.time_points) s.time_mape /= static_cast<double>(s.time_points);
+    if (s.ratio_points) s.ratio_mape /= static_cast<double>(s.ratio_points);
+    h.groups.push_back(s);
+  }
+  h.all.group = "all";
+  if (h.all.time_points) h.all.time_mape = all_t / static_cast<double>(h.all.time_points);
+  if (h.all.ratio_points) h.all.ratio_mape = all_r / static_cast<double>(h.all.ratio_points);
+  return h;
+}
+
+}  // namespace ringsim::calibration

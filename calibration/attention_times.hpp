@@ -1,0 +1,109 @@
+#pragma once
+// Fitting flash-attention ring libraries to published attention times (data/cp_attention_times.csv:
+// the ring-flash-attention README table and the ring-only rows of YunChang/USP's table T1). A row
+// is one attention call timed on a ring of sp GPUs with a layout (contiguous, zigzag, striped), or
+// one flash_attn call on one GPU ("single": the hardware's kernel measurement). The fit is joint
+// over the hardware: efficiencies belong to each GPU, host costs to the library (the same Python
+// loop), and fixed per-tile and per-CTA costs are cycles shared by all GPUs. Residuals are in log
+// time. Leave-one-group-out (by hardware, by table, by head configuration) refits without the
+// group's ring rows and predicts them; single-GPU rows always stay in the fit and are never scored.
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibration/fit.hpp"
+#include "calibration/tables.hpp"
+#include "models/cost.hpp"
+#include "models/scenario.hpp"
+
+namespace ringsim::calibration {
+
+struct TimeRow {
+  std::string table;     // ringflash-readme, usp-t1, ...
+  std::string hardware;
+  std::string impl;
+  std::string layout;    // contiguous | zigzag | striped, or single (one GPU, one call)
+  std::string pass;      // fwd | fwd+bwd
+  std::int64_t heads = 0, kv_heads = 0, head_dim = 0, batch = 1, sp = 1, n_seq = 0;
+  std::string packing;   // how the benchmark passed q, k, v (kept apart: measurements, not physics)
+  double seconds = 0;
+  std::int64_t line = 0;
+  [[nodiscard]] bool single() const noexcept { return layout == "single"; }
+  [[nodiscard]] std::string heads_key() const;   // "32/8/128": heads, K/V heads, head dim
+  [[nodiscard]] std::string config_key() const;  // everything but the layout
+  [[nodiscard]] std::string group(const std::string& by) const;  // by: hardware | table | heads
+};
+
+// Rows from a parsed CSV; InputError naming the file, line and column for anything malformed.
+[[nodiscard]] std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::string>& header,
+                                             const std::vector<std::vector<std::string>>& cells,
+                                             const std::vector<std::int64_t>& lines);
+
+// Seconds of a row under a profile, from the analytic model (memoised; not thread-safe).
+class TimePredictor {
+ public:
+  explicit TimePredictor(models::Catalog catalog) : scenarios_(std::move(catalog)) {}
+  [[nodiscard]] double operator()(const TimeRow& row, const models::Profile& profile);
+
+ private:
+  ScenarioPredictor scenarios_;
+};
+
+// What the fit frees: Profile fields per GPU, fields shared by all GPUs, and shared fields counted
+// in SM cycles (seconds = cycles / the GPU's SM clock).
+struct TimeFitSetup {
+  std::map<std::string, models::Profile> base;  // per hardware name
+  std::vector<std::string> per_hardware;
+  std::vector<std::string> shared;
+  std::vector<std::string> shared_cycles;
+  FitOptions options;
+};
+
+struct TimeParameter {
+  std::string name;
+  std::string hardware;  // empty: shared
+  bool cycles = false;
+  double lower = 0, upper = 1;
+  [[nodiscard]] std::string label() const;  // "attention_efficiency[a100-80gb]", "tile_overhead_s[cycles]"
+};
+
+struct TimeFit {
+  std::vector<TimeParameter> params;
+  FitResult fit;                                    // on log seconds
+  std::map<std::string, models::Profile> profiles;  // per hardware, fitted values set
+  std::vector<double> predicted;                    // seconds, per row
+};
+
+// Throws InputError when a hardware has rows but no base profile, or too few rows.
+[[nodiscard]] TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, TimePredictor& predictor);
+
+// The fitted parameters that act on one hardware's profile, their values in its units (seconds
+// for cycle parameters) and their covariance: what Profile::Uncertainty stores.
+void fill_uncertainty(const TimeFit& fit, const std::string& hardware, models::Profile& profile);
+
+// A layout's throughput over contiguous blocks on the same configuration: t_contiguous / t_layout.
+struct RatioPoint {
+  std::size_t contiguous = 0, other = 0;  // row indices
+  double measured = 0;
+};
+[[nodiscard]] std::vector<RatioPoint> layout_ratios(const std::vector<TimeRow>& rows);
+
+struct GroupScore {
+  std::string group;
+  std::int64_t time_points = 0, ratio_points = 0;
+  double time_mape = 0, ratio_mape = 0;  // mean |predicted / measured - 1|
+};
+
+struct HeldOut {
+  std::string by;
+  std::vector<double> predicted;  // seconds per row from the fit without its group; NaN for single rows
+  std::vector<GroupScore> groups;
+  GroupScore all;                 // over every scored point
+};
+
+[[nodiscard]] HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup& setup,
+                                          TimePredictor& predictor, const std::string& by);
+
+}  // namespace ringsim::calibration

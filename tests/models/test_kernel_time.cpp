@@ -1,0 +1,216 @@
+// The kernel-time model: the list schedule against brute force, wave quantisation, tile counts of
+// forward and backward calls against a brute-force walk of the kernel's loops, and the
+// qualitative physics a flash-attention call must show (causal half the work of full; per-tile
+// costs amortise as blocks grow; fewer CTAs than slots cost a whole wave).
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/error.hpp"
+#include "models/kernel_time.hpp"
+#include "models/scenario.hpp"
+
+using namespace ringsim::models;
+
+namespace {
+
+// Greedy list scheduling by brute force: each CTA to the slot that frees first (lowest index on ties).
+double brute_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots) {
+  std::vector<double> free(static_cast<std::size_t>(slots), 0.0);
+  double end = 0;
+  for (std::int64_t r = 0; r < repeats; ++r)
+    for (const double w : pattern) {
+      auto it = std::min_element(free.begin(), free.end());
+      *it += w;
+      end = std::max(end, *it);
+    }
+  return end;
+}
+
+KernelSpec toy_spec() {
+  KernelSpec s;
+  s.name = "toy";
+  s.fwd_tiles = {{64, 16, 8, 4, 4096}, {128, 16, 16, 4, 8192}};
+  s.bwd_tiles = {{128, 8, 16, 8, 8192}};
+  s.registers_per_thread = 128;
+  s.fwd_alu_per_element = 2;
+  s.bwd_alu_per_element = 3;
+  s.mask_alu_per_element = 1;
+  return s;
+}
+
+KernelRates toy_rates() {
+  KernelRates r;
+  r.sm_count = 4;
+  r.registers_per_sm = 65536;
+  r.shared_memory_per_sm_bytes = 16384;
+  r.fwd_flops_per_s = 1e12;
+  r.bwd_flops_per_s = 5e11;
+  r.exp_per_s = 1e10;
+  r.alu_per_s = 2e10;
+  r.hbm_bytes_per_s = 1e11;
+  r.tile_overhead_s = 1e-7;
+  r.cta_overhead_s = 1e-6;
+  r.softmax_overlap = 0.5;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the list schedule equals brute-force greedy scheduling and is exact for uniform waves", "[kernel]") {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto m = std::uniform_int_distribution<int>(1, 9)(rng);
+    std::vector<double> pattern;
+    for (int i = 0; i < m; ++i) pattern.push_back(std::uniform_real_distribution<double>(0.1, 5.0)(rng));
+    const std::int64_t repeats = std::uniform_int_distribution<std::int64_t>(1, 12)(rng);
+    const std::int64_t slots = std::uniform_int_distribution<std::int64_t>(1, 10)(rng);
+    // Exact below its limit: a generous one.
+    CHECK(list_schedule_makespan(pattern, repeats, slots, 1 << 20) ==
+          Approx(brute_makespan(pattern, repeats, slots)).epsilon(1e-12));
+  }
+  // Uniform CTAs: whole waves, ceil(n / slots) of them.
+  CHECK(list_schedule_makespan({2.0}, 10, 4, 1 << 20) == Approx(3 * 2.0));
+  CHECK(list_schedule_makespan({2.0}, 8, 4, 1 << 20) == Approx(2 * 2.0));
+  // Beyond the exact limit the fluid bulk stays within one CTA of the exact answer.
+  std::vector<double> causal;
+  for (int i = 1; i <= 16; ++i) causal.push_back(static_cast<double>(i));
+  const double exact = brute_makespan(causal, 400, 24);
+  const double approx = list_schedule_makespan(causal, 400, 24, 32);
+  CHECK(std::abs(approx - exact) <= 16.0);
+  CHECK(list_schedule_makespan({}, 5, 3) == 0);
+}
+
+TEST_CASE("CTAs per SM follow registers and shared memory", "[kernel]") {
+  auto s = toy_spec();
+  auto r = toy_rates();
+  // 4 warps x 32 threads x 128 registers = 16384: four fit in 65536; 4096 B of 16384 B: four again.
+  CHECK(ctas_per_sm(s, s.fwd_tiles[0], r) == 4);
+  CHECK(ctas_per_sm(s, s.fwd_tiles[1], r) == 2);  // shared memory: 8192 of 16384
+  s.registers_per_thread = 255;
+  CHECK(ctas_per_sm(s, s.fwd_tiles[0], r) == 2);  // registers: 32640 each
+  r.shared_memory_per_sm_bytes = 100;
+  CHECK(ctas_per_sm(s, s.fwd_tiles[0], r) == 1);  // never below one
+}
+
+TEST_CASE("flash call times: causal costs about half of full, backward more than forward", "[kernel]") {
+  const auto s = toy_spec();
+  const auto r = toy_rates();
+  KernelCall full{2048, 2048, false, 0, 8, 8, 1, 64};
+  KernelCall causal = full;
+  causal.causal = true;
+  const double tf = flash_fwd_s(s, r, full), tc = flash_fwd_s(s, r, causal);
+  CHECK(tc < 0.6 * tf);
+  CHECK(tc > 0.45 * tf);
+  CHECK(flash_bwd_s(s, r, full) > tf);
+  // Zero-sized calls cost nothing.
+  KernelCall empty = full;
+  empty.q_len = 0;
+  CHECK(flash_fwd_s(s, r, empty) == 0);
+  CHECK(flash_bwd_s(s, r, empty) == 0);
+  // A head dim above every tile configuration is refused by name.
+  KernelCall wide = full;
+  wide.head_dim = 512;
+  CHECK_THROWS_AS(flash_fwd_s(s, r, wide), InputError);
+}
+
+TEST_CASE("per-tile and per-CTA costs amortise as the call grows", "[kernel]") {
+  const auto s = toy_spec();
+  auto r = toy_rates();
+  // Time per element of work with and without the fixed costs: the overhead's share falls with k_len.
+  auto share = [&](std::int64_t k_len) {
+    KernelCall c{512, k_len, false, 0, 64, 64, 1, 64};
+    const double with = flash_fwd_s(s, r, c);
+    auto bare = r;
+    bare.cta_overhead_s = 0;
+    const double without = flash_fwd_s(s, bare, c);
+    return (with - without) / with;
+  };
+  CHECK(share(4096) < share(256));
+  CHECK(share(256) > 0);
+}
+
+TEST_CASE("fewer CTAs than slots cost a whole wave", "[kernel]") {
+  const auto s = toy_spec();
+  const auto r = toy_rates();  // 4 SMs x 4 CTAs = 16 slots for the 16-row tile
+  // 1 head of 256 rows = 16 CTAs: one wave; 17 CTAs would take two.
+  KernelCall one{256, 1024, false, 0, 1, 1, 1, 64};
+  KernelCall more{272, 1024, false, 0, 1, 1, 1, 64};
+  CHECK(flash_fwd_s(s, r, more) == Approx(2 * flash_fwd_s(s, r, one)).epsilon(1e-9));
+}
+
+TEST_CASE("the kernel's loops visit the tiles a brute-force walk finds", "[kernel]") {
+  // A causal call with one head and one slot: the makespan is the sum of every CTA's work, so the
+  // forward and backward times pin the visited and straddling tile counts.
+  auto s = toy_spec();
+  s.fwd_tiles = {{64, 4, 3, 1, 0}};
+  s.bwd_tiles = {{64, 3, 4, 1, 0}};
+  KernelRates r;
+  r.sm_count = 1;
+  r.registers_per_sm = 32 * 255;  // one CTA per SM
+  r.shared_memory_per_sm_bytes = 1 << 20;
+  r.fwd_flops_per_s = r.bwd_flops_per_s = 1e300;  // only the counted costs remain
+  r.exp_per_s = r.alu_per_s = 1e300;
+  r.hbm_bytes_per_s = 1e300;
+  r.tile_overhead_s = 1.0;  // 1 s per visited tile
+  r.cta_overhead_s = 0;
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    KernelCall c;
+    c.q_len = std::uniform_int_distribution<std::int64_t>(1, 30)(rng);
+    c.k_len = std::uniform_int_distribution<std::int64_t>(1, 30)(rng);
+    c.causal = true;
+    c.diagonal = std::uniform_int_distribution<std::int64_t>(-30, 30)(rng);
+    c.head_dim = 64;
+    auto visited = [&](std::int64_t bm, std::int64_t bn) {
+      std::int64_t n = 0;
+      for (std::int64_t i0 = 0; i0 < c.q_len; i0 += bm)
+        for (std::int64_t j0 = 0; j0 < c.k_len; j0 += bn) {
+          bool any = false;
+          for (std::int64_t i = i0; i < std::min(c.q_len, i0 + bm); ++i)
+            for (std::int64_t j = j0; j < std::min(c.k_len, j0 + bn); ++j) any = any || j <= i + c.diagonal;
+          n += any;
+        }
+      return n;
+    };
+    INFO(c.q_len << "x" << c.k_len << " diagonal " << c.diagonal);
+    CHECK(flash_fwd_s(s, r, c) == Approx(static_cast<double>(visited(4, 3))));
+    CHECK(flash_bwd_s(s, r, c) == Approx(static_cast<double>(visited(3, 4))));
+  }
+}
+
+TEST_CASE("kernel specs load from configs/kernels through an implementation and reject malformed tiles", "[kernel][config]") {
+  const Catalog cat;
+  const auto im = cat.implementation("ring-flash-attn");
+  REQUIRE(im.kernel_model);
+  CHECK(im.kernel_model->tile(false, 128).block_m == 128);
+  CHECK(im.kernel_model->tile(false, 128).block_n == 64);
+  CHECK(im.kernel_model->tile(true, 128).block_m == 64);
+  CHECK(im.kernel_model->tile(false, 100).max_head_dim == 128);  // head dim 100 runs as 128
+  CHECK(im.kernel_model->name == "flash-attn-2");
+  CHECK_FALSE(im.kernel_model->sources.empty());
+  nlohmann::json j = {{"name", "k"},
+                      {"description", "a kernel"},
+                      {"sources", {{{"repo", "o/r"}, {"path", "k.cu"}, {"commit", std::string(40, 'a')}, {"what", "tiles"}}}},
+                      {"fwd_tiles", {{{"max_head_dim", 64}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}},
+                      {"bwd_tiles", {{{"max_head_dim", 64}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}}};
+  CHECK_NOTHROW(KernelSpec::from_json(j, "f.json"));
+  auto bad = j;
+  bad["fwd_tiles"][0]["block_m"] = 0;
+  try {
+    (void)KernelSpec::from_json(bad, "f.json");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "f.json");
+    CHECK(e.field() == "fwd_tiles[0].block_m");
+  }
+  bad = j;
+  bad["fwd_tiles"].push_back(j["fwd_tiles"][0]);  // head dims must increase
+  CHECK_THROWS_AS(KernelSpec::from_json(bad, "f.json"), InputError);
+  bad = j;
+  bad.erase("sources");  // a kernel cites its code
+  CHECK_THROWS_WITH(KernelSpec::from_json(bad, "f.json"), Catch::Contains("cite"));
+}

@@ -1,0 +1,207 @@
+// Ring protocols as data: lengths, step classes, the shapes each library calls per step, what an
+// implementation refuses (with one line naming what it offers), the flash family's block cost as
+// the sum of its calls and merges, and prediction intervals.
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/analytic.hpp"
+#include "models/attention_cost.hpp"
+#include "models/error.hpp"
+#include "models/interval.hpp"
+#include "models/json_fields.hpp"
+#include "models/kernel_time.hpp"
+#include "models/scenario.hpp"
+#include "models/ring_steps.hpp"
+
+using namespace ringsim::models;
+
+namespace {
+
+ResolvedScenario flash(const std::string& impl, const std::string& layout, std::int64_t sp, std::int64_t c,
+                       const std::string& model = "attn:32:8:128", std::int64_t batch = 1) {
+  ScenarioSpec s;
+  s.hardware = "a100-80gb";
+  s.model = model;
+  s.sp = sp;
+  s.n_seq = sp * c;
+  s.batch = batch;
+  s.layout = layout;
+  s.impl = impl;
+  return resolve(s, Catalog());
+}
+
+}  // namespace
+
+TEST_CASE("lengths parse as c[/K][+-J] and nothing else", "[plan]") {
+  CHECK(LengthExpr::parse("c", "f", "q").of(100) == 100);
+  CHECK(LengthExpr::parse("c/2", "f", "q").of(100) == 50);
+  CHECK(LengthExpr::parse("c-1", "f", "q").of(100) == 99);
+  CHECK(LengthExpr::parse(" c / 4 + 3 ", "f", "q").of(100) == 28);
+  for (const char* bad : {"", "2c", "c/0", "c*2", "c/2/2", "c+", "k", "c-1x"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(LengthExpr::parse(bad, "f", "q"), InputError);
+  }
+  CHECK(step_class(3, 3) == StepClass::Diagonal);
+  CHECK(step_class(3, 1) == StepClass::Below);
+  CHECK(step_class(1, 3) == StepClass::Above);
+}
+
+TEST_CASE("the shipped ring libraries call what their code calls", "[plan][impl]") {
+  const Catalog cat;
+  const auto rfa = cat.implementation("ring-flash-attn");
+  const auto* zig = rfa.protocol.ring_steps.plan("causal", "zigzag");
+  REQUIRE(zig);
+  // zigzag: step 0 causal over both local halves; later steps half blocks, never masked.
+  REQUIRE(zig->of(StepClass::Diagonal).size() == 1);
+  CHECK(zig->of(StepClass::Diagonal)[0].causal);
+  CHECK(zig->of(StepClass::Below)[0].k.of(1024) == 512);
+  CHECK(zig->of(StepClass::Above)[0].q.of(1024) == 512);
+  CHECK_FALSE(zig->of(StepClass::Below)[0].causal);
+  // stripe: a causal call on q[1:] x k[:-1] for a later device's block.
+  const auto* stripe = rfa.protocol.ring_steps.plan("causal", "striped");
+  REQUIRE(stripe);
+  CHECK(stripe->of(StepClass::Above)[0].q.of(1024) == 1023);
+  CHECK(stripe->of(StepClass::Above)[0].causal);
+  // contiguous: nothing for a later device's (fully masked) block.
+  CHECK(rfa.protocol.ring_steps.plan("causal", "contiguous")->of(StepClass::Above).empty());
+  // Messages: fp32 dK/dV queued behind K/V on one communicator; TE sends [KV | dKV] together in
+  // bf16 and walks back so the accumulators end at home.
+  CHECK(rfa.protocol.dkv_wire_bytes == 4);
+  CHECK(rfa.protocol.backward == BackwardMessages::Ordered);
+  const auto te = cat.implementation("te-p2p");
+  CHECK(te.protocol.backward == BackwardMessages::Fused);
+  CHECK(te.protocol.dkv_wire_bytes == 2);
+  CHECK_FALSE(te.protocol.dkv_home_hop);
+}
+
+TEST_CASE("an implementation refuses a layout or mask it does not offer, naming what it offers", "[plan][errors]") {
+  const Catalog cat;
+  ScenarioSpec s;
+  s.hardware = "a100-80gb";
+  s.model = "attn:8:8:64";
+  s.sp = 4;
+  s.n_seq = 4096;
+  auto expect = [&](const std::string& impl, const std::string& layout, const std::string& mask,
+                    const std::string& field, const std::string& names) {
+    s.impl = impl;
+    s.layout = layout;
+    s.mask = mask;
+    try {
+      (void)resolve(s, cat);
+      FAIL("expected InputError");
+    } catch (const InputError& e) {
+      INFO(e.message());
+      CHECK(e.field() == field);
+      CHECK(e.message().find(impl) != std::string::npos);
+      CHECK(e.message().find(names) != std::string::npos);
+    }
+  };
+  expect("ring-flash-attn", "cyclic:4", "causal", "layout", "contiguous, zigzag, striped");
+  expect("ring-flash-attn", "zigzag", "full", "layout", "causal: contiguous, striped, zigzag; full: contiguous");
+  expect("ring-flash-attn", "contiguous", "window:64", "mask", "causal, full");
+  expect("te-p2p", "striped", "causal", "layout", "zigzag, contiguous");
+  expect("te-p2p", "contiguous", "causal", "layout", "causal: zigzag; full: contiguous");
+  s.hardware = "tpu-v4";
+  expect("ring-flash-attn", "contiguous", "causal", "impl", "gpu");
+  s.impl = "no-such-impl";
+  s.hardware = "a100-80gb";
+  s.layout = "contiguous";
+  s.mask = "causal";
+  CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("ring-flash-attn") && Catch::Contains("te-p2p"));
+}
+
+TEST_CASE("a flash library's step costs its calls, its merges and the pass's final conversion", "[plan][flash]") {
+  const auto s = flash("ring-flash-attn", "zigzag", 4, 2048);
+  const auto& im = s.impl;
+  const auto rates = KernelRates::of(s.hardware, s.profile);
+  const auto& proto = im.protocol.ring_steps;
+  const double hbm = rates.hbm_bytes_per_s;
+  const double qe = 2048.0 * 32 * 128, ke = 2048.0 * 8 * 128;  // query and K/V elements of the block
+  auto kernel = [&](std::int64_t q, std::int64_t k, bool causal) {
+    return flash_call_time(*im.kernel_model, rates, KernelCall{q, k, causal, k - q, 32, 8, 1, 128});
+  };
+  const BlockStats b = Workload::count_block(*s.layout, *s.mask, 1, 0, s.tile);
+  // Below: q (both halves) x k[:, :c/2], merged into the fp32 output.
+  const auto below = s.attention->block(s, 1, 0, b);
+  const auto& upd = proto.memory_op("fwd_update");
+  const double want_f = kernel(2048, 1024, false).fwd_s + upd.q_bytes_per_element * qe / hbm;
+  CHECK(below.fwd_s == Approx(std::max(want_f, s.profile.host_step_s + s.profile.host_op_s *
+                                                    static_cast<double>(proto.host_ops_per_step_fwd + 1 + upd.host_ops))));
+  // Above: q[:, c/2:] x k, merged into the second half (a sliced update).
+  const auto above = s.attention->block(s, 0, 1, Workload::count_block(*s.layout, *s.mask, 0, 1, s.tile));
+  const auto& sl = proto.memory_op("fwd_update_slice");
+  CHECK(above.fwd_s >= kernel(1024, 2048, false).fwd_s + sl.q_bytes_per_element * qe / 2 / hbm - 1e-15);
+  // Diagonal: the causal call, the first merge and the pass's final conversion.
+  const auto diag = s.attention->block(s, 2, 2, Workload::count_block(*s.layout, *s.mask, 2, 2, s.tile));
+  const double want_d = kernel(2048, 2048, true).fwd_s +
+                        (proto.memory_op("fwd_init").q_bytes_per_element + proto.fwd_final.q_bytes_per_element) * qe / hbm;
+  CHECK(diag.fwd_s == Approx(std::max(want_d, diag.fwd_s)));
+  CHECK(diag.fwd_s >= want_d * (1 - 1e-12));
+  // Backward merges read and write the fp32 dK/dV of the call's keys as well.
+  CHECK(proto.memory_op("bwd_update").kv_bytes_per_element > 0);
+  CHECK(below.bwd_s > kernel(2048, 1024, false).bwd_s + proto.memory_op("bwd_update").kv_bytes_per_element * ke / 2 / hbm *
+                                                              (1 - 1e-12));
+}
+
+TEST_CASE("zigzag balances a flash ring; contiguous waits for its busiest device", "[plan][flash]") {
+  // Per-round busiest device: contiguous has full blocks after round 0, zigzag half blocks.
+  const auto contiguous = flash("ring-flash-attn", "contiguous", 8, 4096);
+  const auto zigzag = flash("ring-flash-attn", "zigzag", 8, 4096);
+  const auto stripe = flash("ring-flash-attn", "striped", 8, 4096);
+  const double c = predict(contiguous).attention_fwd_s, z = predict(zigzag).attention_fwd_s,
+               st = predict(stripe).attention_fwd_s;
+  CHECK(c / z > 1.3);
+  CHECK(c / z < 2.0);
+  // Stripe's causal calls cost more than zigzag's unmasked half blocks of the same area.
+  CHECK(st > z);
+}
+
+TEST_CASE("GQA: fewer K/V heads shrink what travels and the dK/dV merges, not the kernel's FLOPs", "[plan][flash]") {
+  const auto mha = flash("ring-flash-attn", "zigzag", 4, 4096, "attn:32:32:128");
+  const auto gqa = flash("ring-flash-attn", "zigzag", 4, 4096, "attn:32:8:128");
+  CHECK(gqa.workload->kv_block_bytes() * 4 == mha.workload->kv_block_bytes());
+  const auto b = Workload::count_block(*gqa.layout, *gqa.mask, 1, 0, gqa.tile);
+  CHECK(gqa.attention->block(gqa, 1, 0, b).fwd_s == Approx(mha.attention->block(mha, 1, 0, b).fwd_s).epsilon(1e-12));
+  CHECK(gqa.attention->block(gqa, 1, 0, b).bwd_s < mha.attention->block(mha, 1, 0, b).bwd_s);
+}
+
+TEST_CASE("a flash library's profile needs the GPU's compute units", "[plan][errors]") {
+  ScenarioSpec s;
+  s.hardware_file = "ringsim_no_units.json";
+  {
+    auto j = read_json_file(Catalog().root() + "/configs/hardware/a100-80gb.json");
+    j.erase("compute_units");
+    std::ofstream(s.hardware_file) << j.dump();
+  }
+  s.model = "attn:8:8:64";
+  s.sp = 2;
+  s.n_seq = 4096;
+  s.impl = "ring-flash-attn";
+  CHECK_THROWS_WITH(resolve(s, Catalog()), Catch::Contains("compute_units"));
+}
+
+TEST_CASE("intervals: the delta method in log space, plus the held-out spread", "[interval]") {
+  Profile p;
+  CHECK_FALSE(prediction_interval(p, "time", 1.0, [](const Profile&) { return 1.0; }).available);
+  p.uncertainty.residual_log_sd["time"] = 0.1;
+  // No fitted parameters: the interval is the held-out spread alone.
+  const auto a = prediction_interval(p, "time", 2.0, [](const Profile&) { return 2.0; }, 0.9);
+  REQUIRE(a.available);
+  CHECK(a.hi == Approx(2.0 * std::exp(1.6448536 * 0.1)).epsilon(1e-6));
+  CHECK(a.lo == Approx(2.0 * std::exp(-1.6448536 * 0.1)).epsilon(1e-6));
+  CHECK_FALSE(prediction_interval(p, "ratio", 2.0, [](const Profile&) { return 2.0; }).available);
+  // A prediction f = e^(k x): log f has slope k, so var(log f) = k^2 var(x).
+  p.uncertainty.residual_log_sd["time"] = 0.0;
+  p.uncertainty.parameters = {"attention_efficiency"};
+  p.uncertainty.covariance = {{0.0004}};
+  p.attention_efficiency = 0.5;
+  const auto f = [](const Profile& q) { return std::exp(3 * q.attention_efficiency); };
+  const auto b = prediction_interval(p, "time", f(p), f, 0.9);
+  REQUIRE(b.available);
+  CHECK(std::log(b.hi / f(p)) == Approx(1.6448536 * 3 * 0.02).epsilon(1e-4));
+  CHECK(two_sided_normal_quantile(0.95) == Approx(1.959964).epsilon(1e-6));
+}
