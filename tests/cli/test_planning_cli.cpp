@@ -271,7 +271,7 @@ TEST_CASE("cli agreement: Kendall's tau-b of predict's speedups against the Stri
 TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any thread count", "[cli][plan-docs]") {
   const TempDir dir;
   // A histogram (length,count) and single documents: short ones and a long tail.
-  write(dir.file("lengths.csv"), "length,count\n100,300\n900,80\n3000,20\n7000,3\n20000\n");
+  write_file(dir.file("lengths.csv"), "length,count\n100,300\n900,80\n3000,20\n7000,3\n20000\n");
   const std::string base = "plan-docs " + dir.file("lengths.csv") + " --seq 8192 --mesh 1x4 --buckets 1024,4096";
   const auto one = run(base + " --format csv --threads 1");
   REQUIRE(one.code == 0);
@@ -304,10 +304,10 @@ TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any
 
 TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no output file", "[cli][plan-docs]") {
   const TempDir dir;
-  write(dir.file("bad.csv"), "100\n200,x\n");
+  write_file(dir.file("bad.csv"), "100\n200,x\n");
   expect_bad("plan-docs " + dir.file("bad.csv") + " --seq 8192 -o " + dir.file("out.csv"), "bad.csv:2");
   CHECK_FALSE(std::filesystem::exists(dir.file("out.csv")));
-  write(dir.file("ok.csv"), "100\n200\n");
+  write_file(dir.file("ok.csv"), "100\n200\n");
   expect_bad("plan-docs --seq 8192", "lengths");
   expect_bad("plan-docs " + dir.file("missing.csv"), "missing.csv");
   expect_bad("plan-docs " + dir.file("ok.csv") + " --buckets 4096,1024 --seq 8192", "buckets");
