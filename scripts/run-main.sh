@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quick start, command 1: set up, build the CLI, and predict ring vs striped vs zigzag for
+# Quick start, command 1: set up, build the CLI, and predict ring vs striped for
 # ringattn-3b on 8 x A100 80GB (mesh 2x4) at 256k tokens.
 # It builds only the `ringsim` target and leaves build/'s options as they are (defaults on a
 # fresh clone), so scripts/test.sh can run before or after it on the same folder.
