@@ -121,6 +121,8 @@ void DocLayout::check(std::int64_t n_seq, std::int64_t n) const {
   if (kind == DocLayoutKind::Zigzag || kind == DocLayoutKind::DocZigzag || kind == DocLayoutKind::DocZigzagDocMajor)
     multiple = 2 * n;
   if (kind == DocLayoutKind::Ptrr) multiple = block * n;
+  if (n_seq >= (std::int64_t{1} << 32))
+    throw InputError({}, 0, "seq", "the per-document counting takes sequences below 2^32 tokens, got " + std::to_string(n_seq));
   if (n <= 0 || n_seq <= 0 || n_seq % multiple != 0)
     throw InputError({}, 0, "layout",
                      spec + " on " + std::to_string(n) + " positions needs n_seq to be a multiple of " +
@@ -150,13 +152,19 @@ void DocumentCounter::ptrr_positions(std::span<const std::int64_t> lengths, std:
     count_[at(t)] = offset;
     offset += c;
   }
-  order_.assign(at(blocks), 0);
-  for (std::int64_t q = 0; q < blocks; ++q) order_[at(count_[at(time_[at(q)])]++)] = q;
-  position_of_block_.assign(at(blocks), 0);
-  for (std::int64_t i = 0; i < blocks; ++i) {
-    const std::int64_t row = i / n, col = i % n;
-    position_of_block_[at(order_[at(i)])] = static_cast<std::int32_t>(row % 2 == 0 ? col : n - 1 - col);
+  // The snake's position of every place in the sorted order (kept while n and the block count
+  // stay), then each block's place.
+  if (static_cast<std::int64_t>(snake_.size()) != blocks || snake_n_ != n) {
+    snake_.resize(at(blocks));
+    std::int64_t row = 0, col = 0;
+    for (auto& p : snake_) {
+      p = static_cast<std::int32_t>(row % 2 == 0 ? col : n - 1 - col);
+      if (++col == n) col = 0, ++row;
+    }
+    snake_n_ = n;
   }
+  position_of_block_.resize(at(blocks));
+  for (std::int64_t q = 0; q < blocks; ++q) position_of_block_[at(q)] = snake_[at(count_[at(time_[at(q)])]++)];
 }
 
 void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t> lengths, std::int64_t n_seq,
@@ -174,9 +182,17 @@ void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t
   touched_.clear();
   const auto piece = [&](std::int64_t pos, std::int64_t tokens) {
     cell(pos, pos) += tri(tokens);
-    for (const auto k : touched_) cell(pos, k) += tokens * seen_[at(k)];
+    std::int64_t* row = &cell(pos, 0);
+    const auto t = static_cast<std::uint32_t>(tokens);
+    if (2 * static_cast<std::int64_t>(touched_.size()) > n) {
+      // Most positions seen (a long document): the whole row, which vectorises (32 x 32 -> 64-bit
+      // products: DocLayout::check keeps n_seq below 2^32).
+      for (std::int64_t k = 0; k < n; ++k) row[k] += static_cast<std::int64_t>(std::uint64_t{t} * seen_[at(k)]);
+    } else {
+      for (const auto k : touched_) row[k] += static_cast<std::int64_t>(std::uint64_t{t} * seen_[at(k)]);
+    }
     if (seen_[at(pos)] == 0) touched_.push_back(pos);
-    seen_[at(pos)] += tokens;
+    seen_[at(pos)] += static_cast<std::uint32_t>(tokens);
   };
   const auto end_document = [&] {
     for (const auto k : touched_) seen_[at(k)] = 0;
