@@ -31,7 +31,7 @@ const planning::Packs& packs_for(std::int64_t n, std::int64_t quantum) {
   auto it = cache.find(key);
   if (it == cache.end()) {
     const auto sample = planning::lognormal_lengths(4096, 1.5, 1, 20000);
-    it = cache.emplace(key, planning::pack_documents(sample.lengths, n_seq_for(n), quantum, planning::Packing::FirstFit)).first;
+    it = cache.emplace(key, planning::pack_documents(sample.lengths, n_seq_for(n), quantum, planning::Packing{})).first;
   }
   return it->second;
 }

@@ -312,7 +312,7 @@ int run_plan_docs(int argc, char** argv) {
                  ("zero", "ZeRO stage of the model states, sharded over the sp ranks (memory)", cxxopts::value<std::string>()->default_value("3"))
                  ("recompute", "none | selective | full (memory; full also repeats the forward)",
                   cxxopts::value<std::string>()->default_value("selective"))
-                 ("packing", "first-fit | first-fit-decreasing | next-fit", cxxopts::value<std::string>()->default_value("first-fit"))
+                 ("packing", "first-fit (in file order) | first-fit-decreasing | first-fit-shuffle[:SEED] | next-fit", cxxopts::value<std::string>()->default_value("first-fit"))
                  ("buckets", "upper edges of the buckets by longest document (default: powers of two from 1024)",
                   cxxopts::value<std::string>())
                  ("top", "candidates shown per bucket", cxxopts::value<std::string>()->default_value("3"))

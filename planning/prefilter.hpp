@@ -13,7 +13,7 @@
 namespace ringsim::planning {
 
 struct RunnablePoints {
-  std::vector<PointRange> ranges;  // ascending, disjoint, each a whole block of the inner axes
+  std::vector<PointRange> ranges;  // ascending, disjoint, each whole blocks of the inner axes
   std::int64_t points = 0;         // in the ranges
   std::int64_t excluded = 0;       // the grid's other points
 };
@@ -23,9 +23,10 @@ struct RunnablePoints {
 // and offers the strategy; the strategy splits the mesh's sp (models::Strategy::check: U x R =
 // sp, W divides sp, the Ulysses degree divides the query heads and, unless the named
 // implementation replicates KV heads, the KV heads; with the catalog's choice of implementation
-// replication is assumed possible). Each is a check resolve() makes, so every point left out is
-// one it refuses; the inner axes (dp, n_seq, batch, layout, mask, tile, topology, ZeRO,
-// recomputation) are left to the evaluator.
+// replication is assumed possible); then, of the middle axes, n_seq splits over sp and a named
+// implementation offers the layout and the mask. Each is a check resolve() makes, so every point
+// left out is one it refuses; the rest (a layout's own divisibility, tiles, topologies, ZeRO,
+// recomputation) is left to the evaluator.
 [[nodiscard]] RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog);
 
 }  // namespace ringsim::planning
