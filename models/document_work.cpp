@@ -1,6 +1,7 @@
 #include "models/document_work.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -20,6 +21,17 @@ void add_run(RankWork& w, std::int64_t rank, std::int64_t a, std::int64_t b, std
   const std::int64_t len = b - a;
   w.pairs[at(rank)] += len * (a - s) + tri(len);
   w.area[at(rank)] += len * (b - s);
+}
+
+// Per-document zigzag: the sums of w^2 and w over the documents (w = L / 2n, a chunk's tokens).
+std::pair<std::int64_t, std::int64_t> chunk_sums(std::span<const std::int64_t> lengths, std::int64_t n) {
+  std::int64_t s2 = 0, s1 = 0;
+  for (const auto l : lengths) {
+    const std::int64_t w = l / (2 * n);
+    s2 += w * w;
+    s1 += w;
+  }
+  return {s2, s1};
 }
 
 // Runs of one rank's calls as parts arrive in the rank's local order: a part continues the open
@@ -224,12 +236,7 @@ void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t
       // Every document of 2n chunks of w tokens puts chunks r and 2n-1-r on position r: position
       // q meets position k != q in 2 w^2 pairs (both of q's chunks after k's first, or q's
       // second after both of k's), and itself in 2 w^2 + w.
-      std::int64_t s2 = 0, s1 = 0;
-      for (const auto l : lengths) {
-        const std::int64_t wd = l / (2 * n);
-        s2 += wd * wd;
-        s1 += wd;
-      }
+      const auto [s2, s1] = chunk_sums(lengths, n);
       std::fill(w.begin(), w.end(), 2 * s2);
       for (std::int64_t q = 0; q < n; ++q) cell(q, q) += s1;
       return;
@@ -385,12 +392,7 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
     case DocLayoutKind::DocZigzag: {
       // Chunks j and 2n-1-j of every document: two runs (one on rank n - 1, where they meet),
       // with pairs 2n w^2 + w on every rank and areas (2n + 1) w^2, 2 (n + 1) w^2 on rank n - 1.
-      std::int64_t s2 = 0, s1 = 0;
-      for (const auto l : lengths) {
-        const std::int64_t wd = l / (2 * n);
-        s2 += wd * wd;
-        s1 += wd;
-      }
+      const auto [s2, s1] = chunk_sums(lengths, n);
       for (std::int64_t j = 0; j < n; ++j) {
         out.pairs[at(j)] = 2 * n * s2 + s1;
         out.area[at(j)] = (j == n - 1 ? 2 * (n + 1) : 2 * n + 1) * s2;
