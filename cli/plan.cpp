@@ -11,6 +11,7 @@
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/text_table.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/parse.hpp"
@@ -117,6 +118,8 @@ int run_plan(int argc, char** argv) {
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& best = found.plans;
   const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
+  // Timing goes to stderr: the output is the same bytes on every run.
+  std::fprintf(stderr, "ringsim plan: %lld configurations evaluated in %.2f s\n", static_cast<long long>(searched), took_s);
 
   std::string goal_text;
   switch (req.goal) {
@@ -138,17 +141,22 @@ int run_plan(int argc, char** argv) {
     j["hardware"] = req.hardware;
     j["model"] = req.model;
     j["searched"] = searched;
+    j["excluded"] = found.excluded;
     j["evaluated"] = ok;
     j["fit_memory"] = fits;
     j["feasible"] = feasible;
     j["interval"] = "unavailable: the cost model gives no interval yet";
     j["plans"] = nlohmann::json::array();
     for (std::size_t i = 0; i < best.size(); ++i) {
-      const auto& x = best[i];
+      const auto& x = best[i].plan;
       nlohmann::json p;
       p["rank"] = i + 1;
       p.update(planning::result_json(x));
       p["why"] = planning::explain(x);
+      p["ties"] = nlohmann::json::array();
+      for (const auto& t : best[i].ties)
+        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"zero", models::to_string(t.point.zero)},
+                             {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }
     out = j.dump(2) + "\n";
@@ -157,33 +165,38 @@ int run_plan(int argc, char** argv) {
     const auto& cols = planning::sweep_columns();
     header.insert(header.end(), cols.begin(), cols.end());
     header.push_back("why");
+    header.push_back("ties");
     out += csv_line(header);
     for (std::size_t i = 0; i < best.size(); ++i)
-      out += std::to_string(i + 1) + "," + row_text(best[i]) + "," + csv_escape(planning::explain(best[i])) + "\n";
+      out += std::to_string(i + 1) + "," + row_text(best[i].plan) + "," + csv_escape(planning::explain(best[i].plan)) + "," +
+             csv_escape(planning::ties_text(best[i])) + "\n";
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
-    out += fmt::format("searched {} configurations in {:.2f} s: {} evaluated ({} skipped as incompatible), {} fit in memory, "
-                       "{} feasible\n{}\n\n",
-                       searched, took_s, ok, searched - ok, fits, feasible, kNoInterval);
+    out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "
+                       "implementations that do not go together): {} evaluated ({} skipped as incompatible), {} fit in "
+                       "memory, {} feasible\n{}\n\n",
+                       searched, found.excluded, ok, searched - ok, fits, feasible, kNoInterval);
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
       out += "\n";
     } else {
-      out += fmt::format("{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>6} {:>9}\n",
-                         "rank", "devices", "dp x mp x sp", "impl", "cp", "layout", "tile", "topology", "zero",
-                         "recompute", "n_seq", "step", "tokens/s", "MFU", "memory");
+      TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
+                   {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {"step", true}, {"tokens/s", true},
+                   {"MFU", true}, {"memory", true}});
       for (std::size_t i = 0; i < best.size(); ++i) {
-        const auto& x = best[i];
+        const auto& x = best[i].plan;
         const auto& s = x.point.spec;
-        out += fmt::format(
-            "{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>10} {:>5.1f}% {:>9}\n", i + 1,
-            x.devices(), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl, s.cp, s.layout,
-            fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology, models::to_string(x.point.zero),
-            models::to_string(x.recompute), s.n_seq, human_seconds(x.step_s), human_count(x.tokens_per_s),
-            100 * x.prediction.mfu, human_bytes(x.memory.total_bytes));
-        out += "     why: " + planning::explain(x) + "\n";
+        std::vector<std::string> notes = {"why: " + planning::explain(x)};
+        if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
+        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl,
+                   s.cp, s.layout, fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
+                   std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
+                   std::to_string(s.n_seq), human_seconds(x.step_s), human_count(x.tokens_per_s),
+                   fmt::format("{:.1f}%", 100 * x.prediction.mfu), human_bytes(x.memory.total_bytes)},
+                  notes);
       }
+      out += t.render();
     }
   }
   write_output(r["output"].as<std::string>(), out);

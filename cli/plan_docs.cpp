@@ -76,6 +76,19 @@ RowFigures row_figures(const planning::BucketFigures& f) {
           share(p.attention_fwd_s + p.attention_bwd_s, p.step_s)};
 }
 
+std::string tile_section(const planning::LengthPlan& plan, const std::vector<planning::TileCheck>& checks) {
+  if (checks.empty()) return "";
+  std::string out = "\ntile granularity: the full model (predict --docs at the profile's tile, tail padding as a document) "
+                    "over this plan's step, on sequences spread over each candidate's packs:\n";
+  TextTable t({{"cp"}, {"layout"}, {"impl"}, {"tile", true}, {"sequences", true}, {"mean", true}, {"min", true}, {"max", true}});
+  for (const auto& c : checks) {
+    const auto& cand = plan.candidates[c.candidate];
+    t.add_row({cand.cp, cand.layout, cand.impl, fmt::format("{}x{}", c.tile.q, c.tile.k), std::to_string(c.sequences), fmt::format("{:.3f}", c.mean_ratio),
+               fmt::format("{:.3f}", c.min_ratio), fmt::format("{:.3f}", c.max_ratio)});
+  }
+  return out + t.render("  ");
+}
+
 std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_skipped) {
   const auto& r = plan.request;
   std::string out;
@@ -214,7 +227,7 @@ std::string csv(const planning::LengthPlan& plan) {
   return out;
 }
 
-std::string json(const planning::LengthPlan& plan) {
+std::string json(const planning::LengthPlan& plan, const std::vector<planning::TileCheck>& checks) {
   const auto& r = plan.request;
   nlohmann::json j;
   j["hardware"] = r.hardware;
@@ -266,6 +279,12 @@ std::string json(const planning::LengthPlan& plan) {
     }
     j["buckets"].push_back(bj);
   }
+  j["tile_check"] = nlohmann::json::array();
+  for (const auto& c : checks) {
+    const auto& cand = plan.candidates[c.candidate];
+    j["tile_check"].push_back({{"cp", cand.cp}, {"layout", cand.layout}, {"impl", cand.impl}, {"sequences", c.sequences},
+                               {"tile", fmt::format("{}x{}", c.tile.q, c.tile.k)}, {"mean_ratio", c.mean_ratio}, {"min_ratio", c.min_ratio}, {"max_ratio", c.max_ratio}});
+  }
   return j.dump(2) + "\n";
 }
 
@@ -293,12 +312,15 @@ int run_plan_docs(int argc, char** argv) {
                  ("zero", "ZeRO stage of the model states, sharded over the sp ranks (memory)", cxxopts::value<std::string>()->default_value("3"))
                  ("recompute", "none | selective | full (memory; full also repeats the forward)",
                   cxxopts::value<std::string>()->default_value("selective"))
-                 ("packing", "first-fit | first-fit-decreasing | next-fit", cxxopts::value<std::string>()->default_value("first-fit"))
+                 ("packing", "first-fit (in file order) | first-fit-decreasing | first-fit-shuffle[:SEED] | next-fit", cxxopts::value<std::string>()->default_value("first-fit"))
                  ("buckets", "upper edges of the buckets by longest document (default: powers of two from 1024)",
                   cxxopts::value<std::string>())
                  ("top", "candidates shown per bucket", cxxopts::value<std::string>()->default_value("3"))
                  ("threads", "worker threads (default: every core)", cxxopts::value<std::string>()->default_value("0"))
                  ("list-skipped", "list the candidates that cannot run, and why")
+                 ("tile-check", "also predict N sequences per candidate with the full model at the profile's tile "
+                                "(slow: one workload each) and report its step over this plan's",
+                  cxxopts::value<std::string>()->default_value("0"))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -333,7 +355,12 @@ int run_plan_docs(int argc, char** argv) {
   std::fprintf(stderr, "ringsim plan-docs: %lld packed sequences (%lld documents) predicted in %.3f s: %s documents/s\n",
                static_cast<long long>(plan.predictions), static_cast<long long>(plan.documents_counted), plan.seconds,
                human_count(plan.seconds > 0 ? static_cast<double>(plan.documents_counted) / plan.seconds : 0).c_str());
-  const std::string out = format == "json" ? json(plan) : format == "csv" ? csv(plan) : table(plan, req.top, r.count("list-skipped") > 0);
+  const std::int64_t tile_n = models::parse_int(r["tile-check"].as<std::string>(), "tile-check");
+  if (tile_n < 0) throw InputError({}, 0, "tile-check", "expected a non-negative count of sequences");
+  const auto checks = planning::tile_check(plan, catalog, tile_n);
+  const std::string out = format == "json"  ? json(plan, checks)
+                          : format == "csv" ? csv(plan)
+                                            : table(plan, req.top, r.count("list-skipped") > 0) + tile_section(plan, checks);
   write_output(r["output"].as<std::string>(), out);
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "models/document_work.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -20,6 +21,17 @@ void add_run(RankWork& w, std::int64_t rank, std::int64_t a, std::int64_t b, std
   const std::int64_t len = b - a;
   w.pairs[at(rank)] += len * (a - s) + tri(len);
   w.area[at(rank)] += len * (b - s);
+}
+
+// Per-document zigzag: the sums of w^2 and w over the documents (w = L / 2n, a chunk's tokens).
+std::pair<std::int64_t, std::int64_t> chunk_sums(std::span<const std::int64_t> lengths, std::int64_t n) {
+  std::int64_t s2 = 0, s1 = 0;
+  for (const auto l : lengths) {
+    const std::int64_t w = l / (2 * n);
+    s2 += w * w;
+    s1 += w;
+  }
+  return {s2, s1};
 }
 
 // Runs of one rank's calls as parts arrive in the rank's local order: a part continues the open
@@ -121,6 +133,8 @@ void DocLayout::check(std::int64_t n_seq, std::int64_t n) const {
   if (kind == DocLayoutKind::Zigzag || kind == DocLayoutKind::DocZigzag || kind == DocLayoutKind::DocZigzagDocMajor)
     multiple = 2 * n;
   if (kind == DocLayoutKind::Ptrr) multiple = block * n;
+  if (n_seq >= (std::int64_t{1} << 32))
+    throw InputError({}, 0, "seq", "the per-document counting takes sequences below 2^32 tokens, got " + std::to_string(n_seq));
   if (n <= 0 || n_seq <= 0 || n_seq % multiple != 0)
     throw InputError({}, 0, "layout",
                      spec + " on " + std::to_string(n) + " positions needs n_seq to be a multiple of " +
@@ -150,13 +164,19 @@ void DocumentCounter::ptrr_positions(std::span<const std::int64_t> lengths, std:
     count_[at(t)] = offset;
     offset += c;
   }
-  order_.assign(at(blocks), 0);
-  for (std::int64_t q = 0; q < blocks; ++q) order_[at(count_[at(time_[at(q)])]++)] = q;
-  position_of_block_.assign(at(blocks), 0);
-  for (std::int64_t i = 0; i < blocks; ++i) {
-    const std::int64_t row = i / n, col = i % n;
-    position_of_block_[at(order_[at(i)])] = static_cast<std::int32_t>(row % 2 == 0 ? col : n - 1 - col);
+  // The snake's position of every place in the sorted order (kept while n and the block count
+  // stay), then each block's place.
+  if (static_cast<std::int64_t>(snake_.size()) != blocks || snake_n_ != n) {
+    snake_.resize(at(blocks));
+    std::int64_t row = 0, col = 0;
+    for (auto& p : snake_) {
+      p = static_cast<std::int32_t>(row % 2 == 0 ? col : n - 1 - col);
+      if (++col == n) col = 0, ++row;
+    }
+    snake_n_ = n;
   }
+  position_of_block_.resize(at(blocks));
+  for (std::int64_t q = 0; q < blocks; ++q) position_of_block_[at(q)] = snake_[at(count_[at(time_[at(q)])]++)];
 }
 
 void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t> lengths, std::int64_t n_seq,
@@ -174,9 +194,17 @@ void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t
   touched_.clear();
   const auto piece = [&](std::int64_t pos, std::int64_t tokens) {
     cell(pos, pos) += tri(tokens);
-    for (const auto k : touched_) cell(pos, k) += tokens * seen_[at(k)];
+    std::int64_t* row = &cell(pos, 0);
+    const auto t = static_cast<std::uint32_t>(tokens);
+    if (2 * static_cast<std::int64_t>(touched_.size()) > n) {
+      // Most positions seen (a long document): the whole row, which vectorises (32 x 32 -> 64-bit
+      // products: DocLayout::check keeps n_seq below 2^32).
+      for (std::int64_t k = 0; k < n; ++k) row[k] += static_cast<std::int64_t>(std::uint64_t{t} * seen_[at(k)]);
+    } else {
+      for (const auto k : touched_) row[k] += static_cast<std::int64_t>(std::uint64_t{t} * seen_[at(k)]);
+    }
     if (seen_[at(pos)] == 0) touched_.push_back(pos);
-    seen_[at(pos)] += tokens;
+    seen_[at(pos)] += static_cast<std::uint32_t>(tokens);
   };
   const auto end_document = [&] {
     for (const auto k : touched_) seen_[at(k)] = 0;
@@ -208,12 +236,7 @@ void DocumentCounter::ring(const DocLayout& layout, std::span<const std::int64_t
       // Every document of 2n chunks of w tokens puts chunks r and 2n-1-r on position r: position
       // q meets position k != q in 2 w^2 pairs (both of q's chunks after k's first, or q's
       // second after both of k's), and itself in 2 w^2 + w.
-      std::int64_t s2 = 0, s1 = 0;
-      for (const auto l : lengths) {
-        const std::int64_t wd = l / (2 * n);
-        s2 += wd * wd;
-        s1 += wd;
-      }
+      const auto [s2, s1] = chunk_sums(lengths, n);
       std::fill(w.begin(), w.end(), 2 * s2);
       for (std::int64_t q = 0; q < n; ++q) cell(q, q) += s1;
       return;
@@ -369,12 +392,7 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
     case DocLayoutKind::DocZigzag: {
       // Chunks j and 2n-1-j of every document: two runs (one on rank n - 1, where they meet),
       // with pairs 2n w^2 + w on every rank and areas (2n + 1) w^2, 2 (n + 1) w^2 on rank n - 1.
-      std::int64_t s2 = 0, s1 = 0;
-      for (const auto l : lengths) {
-        const std::int64_t wd = l / (2 * n);
-        s2 += wd * wd;
-        s1 += wd;
-      }
+      const auto [s2, s1] = chunk_sums(lengths, n);
       for (std::int64_t j = 0; j < n; ++j) {
         out.pairs[at(j)] = 2 * n * s2 + s1;
         out.area[at(j)] = (j == n - 1 ? 2 * (n + 1) : 2 * n + 1) * s2;

@@ -44,7 +44,7 @@ struct DocLayout {
   // layouts (TE and torch pad documents to it), 1 for the others.
   [[nodiscard]] std::int64_t document_quantum(std::int64_t n) const noexcept;
   // InputError (field "layout") when n_seq tokens cannot be laid out on n positions (not a
-  // multiple of n; of 2n for zigzag; of B n for ptrr).
+  // multiple of n; of 2n for zigzag; of B n for ptrr); field "seq" from 2^32 tokens on.
   void check(std::int64_t n_seq, std::int64_t n) const;
 };
 
@@ -93,10 +93,11 @@ class DocumentCounter {
   void ptrr_positions(std::span<const std::int64_t> lengths, std::int64_t n_seq, std::int64_t n, std::int64_t b);
 
   std::vector<std::int64_t> vertical_, diagonal_, column_, row_;  // striped: difference arrays
-  std::vector<std::int64_t> seen_;                                // tokens of the document per position
+  std::vector<std::uint32_t> seen_;                               // tokens of the document per position
   std::vector<std::int64_t> touched_;                             // positions with seen_ > 0
-  std::vector<std::int64_t> time_, order_, count_;                // ptrr dealing
-  std::vector<std::int32_t> position_of_block_;
+  std::vector<std::int64_t> time_, count_;                        // ptrr dealing
+  std::vector<std::int32_t> position_of_block_, snake_;
+  std::int64_t snake_n_ = 0;
 };
 
 }  // namespace ringsim::models

@@ -54,10 +54,14 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
     const AttentionCost& attention = *rs.attention;
     ws.counter.ring(layout_, lengths, n_seq, n, ws.pairs);
     ws.rounds.assign(static_cast<std::size_t>(n), RingRoundWork{});
+    const bool one_ring = prog.window <= 0 || prog.window >= n;
     for (std::int64_t i = 0; i < n; ++i) {
       std::int64_t most = 0, sum = 0, busy = 0;
       for (std::int64_t p = 0; p < n; ++p) {
-        const std::int64_t pairs = ws.pairs.at(p, prog.kv_position(p, i));
+        // One ring: position p holds the block of p - i (mod n), Program::kv_position's case
+        // without its division.
+        const std::int64_t k = one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
+        const std::int64_t pairs = ws.pairs.at(p, k);
         most = std::max(most, pairs);
         sum += pairs;
         busy += pairs > 0;

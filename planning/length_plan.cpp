@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <thread>
 
 #include "models/document_work.hpp"
+#include "models/documents.hpp"
 #include "models/error.hpp"
 #include "models/implementation.hpp"
 #include "models/memory.hpp"
@@ -74,6 +76,55 @@ void check_request(const LengthPlanRequest& r) {
   }
 }
 
+namespace {
+
+models::ScenarioParts parts_of(const LengthPlanRequest& r, const models::ScenarioSpec& spec, const models::Catalog& catalog) {
+  auto p = models::resolve_parts(spec, catalog);
+  // The time model knows full rematerialisation only (one more forward of every layer).
+  p.profile.recompute = r.recompute == models::Recompute::Full;
+  return p;
+}
+
+}  // namespace
+
+std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog& catalog, std::int64_t per_candidate) {
+  std::vector<TileCheck> out;
+  const auto& r = plan.request;
+  for (std::size_t c = 0; c < plan.candidates.size(); ++c) {
+    const auto& cand = plan.candidates[c];
+    if (!cand.skipped.empty() || per_candidate <= 0) continue;
+    const auto& packs = plan.packings[static_cast<std::size_t>(cand.packing)];
+    if (packs.size() == 0) continue;
+    const auto parts = parts_of(r, cand.spec, catalog);
+    const models::PackedModel model(cand.spec, parts);
+    models::PackedModel::Workspace ws;
+    TileCheck t;
+    t.candidate = c;
+    t.min_ratio = 1e300;
+    const std::int64_t n = std::min(per_candidate, packs.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t p = i * packs.size() / n;
+      auto docs = std::make_shared<models::Documents>();
+      docs->spec = cand.spec.docs;
+      const auto pack = packs.pack(p);
+      docs->lengths.assign(pack.begin(), pack.end());
+      if (const auto used = std::accumulate(pack.begin(), pack.end(), std::int64_t{0}); used < r.n_seq)
+        docs->lengths.push_back(r.n_seq - used);
+      const double element = model.predict(docs->lengths, ws).step_s;
+      const auto full = models::resolve(cand.spec, parts, docs);
+      t.tile = full.tile;
+      const double tiled = models::predict(full).step_s;
+      const double ratio = tiled / element;
+      t.min_ratio = std::min(t.min_ratio, ratio);
+      t.max_ratio = std::max(t.max_ratio, ratio);
+      t.mean_ratio += ratio / static_cast<double>(n);
+      ++t.sequences;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::vector<std::string> strategies_of(std::int64_t sp) { return strategy_splits({sp}); }
 
 std::size_t LengthPlan::bucket_of(std::int64_t longest) const noexcept {
@@ -129,16 +180,12 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     c.cp = spec.cp;
     c.layout = spec.layout;
     c.impl = impl;
+    spec.impl = impl;
+    c.spec = spec;
     std::unique_ptr<models::PackedModel> m;
     try {
-      spec.impl = impl;
       auto it = parts.find(impl);
-      if (it == parts.end()) {
-        auto p = models::resolve_parts(spec, catalog);
-        // The time model knows full rematerialisation only (one more forward of every layer).
-        p.profile.recompute = r.recompute == models::Recompute::Full;
-        it = parts.emplace(impl, std::move(p)).first;
-      }
+      if (it == parts.end()) it = parts.emplace(impl, parts_of(r, spec, catalog)).first;
       m = std::make_unique<models::PackedModel>(spec, it->second);
       c.quantum = m->document_quantum();
       models::MemoryOptions mo;

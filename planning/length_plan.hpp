@@ -39,7 +39,7 @@ struct LengthPlanRequest {
   // this recomputation policy (full recomputation also repeats the forward in the step time).
   models::Sharding zero = models::Sharding::Zero3;
   models::Recompute recompute = models::Recompute::Selective;
-  Packing packing = Packing::FirstFit;
+  Packing packing;  // first-fit
   // Upper edges of the buckets (longest document of a sequence in (previous edge, edge]),
   // ascending and below n_seq, which closes the last; empty: powers of two from 1024.
   std::vector<std::int64_t> bucket_edges;
@@ -52,6 +52,7 @@ void check_request(const LengthPlanRequest& r);
 
 struct LengthCandidate {
   std::string cp, layout, impl;
+  models::ScenarioSpec spec;  // the configuration (impl set; docs names the packs)
   std::string skipped;  // why it cannot run; empty when it runs
   std::int64_t quantum = 1;
   std::int64_t packing = -1;  // index into LengthPlan::packings
@@ -119,6 +120,21 @@ struct LengthPlan {
 // request (unknown names, sizes, bucket edges); candidates that cannot run are not errors.
 [[nodiscard]] LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sample,
                                            const models::Catalog& catalog);
+
+// The element-granularity figures against the full model at each profile's tile (models::predict
+// of the scenario with the sequence's documents, its tile counted over the device's packed
+// block): for up to `per_candidate` sequences of each runnable candidate (spread over its packs),
+// the full model's step over the packed model's. The tail padding counts as one more document on
+// both sides here (the full model has no padding that attends nothing). Slow: one workload per
+// sequence.
+struct TileCheck {
+  std::size_t candidate = 0;
+  std::int64_t sequences = 0;
+  models::TileShape tile;  // the full model's
+  double min_ratio = 0, max_ratio = 0, mean_ratio = 0;
+};
+[[nodiscard]] std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog& catalog,
+                                                std::int64_t per_candidate);
 
 // ring, allgather, ulysses, then every usp:UxR and double-ring:W split of sp (1 < U, W < sp).
 [[nodiscard]] std::vector<std::string> strategies_of(std::int64_t sp);

@@ -2,27 +2,43 @@
 
 #include <algorithm>
 #include <numeric>
+#include <random>
+#include <string_view>
 
 #include "models/error.hpp"
+#include "models/parse.hpp"
 
 namespace ringsim::planning {
 
 using models::InputError;
 
-const char* to_string(Packing p) noexcept {
-  switch (p) {
-    case Packing::FirstFit: return "first-fit";
-    case Packing::FirstFitDecreasing: return "first-fit-decreasing";
-    case Packing::NextFit: return "next-fit";
+std::string to_string(const Packing& p) {
+  switch (p.kind) {
+    case PackingKind::FirstFit: return "first-fit";
+    case PackingKind::FirstFitDecreasing: return "first-fit-decreasing";
+    case PackingKind::FirstFitShuffle: return "first-fit-shuffle:" + std::to_string(p.seed);
+    case PackingKind::NextFit: return "next-fit";
   }
   return "first-fit";
 }
 
 Packing parse_packing(const std::string& text) {
-  if (text == "first-fit") return Packing::FirstFit;
-  if (text == "first-fit-decreasing") return Packing::FirstFitDecreasing;
-  if (text == "next-fit") return Packing::NextFit;
-  throw InputError({}, 0, "packing", "expected first-fit, first-fit-decreasing or next-fit, got '" + text + "'");
+  Packing p;
+  if (text == "first-fit") p.kind = PackingKind::FirstFit;
+  else if (text == "first-fit-decreasing") p.kind = PackingKind::FirstFitDecreasing;
+  else if (text == "next-fit") p.kind = PackingKind::NextFit;
+  else if (text == "first-fit-shuffle" || text.starts_with("first-fit-shuffle:")) {
+    p.kind = PackingKind::FirstFitShuffle;
+    if (text.size() > 17) {
+      const auto seed = models::parse_int(std::string_view(text).substr(18), "packing");
+      if (seed < 0) throw InputError({}, 0, "packing", "the shuffle's SEED must be a non-negative integer");
+      p.seed = static_cast<std::uint64_t>(seed);
+    }
+  } else {
+    throw InputError({}, 0, "packing",
+                     "expected first-fit, first-fit-decreasing, first-fit-shuffle[:SEED] or next-fit, got '" + text + "'");
+  }
+  return p;
 }
 
 namespace {
@@ -94,15 +110,21 @@ Packs pack_documents(std::span<const std::int64_t> lengths, std::int64_t n_seq, 
   out.pieces = static_cast<std::int64_t>(pieces.size());
   std::vector<std::int64_t> order(pieces.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
-  if (how == Packing::FirstFitDecreasing)
+  if (how.kind == PackingKind::FirstFitDecreasing)
     std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
       return pieces[static_cast<std::size_t>(a)].padded > pieces[static_cast<std::size_t>(b)].padded;
     });
+  if (how.kind == PackingKind::FirstFitShuffle) {
+    // Fisher-Yates on the standardised generator's raw output (std::shuffle and the standard
+    // distributions are implementation-defined; the modulo's bias is below 2^-40 here).
+    std::mt19937_64 rng(how.seed);
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  }
 
   // The pack of every piece, in packing order.
   std::vector<std::int64_t> pack_of(pieces.size());
   std::int64_t packs = 0;
-  if (how == Packing::NextFit) {
+  if (how.kind == PackingKind::NextFit) {
     std::int64_t room = 0;
     for (const auto i : order) {
       const std::int64_t need = pieces[static_cast<std::size_t>(i)].padded;

@@ -8,6 +8,11 @@
 //                         tree over the sequences' free room finds that sequence in O(log packs)
 //   first-fit-decreasing  the same over the documents sorted by decreasing length, ties in file
 //                         order (NeMo's first_fit_decreasing: Python's stable sorted(reverse=True))
+//   first-fit-shuffle[:SEED]
+//                         the same over the documents shuffled (NeMo's first_fit_shuffle; its two
+//                         algorithms start from a histogram, whose rows carry no order): a
+//                         Fisher-Yates shuffle driven by the standardised mt19937_64 (seed 1 by
+//                         default), so a seed gives the same packs everywhere
 //   next-fit              one open sequence; a document that does not fit closes it (torchtune's
 //                         PackedDataset, torchtune/datasets/_packed.py @ cdf5cdf, with
 //                         split_across_pack=False)
@@ -26,9 +31,15 @@
 
 namespace ringsim::planning {
 
-enum class Packing { FirstFit, FirstFitDecreasing, NextFit };
-[[nodiscard]] const char* to_string(Packing p) noexcept;
-// "first-fit", "first-fit-decreasing", "next-fit"; InputError (field "packing") otherwise.
+enum class PackingKind { FirstFit, FirstFitDecreasing, FirstFitShuffle, NextFit };
+struct Packing {
+  PackingKind kind = PackingKind::FirstFit;
+  std::uint64_t seed = 1;  // first-fit-shuffle
+  friend bool operator==(const Packing&, const Packing&) = default;
+};
+[[nodiscard]] std::string to_string(const Packing& p);
+// "first-fit", "first-fit-decreasing", "first-fit-shuffle[:SEED]", "next-fit"; InputError
+// (field "packing") otherwise.
 [[nodiscard]] Packing parse_packing(const std::string& text);
 
 struct Packs {

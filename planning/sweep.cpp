@@ -52,9 +52,9 @@ namespace {
 // points, compute them with their own Evaluator, and park the chunk; the calling thread hands
 // parked chunks on strictly in order. At most `window` chunks wait ahead of the next one, so
 // memory stays bounded whatever the thread timing.
-template <class Chunk, class Compute, class Consume>
+template <class Chunk, class IndexOf, class Compute, class Consume>
 void ordered_loop(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                  std::int64_t first, std::int64_t count, Compute compute, Consume consume) {
+                  std::int64_t count, IndexOf index_of, Compute compute, Consume consume) {
   if (count <= 0) return;
   std::int64_t threads = options.threads > 0 ? options.threads
                                              : static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -86,7 +86,7 @@ void ordered_loop(const SweepGrid& grid, const models::Catalog& catalog, const S
       try {
         const std::int64_t begin = c * chunk, end = std::min(count, begin + chunk);
         for (std::int64_t j = begin; j < end; ++j)
-          compute(ev, grid.point(options.shard.index(first + j)), out);
+          compute(ev, grid.point(index_of(j)), out);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
@@ -144,7 +144,7 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
   sum.resumed = first;
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<TextChunk>(
-      grid, catalog, options, first, sum.shard_points - first,
+      grid, catalog, options, sum.shard_points - first, [&](std::int64_t j) { return options.shard.index(first + j); },
       [](Evaluator& ev, const SweepPoint& p, TextChunk& out) {
         const auto r = ev.evaluate(p);
         if (!r.ok) ++out.skipped;
@@ -167,12 +167,24 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
 }
 
 void for_each_result(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                     const std::function<void(SweepResult&&)>& consume) {
-  const std::int64_t total = options.shard.points(grid.size());
+                     const std::function<void(SweepResult&&)>& consume, const std::vector<PointRange>* ranges) {
+  // The points: the shard's, or those of the ranges (in order).
+  std::int64_t total = options.shard.points(grid.size());
+  std::vector<std::int64_t> range_end;  // points before the end of each range
+  if (ranges) {
+    total = 0;
+    for (const auto& r : *ranges) range_end.push_back(total += r.count);
+  }
+  const auto index_of = [&](std::int64_t j) {
+    if (!ranges) return options.shard.index(j);
+    const auto k = static_cast<std::size_t>(std::upper_bound(range_end.begin(), range_end.end(), j) - range_end.begin());
+    const auto& r = (*ranges)[k];
+    return r.first + j - (range_end[k] - r.count);
+  };
   std::int64_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<std::vector<SweepResult>>(
-      grid, catalog, options, 0, total,
+      grid, catalog, options, total, index_of,
       [](Evaluator& ev, const SweepPoint& p, std::vector<SweepResult>& out) { out.push_back(ev.evaluate(p)); },
       [&](std::vector<SweepResult>& c, std::int64_t) {
         for (auto& r : c) consume(std::move(r));

@@ -109,13 +109,21 @@ TEST_CASE("packing: first-fit equals a plain scan of every sequence; cuts, paddi
     std::vector<std::int64_t> lengths(1 + rng() % 60);
     for (auto& l : lengths) l = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(trial % 5 == 0 ? 3 * n_seq : n_seq / 2));
     const auto p = pieces(lengths, n_seq, q);
-    const auto ff = pack_documents(lengths, n_seq, q, Packing::FirstFit);
+    const auto ff = pack_documents(lengths, n_seq, q, Packing{PackingKind::FirstFit});
     CHECK(packs_of(ff) == plain_first_fit(p, n_seq));
     auto sorted = p;
     std::stable_sort(sorted.begin(), sorted.end(), std::greater<>());
-    CHECK(packs_of(pack_documents(lengths, n_seq, q, Packing::FirstFitDecreasing)) == plain_first_fit(sorted, n_seq));
+    CHECK(packs_of(pack_documents(lengths, n_seq, q, Packing{PackingKind::FirstFitDecreasing})) == plain_first_fit(sorted, n_seq));
+    // Shuffled: the same documents in the same number of sequences as first-fit of some order,
+    // the same order for the same seed.
+    const auto sh = pack_documents(lengths, n_seq, q, parse_packing("first-fit-shuffle:5"));
+    CHECK(packs_of(sh) == packs_of(pack_documents(lengths, n_seq, q, parse_packing("first-fit-shuffle:5"))));
+    std::vector<std::int64_t> all_sh = sh.lengths, all_p = p;
+    std::sort(all_sh.begin(), all_sh.end());
+    std::sort(all_p.begin(), all_p.end());
+    CHECK(all_sh == all_p);
     // Next-fit: sequences in order, each closed by the first document that does not fit.
-    const auto nf = packs_of(pack_documents(lengths, n_seq, q, Packing::NextFit));
+    const auto nf = packs_of(pack_documents(lengths, n_seq, q, Packing{PackingKind::NextFit}));
     std::vector<std::int64_t> flat;
     for (const auto& s : nf) {
       CHECK(std::accumulate(s.begin(), s.end(), std::int64_t{0}) <= n_seq);
@@ -133,8 +141,12 @@ TEST_CASE("packing: first-fit equals a plain scan of every sequence; cuts, paddi
       CHECK(ff.longest[static_cast<std::size_t>(i)] <= n_seq);
     }
   }
-  CHECK_THROWS_AS(pack_documents(std::vector<std::int64_t>{5}, 100, 8, Packing::FirstFit), models::InputError);
-  CHECK(parse_packing("next-fit") == Packing::NextFit);
+  CHECK_THROWS_AS(pack_documents(std::vector<std::int64_t>{5}, 100, 8, Packing{}), models::InputError);
+  CHECK(parse_packing("next-fit").kind == PackingKind::NextFit);
+  CHECK(parse_packing("first-fit-shuffle").seed == 1);
+  CHECK(parse_packing("first-fit-shuffle:7").seed == 7);
+  CHECK_THROWS_AS(parse_packing("first-fit-shuffle:x"), models::InputError);
+  CHECK(to_string(parse_packing("first-fit-shuffle:7")) == "first-fit-shuffle:7");
   CHECK_THROWS_AS(parse_packing("best-fit"), models::InputError);
 }
 
