@@ -1,5 +1,7 @@
 // `ringsim plan`: the best configurations for a goal (fewest devices for a throughput, most
 // throughput for a budget, longest context on a budget), ranked, each with why.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -118,8 +120,11 @@ int run_plan(int argc, char** argv) {
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& best = found.plans;
   const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
-  // Timing goes to stderr: the output is the same bytes on every run.
-  std::fprintf(stderr, "ringsim plan: %lld configurations evaluated in %.2f s\n", static_cast<long long>(searched), took_s);
+  // Timing goes to stderr (the output is the same bytes on every run), and only on a terminal, as
+  // the progress bar: a script reading stderr sees one line exactly when something went wrong.
+  if (isatty(fileno(stderr)) != 0)
+    std::fprintf(stderr, "ringsim plan: %lld configurations evaluated in %.2f s\n", static_cast<long long>(searched),
+                 took_s);
 
   std::string goal_text;
   switch (req.goal) {

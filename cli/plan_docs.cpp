@@ -1,6 +1,8 @@
 // `ringsim plan-docs`: from a dataset's document lengths, the context-parallel strategy, document
 // layout and implementation to use for packed sequences, per bucket of sequences by their
 // longest document, with why (planning/length_plan.hpp).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -351,8 +353,10 @@ int run_plan_docs(int argc, char** argv) {
   const auto sample = planning::read_lengths(spec);
   const models::Catalog catalog;
   const auto plan = planning::plan_from_lengths(req, sample, catalog);
-  // Timing goes to stderr: the output is the same bytes on every run.
-  std::fprintf(stderr, "ringsim plan-docs: %lld packed sequences (%lld documents) predicted in %.3f s: %s documents/s\n",
+  // Timing goes to stderr (the output is the same bytes on every run), only on a terminal: a
+  // script reading stderr sees one line exactly when something went wrong.
+  if (isatty(fileno(stderr)) != 0)
+    std::fprintf(stderr, "ringsim plan-docs: %lld packed sequences (%lld documents) predicted in %.3f s: %s documents/s\n",
                static_cast<long long>(plan.predictions), static_cast<long long>(plan.documents_counted), plan.seconds,
                human_count(plan.seconds > 0 ? static_cast<double>(plan.documents_counted) / plan.seconds : 0).c_str());
   const std::int64_t tile_n = models::parse_int(r["tile-check"].as<std::string>(), "tile-check");
