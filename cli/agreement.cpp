@@ -52,15 +52,26 @@ int run_agreement(int argc, char** argv) {
     for (const auto c : groups) key += t.rows[i][c] + "\x1f";
     label.push_back(key);
   }
+  if (x.size() < 2)
+    throw models::InputError(file, 0, r["measured"].as<std::string>(),
+                             fmt::format("needs at least two rows with a numeric measurement, found {}", x.size()));
+  // Every pair is compared: quadratic in the rows, so bounded (about 5e9 pairs, seconds).
+  constexpr std::size_t kMaxRows = 100000;
+  if (x.size() > kMaxRows)
+    throw models::InputError(file, 0, r["measured"].as<std::string>(),
+                             fmt::format("{} rows: Kendall's tau compares every pair; at most {} rows", x.size(), kMaxRows));
   const auto a = planning::kendall_tau_b(x, y, groups.empty() ? std::vector<std::string>{} : label);
+  // No untied pair in a column: tau-b is undefined (0/0), said so rather than printed as 0.
+  const bool defined = a.concordant + a.discordant + a.ties_measured > 0 && a.concordant + a.discordant + a.ties_predicted > 0;
   if (format == "json") {
-    fmt::print("{{\"tau_b\": {:.4f}, \"items\": {}, \"pairs\": {}, \"concordant\": {}, \"discordant\": {}, "
+    fmt::print("{{\"tau_b\": {}, \"items\": {}, \"pairs\": {}, \"concordant\": {}, \"discordant\": {}, "
                "\"ties_measured\": {}, \"ties_predicted\": {}, \"rows_without_a_measurement\": {}}}\n",
-               a.tau_b, a.items, a.pairs, a.concordant, a.discordant, a.ties_measured, a.ties_predicted, skipped);
+               defined ? fmt::format("{:.4f}", a.tau_b) : std::string("null"), a.items, a.pairs, a.concordant,
+               a.discordant, a.ties_measured, a.ties_predicted, skipped);
   } else {
-    fmt::print("Kendall's tau-b {:.3f} over {} rows{}: {} pairs compared, {} concordant, {} discordant, {} tied in the "
+    fmt::print("Kendall's tau-b {} over {} rows{}: {} pairs compared, {} concordant, {} discordant, {} tied in the "
                "measurements only, {} tied in the predictions only{}\n",
-               a.tau_b, a.items, groups.empty() ? "" : " (pairs within groups)", a.pairs, a.concordant, a.discordant,
+               defined ? fmt::format("{:.3f}", a.tau_b) : std::string("undefined (every pair tied in a column)"), a.items, groups.empty() ? "" : " (pairs within groups)", a.pairs, a.concordant, a.discordant,
                a.ties_measured, a.ties_predicted,
                skipped ? fmt::format("; {} rows without a numeric measurement left out", skipped) : std::string());
   }

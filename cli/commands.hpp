@@ -16,6 +16,7 @@ int run_calibrate(int argc, char** argv);
 int run_sweep(int argc, char** argv);
 int run_merge(int argc, char** argv);
 int run_plan(int argc, char** argv);
+int run_plan_docs(int argc, char** argv);
 int run_check(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_agreement(int argc, char** argv);

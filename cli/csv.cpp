@@ -1,12 +1,8 @@
 #include "cli/csv.hpp"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
+#include "io/output_file.hpp"
 #include "models/error.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::cli {
@@ -79,12 +75,11 @@ std::vector<std::string> split_record(const std::string& line, const std::string
 CsvTable read_csv(const std::string& path) {
   CsvTable t;
   t.file = path;
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, {}, "cannot open file");
+  models::InputFile in(path, {}, "CSV file", models::kMaxDataFileBytes);
   std::string line;
   std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (in.next_line(line)) {
+    line_no = in.line_number();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (t.header.empty()) {
       if (line[0] == '#') continue;
@@ -94,6 +89,10 @@ CsvTable read_csv(const std::string& path) {
         while (!h.empty() && (h.front() == ' ' || h.front() == '\t')) h.erase(h.begin());
         if (h.empty()) throw InputError(path, line_no, {}, "empty column name in the header");
       }
+      // A column given twice would be read from one copy and passed through in both.
+      for (std::size_t i = 0; i < t.header.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (t.header[i] == t.header[j]) throw InputError(path, line_no, t.header[i], "column appears twice in the header");
       continue;
     }
     auto rec = split_record(line, path, line_no);
@@ -127,22 +126,6 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return s + '\n';
 }
 
-void write_output(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("write failed: " + tmp.string());
-  }
-  fs::rename(tmp, target);
-}
+void write_output(const std::string& path, const std::string& text) { io::write_output(path, text); }
 
 }  // namespace ringsim::cli

@@ -1,7 +1,7 @@
 #pragma once
 // Small RFC-4180-style CSV reading and writing for the front-ends: rows keep their line
-// numbers so errors can name them, and output files are written to a temporary first and
-// renamed, so a failed run never leaves a half-written file.
+// numbers so errors can name them; a column named twice is an error. Output files go through
+// io/output_file.hpp (complete or absent).
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -44,7 +44,7 @@ auto CsvTable::parsed(std::size_t row, std::size_t col, Parse&& parse) const -> 
 [[nodiscard]] std::string csv_escape(const std::string& field);
 [[nodiscard]] std::string csv_line(const std::vector<std::string>& fields);
 
-// Writes `text` to `path` atomically (temporary file + rename); "-" or empty means stdout.
+// Writes `text` to `path` atomically (io::write_output); "-" or empty means stdout.
 void write_output(const std::string& path, const std::string& text);
 
 }  // namespace ringsim::cli

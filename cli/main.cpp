@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "io/output_file.hpp"
 #include "models/error.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ constexpr Command kCommands[] = {
     {"sweep", ringsim::cli::run_sweep, "every combination of scenario axes on every core, streamed to CSV (resumable, sharded)"},
     {"merge", ringsim::cli::run_merge, "join the shards of a sweep into the unsharded output"},
     {"plan", ringsim::cli::run_plan, "the best meshes, strategies, layouts, tiles and implementations for a goal, ranked"},
+    {"plan-docs", ringsim::cli::run_plan_docs, "strategy and layout per bucket of packed sequences, from a dataset's document lengths"},
     {"check", ringsim::cli::run_check, "plausibility of measurements: peak FLOP/s, link bandwidth, what can run"},
     {"plot", ringsim::cli::run_plot, "charts of sweep CSVs as SVG and PNG (speedup, throughput, exposed communication, memory)"},
     {"agreement", ringsim::cli::run_agreement, "ranking agreement (Kendall's tau-b) of predictions with measurements"},
@@ -31,6 +33,33 @@ constexpr Command kCommands[] = {
     {"measure", ringsim::cli::run_measure, "time the CUDA kernel over tiles and masks into a timings CSV (GPU)"},
     {"validate", ringsim::cli::run_validate, "time an emulated ring on one GPU against the prediction (GPU)"},
 };
+
+// Messages quote input (a JSON string, a CSV cell) that may hold line breaks or terminal
+// escapes: the contract is one line on stderr, so control characters are shown escaped.
+std::string one_line(const char* text) {
+  std::string s;
+  // A message quoting a hostile value (a 1 MB name) stays a readable line: its middle goes.
+  constexpr std::size_t kMaxBytes = 2000;
+  const std::size_t n = std::strlen(text);
+  std::string cut;
+  if (n > kMaxBytes) {
+    cut.assign(text, kMaxBytes / 2);
+    cut += "[... " + std::to_string(n - kMaxBytes) + " bytes ...]";
+    cut.append(text + n - kMaxBytes / 2);
+    text = cut.c_str();
+  }
+  for (const char* p = text; *p; ++p) {
+    const auto ch = static_cast<unsigned char>(*p);
+    if (ch >= 0x20 && ch != 0x7f) {
+      s += *p;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      s += buf;
+    }
+  }
+  return s;
+}
 
 void usage(std::FILE* to) {
   std::fprintf(to, "usage: ringsim <command> [options]   (ringsim <command> --help for its options)\n\ncommands:\n");
@@ -49,16 +78,21 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const ringsim::models::InputError& e) {
-      std::fprintf(stderr, "ringsim %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "ringsim %s: error: %s\n", c.name, one_line(e.what()).c_str());
       return 2;
+    } catch (const ringsim::io::OutputError& e) {
+      // An unusable output path is bad input; a full disk is not.
+      std::fprintf(stderr, "ringsim %s: %s: %s\n", c.name, e.target_problem() ? "error" : "failure",
+                   one_line(e.what()).c_str());
+      return e.target_problem() ? 2 : 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "ringsim %s: failure: %s\n", c.name, e.what());
+      std::fprintf(stderr, "ringsim %s: failure: %s\n", c.name, one_line(e.what()).c_str());
       return 1;
     }
   }
   std::string names;
   for (const auto& c : kCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
-  std::fprintf(stderr, "ringsim: error: unknown command '%s' (expected one of: %s; see ringsim --help)\n", argv[1],
-               names.c_str());
+  std::fprintf(stderr, "ringsim: error: unknown command '%s' (expected one of: %s; see ringsim --help)\n",
+               one_line(argv[1]).substr(0, 80).c_str(), names.c_str());
   return 2;
 }

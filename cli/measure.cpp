@@ -121,13 +121,12 @@ int run_measure(int argc, char** argv) {
                  ("h,help", "show help");
   const auto a = parse_or_throw(o, argc, argv);
   if (help_requested(o, a)) return 0;
-  const int repeats = static_cast<int>(models::parse_positive_int(a["repeats"].as<std::string>(), "repeats"));
-  const auto warmup = models::parse_int(a["warmup"].as<std::string>(), "warmup");
-  if (warmup < 0) throw InputError({}, 0, "warmup", "expected a non-negative integer");
+  const int repeats = static_cast<int>(models::parse_int_in(a["repeats"].as<std::string>(), "repeats", 1, 1000000));
+  const auto warmup = models::parse_int_in(a["warmup"].as<std::string>(), "warmup", 0, 1000000);
   const auto seed_v = models::parse_int(a["seed"].as<std::string>(), "seed");
   if (seed_v < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
   const auto seed = static_cast<std::uint64_t>(seed_v);
-  const auto device = static_cast<std::int32_t>(models::parse_int(a["device"].as<std::string>(), "device"));
+  const auto device = static_cast<std::int32_t>(models::parse_int_in(a["device"].as<std::string>(), "device", 0, 4096));
   const Sweep sw = sweep(a.count("quick") > 0);
 
   gpu::require_device(device);

@@ -1,5 +1,7 @@
 // `ringsim plan`: the best configurations for a goal (fewest devices for a throughput, most
 // throughput for a budget, longest context on a budget), ranked, each with why.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -8,8 +10,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/text_table.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/parse.hpp"
@@ -83,6 +87,8 @@ int run_plan(int argc, char** argv) {
                  ("engine", "analytic | des", cxxopts::value<std::string>())
                  ("top", "plans to print (default 10)", cxxopts::value<std::string>())
                  ("threads", "worker threads (default: every core)", cxxopts::value<std::string>()->default_value("0"))
+                 ("max-points", "refuse to search more configurations than this",
+                  cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxPoints)))
                  ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
@@ -96,10 +102,17 @@ int run_plan(int argc, char** argv) {
   const models::Catalog catalog;
   const auto grid = planning::plan_grid(req, catalog);
   grid.validate(catalog, file.empty() ? "command line" : file);
+  const double max_points = parse_limit(r["max-points"].as<std::string>(), "max-points");
+  const auto points = static_cast<double>(grid.size());
+  if (points > max_points)
+    throw InputError({}, 0, "max-points",
+                     fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
+                                 "--cp, --layout, --tile, --zero, --recompute, fewer --devices) or raise --max-points",
+                                 points, max_points));
   if (const auto emit = r["emit-sweep"].as<std::string>(); !emit.empty()) write_output(emit, grid.to_json().dump(2) + "\n");
 
   planning::SweepOptions opt;
-  opt.threads = models::parse_int(r["threads"].as<std::string>(), "threads");
+  opt.threads = parse_threads(r["threads"].as<std::string>());
   ProgressBar bar("configurations");
   opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
   const auto start = std::chrono::steady_clock::now();
@@ -108,6 +121,11 @@ int run_plan(int argc, char** argv) {
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& best = found.plans;
   const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
+  // Timing goes to stderr (the output is the same bytes on every run), and only on a terminal, as
+  // the progress bar: a script reading stderr sees one line exactly when something went wrong.
+  if (isatty(fileno(stderr)) != 0)
+    std::fprintf(stderr, "ringsim plan: %lld configurations evaluated in %.2f s\n", static_cast<long long>(searched),
+                 took_s);
 
   std::string goal_text;
   switch (req.goal) {
@@ -129,6 +147,7 @@ int run_plan(int argc, char** argv) {
     j["hardware"] = req.hardware;
     j["model"] = req.model;
     j["searched"] = searched;
+    j["excluded"] = found.excluded;
     j["evaluated"] = ok;
     j["fit_memory"] = fits;
     j["feasible"] = feasible;
@@ -136,11 +155,15 @@ int run_plan(int argc, char** argv) {
                     "profile's fitted uncertainty; null for derived and spec-default profiles";
     j["plans"] = nlohmann::json::array();
     for (std::size_t i = 0; i < best.size(); ++i) {
-      const auto& x = best[i];
+      const auto& x = best[i].plan;
       nlohmann::json p;
       p["rank"] = i + 1;
       p.update(planning::result_json(x));
       p["why"] = planning::explain(x);
+      p["ties"] = nlohmann::json::array();
+      for (const auto& t : best[i].ties)
+        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"zero", models::to_string(t.point.zero)},
+                             {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }
     out = j.dump(2) + "\n";
@@ -149,35 +172,40 @@ int run_plan(int argc, char** argv) {
     const auto& cols = planning::sweep_columns();
     header.insert(header.end(), cols.begin(), cols.end());
     header.push_back("why");
+    header.push_back("ties");
     out += csv_line(header);
     for (std::size_t i = 0; i < best.size(); ++i)
-      out += std::to_string(i + 1) + "," + row_text(best[i]) + "," + csv_escape(planning::explain(best[i])) + "\n";
+      out += std::to_string(i + 1) + "," + row_text(best[i].plan) + "," + csv_escape(planning::explain(best[i].plan)) + "," +
+             csv_escape(planning::ties_text(best[i])) + "\n";
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
-    out += fmt::format("searched {} configurations in {:.2f} s: {} evaluated ({} skipped as incompatible), {} fit in memory, "
-                       "{} feasible\n{}\n\n",
-                       searched, took_s, ok, searched - ok, fits, feasible, kIntervals);
+    out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "
+                       "implementations that do not go together): {} evaluated ({} skipped as incompatible), {} fit in "
+                       "memory, {} feasible\n{}\n\n",
+                       searched, found.excluded, ok, searched - ok, fits, feasible, kIntervals);
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
       out += "\n";
     } else {
-      out += fmt::format("{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>5} {:>10} {:>6} {:>9}\n",
-                         "rank", "devices", "dp x mp x sp", "impl", "cp", "layout", "tile", "topology", "zero",
-                         "recompute", "n_seq", "step", "+-", "tokens/s", "MFU", "memory");
+      TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
+                   {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {"step", true}, {"+-", true}, {"tokens/s", true},
+                   {"MFU", true}, {"memory", true}});
       for (std::size_t i = 0; i < best.size(); ++i) {
-        const auto& x = best[i];
+        const auto& x = best[i].plan;
         const auto& s = x.point.spec;
         const auto& iv = x.step_interval;
         const std::string pm = iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-");
-        out += fmt::format(
-            "{:>4} {:>7} {:>11} {:<14} {:<5} {:<11} {:>9} {:<9} {:<5} {:<9} {:>9} {:>9} {:>5} {:>10} {:>5.1f}% {:>9}\n", i + 1,
-            x.devices(), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl, s.cp, s.layout,
-            fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology, models::to_string(x.point.zero),
-            models::to_string(x.recompute), s.n_seq, human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
-            100 * x.prediction.mfu, human_bytes(x.memory.total_bytes));
-        out += "     why: " + planning::explain(x) + "\n";
+        std::vector<std::string> notes = {"why: " + planning::explain(x)};
+        if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
+        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl,
+                   s.cp, s.layout, fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
+                   std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
+                   std::to_string(s.n_seq), human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
+                   fmt::format("{:.1f}%", 100 * x.prediction.mfu), human_bytes(x.memory.total_bytes)},
+                  notes);
       }
+      out += t.render();
     }
   }
   write_output(r["output"].as<std::string>(), out);

@@ -8,6 +8,8 @@
 #include "calibration/tables.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/long_run.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/analytic.hpp"
 #include "models/documents.hpp"
@@ -96,7 +98,12 @@ LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const
   LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
   r.prediction = models::predict(r.scenario);
   if (engine == Engine::Des) {
-    const auto sim = sim::simulate_step(r.scenario, sim::StepOptions{});
+    sim::StepOptions options;
+    announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
+                        "ringsim simulate --max-events runs larger steps");
+    ProgressBar progress("passes", "ringsim predict: simulating " + layout);
+    options.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
+    const auto sim = sim::simulate_step(r.scenario, options);
     r.prediction.step_s = sim.step_s;
     r.prediction.tokens_per_s = sim.tokens_per_s;
     r.prediction.mfu = sim.mfu;

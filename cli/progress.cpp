@@ -7,7 +7,10 @@
 
 namespace ringsim::cli {
 
-ProgressBar::ProgressBar(std::string what) : what_(std::move(what)), tty_(isatty(fileno(stderr)) != 0) {}
+ProgressBar::ProgressBar(std::string what, std::string label)
+    : what_(std::move(what)), label_(std::move(label)), tty_(isatty(fileno(stderr)) != 0) {
+  if (!label_.empty()) label_ += ' ';
+}
 
 ProgressBar::~ProgressBar() { finish(); }
 
@@ -34,11 +37,16 @@ void ProgressBar::update(std::int64_t done, std::int64_t total, std::int64_t don
   if (filled < width) bar += '>' + std::string(static_cast<std::size_t>(width - filled - 1), ' ');
   const double rate = elapsed_s > 0 ? static_cast<double>(done_this_run) / elapsed_s : 0;
   const std::string eta = rate > 0 ? clock_text(static_cast<double>(total - done) / rate) : "?";
-  std::fprintf(stderr, "\r[%s] %5.1f%%  %lld/%lld %s  %s%s/s  ETA %s   ", bar.c_str(), 100 * frac,
+  std::fprintf(stderr, "\r%s[%s] %5.1f%%  %lld/%lld %s  %s%s/s  ETA %s   ", label_.c_str(), bar.c_str(), 100 * frac,
                static_cast<long long>(done), static_cast<long long>(total), what_.c_str(), rate_text(rate).c_str(),
                what_.c_str(), eta.c_str());
   std::fflush(stderr);
   drawn_ = true;
+}
+
+void ProgressBar::update(std::int64_t done, std::int64_t total) {
+  if (!tty_) return;
+  update(done, total, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
 }
 
 void ProgressBar::finish() {

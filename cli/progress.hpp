@@ -1,6 +1,8 @@
 #pragma once
 // A progress bar with rate and ETA on stderr, drawn only when stderr is a terminal (a batch
-// job's log stays clean), redrawn at most ten times a second.
+// job's log stays clean), redrawn at most ten times a second. The one progress display of
+// every long command (sweep, plan, workload, simulate, predict --engine des).
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -8,18 +10,21 @@ namespace ringsim::cli {
 
 class ProgressBar {
  public:
-  // what: the unit counted ("rows", "plans").
-  explicit ProgressBar(std::string what);
+  // what: the unit counted ("rows", "plans"); label: what is running, before the bar.
+  explicit ProgressBar(std::string what, std::string label = {});
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
   // done of total; elapsed_s and done_this_run give the rate (resumed work excluded).
   void update(std::int64_t done, std::int64_t total, std::int64_t done_this_run, double elapsed_s);
+  // done of total, all of it done by this run, timed from construction.
+  void update(std::int64_t done, std::int64_t total);
   void finish();
   [[nodiscard]] bool active() const noexcept { return tty_; }
 
  private:
-  std::string what_;
+  std::string what_, label_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   bool tty_ = false;
   bool drawn_ = false;
   double last_draw_s_ = -1;

@@ -15,11 +15,18 @@ namespace ringsim::cli {
 using models::InputError;
 
 cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) {
+  cxxopts::ParseResult r;
   try {
-    return o.parse(argc, argv);
+    r = o.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
     throw InputError({}, 0, "options", e.what());
   }
+  // No command takes positional arguments: a stray word is a mistake (a value without its
+  // flag, a misspelt flag without dashes), not something to ignore.
+  if (!r.unmatched().empty())
+    throw InputError({}, 0, "options",
+                     "unexpected argument '" + r.unmatched().front().substr(0, 80) + "' (every value follows its --flag)");
+  return r;
 }
 
 bool help_requested(const cxxopts::Options& o, const cxxopts::ParseResult& r) {

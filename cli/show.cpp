@@ -16,6 +16,7 @@
 #include "cli/work_summary.hpp"
 #include "models/documents.hpp"
 #include "models/error.hpp"
+#include "models/limits.hpp"
 #include "models/program.hpp"
 
 namespace ringsim::cli {
@@ -78,6 +79,9 @@ void device_bars(const std::vector<std::unique_ptr<models::ResolvedScenario>>& s
 
 void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, const std::string& metric,
               const Painter& paint, std::string& out) {
+  // A strategy without a ring has its layout's blocks counted here only: their sizes first.
+  for (const auto& s : ss)
+    if (!s->program->has_ring()) models::check_workload_sizes(*s);
   const std::int64_t n = ss.front()->ring_scenario().workload->devices();
   double full = 0;  // one full block: the common scale
   {

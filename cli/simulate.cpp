@@ -7,6 +7,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/long_run.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/analytic.hpp"
 #include "models/error.hpp"
@@ -37,6 +39,8 @@ int run_simulate(int argc, char** argv) {
                  ("matrix", "write the first layout's per-(device, round) matrices as CSV here",
                   cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("max-events", "refuse a step estimated to need more engine events than this",
+                  cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxEvents)))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
@@ -52,6 +56,7 @@ int run_simulate(int argc, char** argv) {
   opt.layer_passes = passes == "replay" ? sim::LayerPasses::Replay
                      : passes == "per-layer" ? sim::LayerPasses::PerLayer
                                              : sim::LayerPasses::Whole;
+  const double max_events = parse_limit(r["max-events"].as<std::string>(), "max-events");
   const auto trace_path = r["trace"].as<std::string>();
   const auto matrix_path = r["matrix"].as<std::string>();
   auto args = parse_scenario_args(r);
@@ -71,7 +76,11 @@ int run_simulate(int argc, char** argv) {
     const auto& spec = runs[li];
     const auto s = models::resolve(spec, catalog);
     opt.record_trace = li == 0 && !trace_path.empty();
+    announce_simulation("ringsim simulate", s, opt, max_events);
+    ProgressBar progress("passes", "ringsim simulate: " + spec.layout);
+    opt.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
     const auto res = sim::simulate_step(s, opt);
+    progress.finish();
     const auto analytic = models::predict(s);
     if (li == 0) {
       first_step = res.step_s;

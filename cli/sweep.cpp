@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
+#include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
@@ -87,6 +88,8 @@ int run_sweep(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value("1/1"))
                  ("threads", "worker threads (default: every core)", cxxopts::value<std::string>()->default_value("0"))
                  ("print-grid", "print the sweep's grid as a sweep file (JSON) and its size, then stop")
+                 ("max-rows", "refuse to write more rows than this (one per point of the shard)",
+                  cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxRows)))
                  ("h,help", "show help");
   o.parse_positional({"file"});
   const auto r = parse_or_throw(o, argc, argv);
@@ -102,8 +105,10 @@ int run_sweep(int argc, char** argv) {
   }
   planning::SweepOptions opt;
   opt.shard = planning::Shard::parse(r["shard"].as<std::string>());
-  opt.threads = models::parse_int(r["threads"].as<std::string>(), "threads");
-  if (opt.threads < 0) throw InputError({}, 0, "threads", "expected 0 (every core) or a positive count");
+  opt.threads = parse_threads(r["threads"].as<std::string>());
+  const double max_rows = parse_limit(r["max-rows"].as<std::string>(), "max-rows");
+  // Rows: one per point of the shard (those resumed included), refused or announced up front.
+  announce_rows("ringsim sweep", static_cast<double>(opt.shard.points(grid.size())), 400, max_rows);
   ProgressBar bar("rows");
   opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
   const auto sum = planning::run_sweep_to_file(grid, catalog, r["output"].as<std::string>(), r.count("resume") > 0, opt);

@@ -37,12 +37,11 @@ int run_validate(int argc, char** argv) {
   auto args = parse_scenario_args(a);
   ValidateOptions opt;
   opt.dtype = one_of(a, "dtype", {"bf16", "fp16"}) == "bf16" ? kernels::cuda::DType::BF16 : kernels::cuda::DType::FP16;
-  opt.repeats = static_cast<int>(models::parse_positive_int(a["repeats"].as<std::string>(), "repeats"));
-  const auto warmup = models::parse_int(a["warmup"].as<std::string>(), "warmup");
-  if (warmup < 0) throw InputError({}, 0, "warmup", "expected a non-negative integer");
+  opt.repeats = static_cast<int>(models::parse_int_in(a["repeats"].as<std::string>(), "repeats", 1, 1000000));
+  const auto warmup = models::parse_int_in(a["warmup"].as<std::string>(), "warmup", 0, 1000000);
   opt.warmup = static_cast<int>(warmup);
   opt.seed = args.base.seed;
-  const auto device = models::parse_int(a["device"].as<std::string>(), "device");
+  const auto device = models::parse_int_in(a["device"].as<std::string>(), "device", 0, 4096);
   const models::Catalog catalog;
   // What runs here is ringsim's own kernel: its predictions are ringsim-tiles' unless asked otherwise.
   if (args.base.impl.empty() && args.base.profile.empty()) args.base.impl = "ringsim-tiles";

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include <QApplication>
+#include <QBuffer>
 #include <QChartView>
 #include <QComboBox>
 #include <QDir>
@@ -27,6 +28,7 @@
 #include "gui/heatmap_widget.hpp"
 #include "gui/matrix_view.hpp"
 #include "gui/timeline_widget.hpp"
+#include "io/output_file.hpp"
 #include "models/error.hpp"
 
 namespace ringsim::gui {
@@ -333,18 +335,29 @@ QWidget* MainWindow::current_view() const {
 }
 
 bool MainWindow::export_widget(QWidget* widget, const QString& path) {
+  // Rendered in memory, then written through io (complete or absent, never through a link).
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
   if (path.endsWith(".svg", Qt::CaseInsensitive)) {
     QSvgGenerator gen;
-    gen.setFileName(path);
+    gen.setOutputDevice(&buffer);
     gen.setSize(widget->size());
     gen.setViewBox(widget->rect());
     gen.setTitle("ringsim");
     QPainter p;
     if (!p.begin(&gen)) return false;
     widget->render(&p);
-    return p.end();
+    if (!p.end()) return false;
+  } else if (!widget->grab().save(&buffer, "PNG")) {
+    return false;
   }
-  return widget->grab().save(path, "PNG");
+  try {
+    io::write_output(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  } catch (const io::OutputError&) {
+    return false;
+  }
+  return true;
 }
 
 QStringList MainWindow::export_all(const QString& dir) {

@@ -1,12 +1,11 @@
 #include "gui/scenario_file.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
+#include "io/output_file.hpp"
 #include "models/error.hpp"
+#include "models/input_file.hpp"
+#include "models/json_fields.hpp"
 
 namespace ringsim::gui {
 
@@ -32,12 +31,7 @@ std::string scenario_to_json(const GuiScenario& s) {
 }
 
 GuiScenario scenario_from_json(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(file, 0, {}, std::string("malformed JSON: ") + e.what());
-  }
+  const json j = models::parse_json_text(text, file);
   if (!j.is_object()) throw InputError(file, 0, {}, "expected a JSON object");
   GuiScenario s;
   auto str = [&](const char* key, std::string& out) {
@@ -79,22 +73,16 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
 }
 
 GuiScenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, {}, "cannot open the scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return scenario_from_json(ss.str(), path);
+  models::InputFile in(path, {}, "scenario file", models::kMaxConfigFileBytes);
+  return scenario_from_json(in.read_all(), path);
 }
 
 void save_scenario(const GuiScenario& s, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw InputError(path, 0, {}, "cannot write the scenario file");
-    out << scenario_to_json(s);
-    if (!out.flush()) throw InputError(path, 0, {}, "cannot write the scenario file");
+  try {
+    io::write_output(path, scenario_to_json(s));
+  } catch (const io::OutputError& e) {
+    throw InputError(path, 0, {}, std::string("cannot write the scenario file: ") + e.what());
   }
-  std::filesystem::rename(tmp, path);
 }
 
 }  // namespace ringsim::gui

@@ -61,16 +61,35 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
   }
 }
 
+// The round's blocks as the workload counts them, timed through the implementation's kernel family.
+RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, std::int64_t round) {
+  RingRoundWork w;
+  const AttentionCost& attention = *rs.attention;
+  for_each_round_block(rs, prog, round, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
+    const RoundCost c = attention.block(rs, q, k, b);
+    w.fwd_max_s = std::max(w.fwd_max_s, c.fwd_s);
+    w.bwd_max_s = std::max(w.bwd_max_s, c.bwd_s);
+    w.fwd_sum_s += c.fwd_s * static_cast<double>(count);
+    w.bwd_sum_s += c.bwd_s * static_cast<double>(count);
+    w.max_area = std::max(w.max_area, b.visited_area);
+    w.sum_area += b.visited_area * count;
+    w.sum_allowed += b.allowed_pairs * count;
+  });
+  return w;
+}
+
 // One layer of the program's ring stage, lock-step: each round lasts as long as its busiest
 // device or its transfer, whichever the overlap lets through.
 struct RingPass {
   double fwd_s = 0, bwd_s = 0, fwd_exposed = 0, bwd_exposed = 0;
   double busiest_fwd = 0, mean_fwd = 0, busiest_bwd = 0, mean_bwd = 0;
   double imbalance_sum = 0, area_frac_sum = 0, useful_layer = 0;
-  std::vector<RoundTime> rounds;
+  std::int64_t rounds_run = 0;
+  std::vector<RoundTime> rounds;  // when asked for
 };
 
-RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
+RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<RingRoundWork(std::int64_t)> round_work,
+                   bool per_round) {
   const ResolvedScenario& rs = s.ring_scenario();
   const auto& w = *rs.workload;
   const auto& cost = *s.cost;
@@ -81,6 +100,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
   const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
   const bool inter = double_ring ? hops.inner_inter : (prog.rings.stride == 1 ? s.ring_crosses_nodes() : hops.inner_inter);
   RingPass r;
+  r.rounds_run = n;
 
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
   const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
@@ -93,24 +113,14 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
   const double t_outer_dkv = double_ring ? cost.transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
 
   const double block_area = static_cast<double>(rs.layout->block()) * static_cast<double>(rs.layout->block());
-  r.rounds.reserve(static_cast<std::size_t>(n));
-  const AttentionCost& attention = *rs.attention;
+  if (per_round) r.rounds.reserve(static_cast<std::size_t>(n));
   double window_f = 0, window_b = 0;  // double ring: the current window's inner rounds
   for (std::int64_t i = 0; i < n; ++i) {
-    // One visit of the round's blocks gives the busiest device's compute (what a lock-step
-    // round waits for), the mean, and the areas behind the imbalance figure.
-    double comp_f = 0, comp_b = 0, fwd_sum = 0, bwd_sum = 0;
-    std::int64_t max_area = 0, sum_area = 0, sum_allowed = 0;
-    for_each_round_block(rs, prog, i, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
-      const RoundCost c = attention.block(rs, q, k, b);
-      comp_f = std::max(comp_f, c.fwd_s);
-      comp_b = std::max(comp_b, c.bwd_s);
-      fwd_sum += c.fwd_s * static_cast<double>(count);
-      bwd_sum += c.bwd_s * static_cast<double>(count);
-      max_area = std::max(max_area, b.visited_area);
-      sum_area += b.visited_area * count;
-      sum_allowed += b.allowed_pairs * count;
-    });
+    // The busiest device's compute (what a lock-step round waits for), the mean, and the
+    // areas behind the imbalance figure.
+    const RingRoundWork rw = round_work(i);
+    const double comp_f = rw.fwd_max_s, comp_b = rw.bwd_max_s, fwd_sum = rw.fwd_sum_s, bwd_sum = rw.bwd_sum_s;
+    const std::int64_t max_area = rw.max_area, sum_area = rw.sum_area, sum_allowed = rw.sum_allowed;
     const bool last = i + 1 == n;
     double round_f = 0, round_b = 0;
     if (!double_ring) {
@@ -128,7 +138,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
         round_b = round_overhead + (proto.backward == BackwardMessages::Concurrent ? comp_b : cost.overlapped_s(comp_b, tb)) + t_home;
       else
         round_b = round_overhead + cost.overlapped_s(comp_b, tb);
-      r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
+      if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
       r.fwd_s += round_f;
       r.bwd_s += round_b;
     } else {
@@ -144,7 +154,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
       round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last_step && wsz > 1 ? t_dkv : 0.0);
       window_f += round_f;
       window_b += round_b;
-      r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), t_in_kv, round_f});
+      if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), t_in_kv, round_f});
       if (last_step) {
         const bool more = win + 1 < windows;
         const double wf = cost.overlapped_s(window_f, more ? t_outer_kv : 0.0);
@@ -152,7 +162,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog) {
         r.fwd_s += wf;
         r.bwd_s += wb;
         // The outer transfer shows up in the window's last round.
-        r.rounds.back().round_s += wf - window_f;
+        if (per_round) r.rounds.back().round_s += wf - window_f;
         window_f = window_b = 0;
       }
     }
@@ -270,7 +280,52 @@ std::string why(const Prediction& p) {
   return "compute-bound (projections and MLP " + std::to_string(pct(p.other_compute_s)) + "% of the step)";
 }
 
+StepRest step_rest(const ResolvedScenario& s) {
+  const auto& cost = *s.cost;
+  const auto& m = s.model;
+  const double layers = static_cast<double>(m.layers);
+  StepRest r;
+  StepShape shape;
+  shape.tokens = s.layout->block();
+  shape.batch = s.spec.batch;
+  shape.mp = s.spec.mp;
+  shape.recompute = s.profile.recompute;
+  // mp groups sit inside a node while they fit there.
+  const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
+  thread_local std::vector<Op> ops;  // a sweep predicts many scenarios: one buffer per thread
+  step_ops(m, shape, ops);
+  for (const Op& op : ops) {
+    const double reps = op.per_layer ? layers : 1.0;
+    const double t = cost.op_s(op, mp_inter) * reps;
+    if (op.kind == OpKind::Collective)
+      r.collective_s += t;
+    else
+      r.other_compute_s += t;
+    if (op.kind == OpKind::Matmul && op.phase != Phase::Recompute) r.matmul_flops += op.flops * reps;
+  }
+  // Memory per device (models/memory.hpp): model states sharded over sp, the profile's
+  // recomputation, the ring's K/V buffers and the strategy's own (gathered K/V, Ulysses' tensors).
+  const MemoryEstimate mem = estimate_memory(s, MemoryOptions::from_profile(s));
+  r.memory_bytes = mem.total_bytes;
+  r.fits_memory = mem.fits;
+  return r;
+}
+
 Prediction predict(const ResolvedScenario& s) {
+  const Program& prog = *s.program;
+  std::vector<TableCost> tables;
+  tables.reserve(prog.compute.size());
+  for (const auto& t : prog.compute) tables.push_back(table_cost(s, t));
+  std::int64_t table_pairs = 0;
+  if (!prog.compute.empty())
+    for (const auto x : prog.compute.front().pairs) table_pairs += x;
+  const ResolvedScenario& rs = s.ring_scenario();
+  const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round); };
+  const AttentionWork work{round_work, &tables, table_pairs};
+  return predict(s, work, step_rest(s), true);
+}
+
+Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const StepRest& rest, bool per_round) {
   const auto& cost = *s.cost;
   const auto& m = s.model;
   const Program& prog = *s.program;
@@ -278,10 +333,9 @@ Prediction predict(const ResolvedScenario& s) {
   Prediction p;
 
   RingPass ring;
-  if (prog.has_ring()) ring = ring_pass(s, prog);
-  std::vector<TableCost> tables;
-  tables.reserve(prog.compute.size());
-  for (const auto& t : prog.compute) tables.push_back(table_cost(s, t));
+  if (prog.has_ring()) ring = ring_pass(s, prog, work.ring_round, per_round);
+  static const std::vector<TableCost> no_tables;
+  const auto& tables = work.tables ? *work.tables : no_tables;
   const PassTotals fwd = run_pass(s, prog.fwd, tables, ring, false);
   const PassTotals bwd = run_pass(s, prog.bwd, tables, ring, true);
   double fwd_layer = fwd.time_s, bwd_layer = bwd.time_s;
@@ -301,29 +355,12 @@ Prediction predict(const ResolvedScenario& s) {
   // Imbalance: the ring's per-round busiest / mean area, averaged over rounds; for stages of
   // local compute the busiest device's compute over the mean.
   if (prog.kind == StrategyKind::Ring || prog.kind == StrategyKind::DoubleRing)
-    p.imbalance = p.rounds_fwd.empty() ? 1.0 : ring.imbalance_sum / static_cast<double>(p.rounds_fwd.size());
+    p.imbalance = ring.rounds_run == 0 ? 1.0 : ring.imbalance_sum / static_cast<double>(ring.rounds_run);
   else
     p.imbalance = fwd.mean > 0 ? fwd.busiest / fwd.mean : 1.0;
 
-  StepShape shape;
-  shape.tokens = s.layout->block();
-  shape.batch = s.spec.batch;
-  shape.mp = s.spec.mp;
-  shape.recompute = s.profile.recompute;
-  // mp groups sit inside a node while they fit there.
-  const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
-  double matmul_flops = 0;
-  thread_local std::vector<Op> ops;  // a sweep predicts many scenarios: one buffer per thread
-  step_ops(m, shape, ops);
-  for (const Op& op : ops) {
-    const double reps = op.per_layer ? layers : 1.0;
-    const double t = cost.op_s(op, mp_inter) * reps;
-    if (op.kind == OpKind::Collective)
-      p.collective_s += t;
-    else
-      p.other_compute_s += t;
-    if (op.kind == OpKind::Matmul && op.phase != Phase::Recompute) matmul_flops += op.flops * reps;
-  }
+  p.other_compute_s = rest.other_compute_s;
+  p.collective_s = rest.collective_s;
   p.step_s = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
   const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);
   // Every device of the mp x sp mesh works on the same sequence(s).
@@ -331,31 +368,25 @@ Prediction predict(const ResolvedScenario& s) {
   // Useful attention FLOPs per device: allowed pairs, forward + standard 2x backward.
   double useful_layer = ring.useful_layer;
   if (!prog.has_ring()) {
-    std::int64_t pairs = 0;
-    for (const auto x : prog.compute.front().pairs) pairs += x;
     BlockStats all;
-    all.allowed_pairs = pairs;
+    all.allowed_pairs = work.table_pairs;
     // A table's pairs are one head's, summed over ranks: all-gather ranks split the pairs,
     // Ulysses ranks each take every pair for sp-th of the heads. Per device, either way, the
     // mask's pairs / sp with all the device's heads (CostModel counts heads / mp).
     const double split = s.strategy.kind == StrategyKind::Ulysses ? static_cast<double>(s.spec.sp) : 1.0;
     useful_layer = cost.attention_useful_fwd_flops(all) / static_cast<double>(s.spec.sp) / split;
   }
-  p.model_flops = matmul_flops + 3 * useful_layer * layers;
+  p.model_flops = rest.matmul_flops + 3 * useful_layer * layers;
   p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
-
-  // Memory per device (models/memory.hpp): model states sharded over sp, the profile's
-  // recomputation, the ring's K/V buffers and the strategy's own (gathered K/V, Ulysses' tensors).
-  const MemoryEstimate mem = estimate_memory(s, MemoryOptions::from_profile(s));
-  p.memory_bytes = mem.total_bytes;
-  p.fits_memory = mem.fits;
+  p.memory_bytes = rest.memory_bytes;
+  p.fits_memory = rest.fits_memory;
 
   // Hide threshold (rings): the forward compute per round grows as f c^2 (f: the busiest
   // device's visited fraction of the block, averaged over rounds) and the transfer as
   // L + beta c; solve f a c^2 = L + beta c for the smallest c (a: seconds per pair of a full block).
-  if (prog.has_ring() && !p.rounds_fwd.empty()) {
+  if (prog.has_ring() && ring.rounds_run > 0) {
     const bool inter = s.ring_crosses_nodes();
-    const double frac = ring.area_frac_sum / static_cast<double>(p.rounds_fwd.size());
+    const double frac = ring.area_frac_sum / static_cast<double>(ring.rounds_run);
     const auto& rcost = *s.ring_scenario().cost;
     BlockStats one_pair;
     one_pair.visited_area = 1;

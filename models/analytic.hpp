@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/function_ref.hpp"
+#include "models/program.hpp"
 #include "models/scenario.hpp"
 
 namespace ringsim::models {
@@ -51,6 +53,40 @@ struct Prediction {
 [[nodiscard]] std::string why(const Prediction& p);
 
 [[nodiscard]] Prediction predict(const ResolvedScenario& s);
+
+// The same model with the attention's work supplied by the caller (planning over many packed
+// batches of one configuration counts it per document: models/document_work.hpp), in two
+// parts: what the attention's work changes, and the rest of the step, computed once.
+//
+// One round of the program's ring stage over its positions: the busiest position's compute
+// (what a lock-step round waits for), the sum over positions, and the counts behind the
+// imbalance and MFU figures (visited area, allowed pairs).
+struct RingRoundWork {
+  double fwd_max_s = 0, bwd_max_s = 0;
+  double fwd_sum_s = 0, bwd_sum_s = 0;
+  std::int64_t max_area = 0, sum_area = 0, sum_allowed = 0;
+};
+// The work of one layer: each round of the ring stage (when the program has one), each compute
+// table's seconds per rank (in Program::compute's order), and the allowed pairs of the first
+// compute table summed over its ranks (one head and sequence; the useful FLOPs without a ring).
+struct AttentionWork {
+  FunctionRef<RingRoundWork(std::int64_t round)> ring_round;
+  const std::vector<TableCost>* tables = nullptr;
+  std::int64_t table_pairs = 0;
+};
+// What the step spends outside attention (projections, MLP, LM head, element-wise ops,
+// recomputation; tensor-parallel all-reduces) and the memory estimate: the same for any work.
+struct StepRest {
+  double other_compute_s = 0;
+  double collective_s = 0;
+  double matmul_flops = 0;  // useful matmul FLOPs of the step on one device
+  double memory_bytes = 0;
+  bool fits_memory = true;
+};
+[[nodiscard]] StepRest step_rest(const ResolvedScenario& s);
+// The work's round-by-round ring detail (Prediction::rounds_fwd) only when per_round is set.
+[[nodiscard]] Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const StepRest& rest,
+                                 bool per_round = true);
 
 // The Striped Attention paper's Theoretical Maximum Speedup of striped over ring: all matmul
 // FLOPs of a training step on one device, transfers free, element-level skipping, attention

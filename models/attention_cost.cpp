@@ -20,6 +20,10 @@ namespace {
 class BlockwiseCost final : public AttentionCost {
  public:
   [[nodiscard]] std::string_view family() const noexcept override { return "blockwise"; }
+  // CostModel's tile time is linear in the tile counts and areas of a block with visited tiles;
+  // the per-round reshape term (round_memory_s) is one per call, which the packed model times
+  // once per (position, round) block as predict does.
+  [[nodiscard]] bool additive() const noexcept override { return true; }
   [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t, std::int64_t,
                                 const BlockStats& b) const override {
     // Each round also reshapes the whole block (Profile::round_bytes_per_element), whatever it visits.
@@ -219,7 +223,6 @@ class ScfaCost final : public AttentionCost {
                          static_cast<double>(s.cost->heads_per_device() * s.spec.batch);
     return {s.cost->attention_fwd_s(b) * scale, s.cost->attention_bwd_s(b) * scale, b.tiles_visited * c.batch};
   }
-
  private:
   static void add_scans(const ResolvedScenario& s, const BlockStats& b, std::int64_t batch, RoundCost& r) {
     const auto& hw = s.hardware;

@@ -52,6 +52,10 @@ class AttentionCost {
   // One kernel call on one device, whatever the strategy that issues it (all-gather, Ulysses,
   // a ring library's per-step calls), with the scenario's head dim, precision and profile.
   [[nodiscard]] virtual RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const = 0;
+  // Whether the time of several blocks with work is the time of one block of their summed counts
+  // (a family linear in the counts). Planning over many packed batches (models/packed_model.hpp)
+  // times a round's or a rank's work from its sums and needs it.
+  [[nodiscard]] virtual bool additive() const noexcept { return false; }
 };
 
 // The kernel family named by an implementation; InputError (field "kernel") naming the known ones.

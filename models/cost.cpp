@@ -77,7 +77,7 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   p.name = f.string("name");
   p.hardware = f.string_or("hardware", p.hardware);
   p.implementation = f.string_or("implementation", p.implementation);
-  if (auto v = f.optional_number("version")) p.version = static_cast<std::int64_t>(*v);
+  p.version = f.integer_or("version", 1, std::int64_t{1} << 20, p.version);
   if (f.find("provenance")) {
     p.provenance.calibrated = f.boolean_or("provenance.calibrated", false);
     p.provenance.method = f.string_or("provenance.method", "");
@@ -123,8 +123,8 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   num("sparse_prep_bytes_per_element", p.sparse_prep_bytes_per_element);
   num("hash_sort_bytes_per_token", p.hash_sort_bytes_per_token);
   if (const auto* v = f.find("link_latency_s"); v && !v->is_null()) p.link_latency_s = f.number("link_latency_s");
-  if (auto v = f.optional_number("kv_wire_bytes")) p.kv_wire_bytes = static_cast<std::int64_t>(*v);
-  if (auto v = f.optional_number("dkv_wire_bytes")) p.dkv_wire_bytes = static_cast<std::int64_t>(*v);
+  p.kv_wire_bytes = f.integer_or("kv_wire_bytes", 1, 8, p.kv_wire_bytes);
+  p.dkv_wire_bytes = f.integer_or("dkv_wire_bytes", 1, 8, p.dkv_wire_bytes);
   p.recompute = f.boolean_or("recompute", p.recompute);
   if (const auto* u = f.find("uncertainty")) {
     if (!u->is_object()) throw InputError(file, 0, "uncertainty", "expected an object");
@@ -167,8 +167,8 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
     p.uncertainty = std::move(un);
   }
   if (f.find("default_tile")) {
-    p.default_tile.q = static_cast<std::int64_t>(f.number("default_tile.q"));
-    p.default_tile.k = static_cast<std::int64_t>(f.number("default_tile.k"));
+    p.default_tile.q = f.integer("default_tile.q", 1, std::int64_t{1} << 20);
+    p.default_tile.k = f.integer("default_tile.k", 1, std::int64_t{1} << 20);
   }
   p.validate(file);
   return p;
@@ -206,8 +206,10 @@ void Profile::validate(const std::string& file) const {
   if (attention_efficiency * sparse_kernel_efficiency > 1)
     throw InputError(file, 0, "sparse_kernel_efficiency",
                      "attention_efficiency x sparse_kernel_efficiency exceeds 1 (faster than peak)");
-  in("kv_wire_bytes", static_cast<double>(kv_wire_bytes), 1, 8);
-  in("dkv_wire_bytes", static_cast<double>(dkv_wire_bytes), 1, 8);
+  // Wire dtypes: fp8/int8, bf16/fp16, fp32.
+  for (const auto& [key, bytes] : {std::pair{"kv_wire_bytes", kv_wire_bytes}, std::pair{"dkv_wire_bytes", dkv_wire_bytes}})
+    if (bytes != 1 && bytes != 2 && bytes != 4)
+      throw InputError(file, 0, key, "expected 1, 2 or 4 bytes, got " + std::to_string(bytes));
   if (link_latency_s) in("link_latency_s", *link_latency_s, 0, 1);
   if (default_tile.q <= 0 || default_tile.k <= 0) throw InputError(file, 0, "default_tile", "expected positive q and k");
 }

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
 
+#include "models/checked.hpp"
 #include "models/error.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::models {
@@ -20,17 +21,17 @@ constexpr std::int64_t kDefaultPtrrBlock = 128;  // torch's flex_attention Block
 std::string document_family(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
 
 // Lengths of a file: integers separated by commas, whitespace or newlines; '#' starts a
-// comment; the first content line may be a header of words.
+// comment; the first content line may be a header of words. Read through InputFile (a regular
+// file of bounded size and line length).
 Documents read_lengths(const std::string& path, std::int64_t n_seq) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "docs", "cannot open the document lengths file");
+  InputFile in(path, "docs", "document lengths file", kMaxDataFileBytes);
   Documents d;
   d.spec = path;
   std::string line;
-  std::int64_t line_no = 0, sum = 0;
+  std::int64_t sum = 0;
   bool content_seen = false;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (in.next_line(line)) {
+    const std::int64_t line_no = in.line_number();
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::replace(line.begin(), line.end(), ',', ' ');
     std::istringstream ls(line);
@@ -53,13 +54,15 @@ Documents read_lengths(const std::string& path, std::int64_t n_seq) {
         throw InputError(path, line_no, "docs",
                          "document lengths exceed n_seq = " + std::to_string(n_seq) + " (sum so far " +
                              std::to_string(sum) + ", then " + std::to_string(v) + ")");
+      if (static_cast<std::int64_t>(d.lengths.size()) >= kMaxDocuments)
+        throw InputError(path, line_no, "docs", "more than " + std::to_string(kMaxDocuments) + " documents");
       sum += v;
       d.lengths.push_back(v);
     }
   }
   if (d.lengths.empty()) throw InputError(path, 0, "docs", "no document lengths in the file");
   if (sum != n_seq)
-    throw InputError(path, line_no, "docs",
+    throw InputError(path, in.line_number(), "docs",
                      "document lengths sum to " + std::to_string(sum) + ", expected n_seq = " + std::to_string(n_seq));
   return d;
 }
@@ -93,23 +96,36 @@ std::int64_t Documents::causal_pairs() const noexcept {
   return p;
 }
 
-Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
-                               std::int64_t n_seq) {
+LognormalDraws::LognormalDraws(double mean, double sigma, std::uint64_t seed)
+    : mu_(0), sigma_(sigma), rng_(seed) {
   if (!(mean >= 1) || !std::isfinite(mean)) throw InputError({}, 0, "docs", "lognormal MEAN must be >= 1 token");
   if (!(sigma >= 0) || sigma > 10) throw InputError({}, 0, "docs", "lognormal SIGMA must be in [0, 10]");
+  mu_ = std::log(mean) - sigma * sigma / 2;  // E[exp(N(mu, sigma^2))] = mean
+}
+
+double LognormalDraws::next() {
+  // Box-Muller on the fixed uniform stream.
+  const double z = std::sqrt(-2 * std::log(uniform01(rng_))) * std::cos(6.283185307179586 * uniform01(rng_));
+  return std::exp(mu_ + sigma_ * z);
+}
+
+Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
+                               std::int64_t n_seq) {
+  LognormalDraws draws(mean, sigma, seed);
   if (quantum < 1) throw InputError({}, 0, "docs", "lognormal Q must be a positive integer");
   if (n_seq % quantum != 0)
     throw InputError({}, 0, "docs",
                      "n_seq = " + std::to_string(n_seq) + " is not a multiple of the length quantum Q = " +
                          std::to_string(quantum));
   Documents d;
-  std::mt19937_64 rng(seed);
-  const double mu = std::log(mean) - sigma * sigma / 2;  // E[exp(N(mu, sigma^2))] = mean
   std::int64_t left = n_seq;
   while (left > 0) {
-    // Box-Muller on the fixed uniform stream.
-    const double z = std::sqrt(-2 * std::log(uniform01(rng))) * std::cos(6.283185307179586 * uniform01(rng));
-    const double x = std::exp(mu + sigma * z);
+    if (static_cast<std::int64_t>(d.lengths.size()) >= kMaxDocuments)
+      throw InputError({}, 0, "docs",
+                       "lognormal:" + short_number(mean, 4) + ":" + short_number(sigma, 4) + " makes more than " +
+                           std::to_string(kMaxDocuments) + " documents of " + std::to_string(n_seq) +
+                           " tokens; use a larger MEAN or Q, or fewer tokens");
+    const double x = draws.next();
     const double units = std::ceil(std::min(x, static_cast<double>(n_seq)) / static_cast<double>(quantum));
     const std::int64_t len = std::min(left, std::max<std::int64_t>(1, static_cast<std::int64_t>(units)) * quantum);
     d.lengths.push_back(len);
@@ -202,11 +218,12 @@ Layout document_layout(std::string_view spec, const Documents& docs, std::int64_
   if (family == "ptrr") {
     std::int64_t b = kDefaultPtrrBlock;
     if (spec.size() > family.size()) b = parse_positive_int(spec.substr(family.size() + 1), "layout");
-    if (n_seq % (b * n_dev) != 0)
+    std::int64_t dealt = 0;  // b x n_dev, which must divide n_seq
+    if (!mul_fits(b, n_dev, dealt) || dealt > n_seq || n_seq % dealt != 0)
       throw InputError({}, 0, "layout",
                        "ptrr deals blocks of " + std::to_string(b) + " tokens to " + std::to_string(n_dev) +
                            " ranks: n_seq = " + std::to_string(n_seq) + " must be a multiple of " +
-                           std::to_string(b * n_dev));
+                           std::to_string(b) + " x " + std::to_string(n_dev));
     const std::int64_t blocks = n_seq / b;
     // Processing time of query block q: the key blocks it visits under the per-document causal
     // mask, [block of its first token's document start, q] (the union of its rows' ranges is

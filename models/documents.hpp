@@ -21,6 +21,7 @@
 //                         the key blocks they visit, dealt round-robin in snake order
 // With documents, contiguous is llama3's varlen split and striped deals tokens round-robin.
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@
 #include "models/layout.hpp"
 
 namespace ringsim::models {
+
+// Documents of one packed batch at most: the lengths, starts and per-document kernel calls stay
+// within memory, and generating them within a second or two.
+inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 24;
 
 struct Documents {
   std::string spec;                   // as written
@@ -44,6 +49,20 @@ struct Documents {
   [[nodiscard]] static Documents parse(std::string_view spec, std::int64_t n_seq);
   [[nodiscard]] static Documents lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
                                            std::int64_t n_seq);
+};
+
+// Log-normal draws of mean `mean` and log-space deviation `sigma` from the standardised
+// mt19937_64 stream (its output is fixed by the standard, distributions are not; Box-Muller on
+// 53-bit uniforms), so a seed gives the same lengths everywhere.
+class LognormalDraws {
+ public:
+  // InputError (field "docs") unless mean >= 1 and 0 <= sigma <= 10.
+  LognormalDraws(double mean, double sigma, std::uint64_t seed);
+  [[nodiscard]] double next();
+
+ private:
+  double mu_, sigma_;
+  std::mt19937_64 rng_;
 };
 
 // torch's ptrr_scheduling: tasks sorted by descending time (stable), dealt to n_groups groups

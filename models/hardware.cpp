@@ -1,12 +1,11 @@
 #include "models/hardware.hpp"
 
-#include <cmath>
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/limits.hpp"
+#include "models/names.hpp"
 
 namespace ringsim::models {
 
@@ -45,48 +44,48 @@ double Hardware::peak_flops_per_s(Precision p) const {
 }
 
 Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
+  // Physical ranges far beyond any real part in both directions, so that a typo (a missing
+  // exponent, a sign, a value in the wrong unit) is an error rather than a NaN or an inf
+  // downstream: work / rate and bytes / bandwidth stay finite.
+  constexpr double kMinPeakFlopsPerS = 1e6, kMaxPeakFlopsPerS = 1e19;
+  constexpr double kMinBytes = 1e6, kMaxBytes = 1e15;                // memory of one device
+  constexpr double kMinBytesPerS = 1e3, kMaxBytesPerS = 1e15;        // HBM or link bandwidth
+  constexpr double kMaxLatencyS = 1;
   JsonFields f(j, file);
   Hardware h;
   h.name = f.string("name");
+  try {
+    check_catalog_name(h.name, "name", "hardware");
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
   h.description = f.string_or("description", "");
-  h.kind = f.string_or("kind", "gpu");
-  h.topology = f.string_or("topology", "");
-  h.peak_bf16_per_s = f.optional_sourced("peak_flops_per_s.bf16");
-  h.peak_fp16_per_s = f.optional_sourced("peak_flops_per_s.fp16");
-  h.peak_tf32_per_s = f.optional_sourced("peak_flops_per_s.tf32");
-  h.peak_fp32_per_s = f.optional_sourced("peak_flops_per_s.fp32");
-  h.peak_fp8_per_s = f.optional_sourced("peak_flops_per_s.fp8");
+  h.kind = f.one_of_or("kind", {"gpu", "tpu"}, "gpu");
+  h.topology = f.one_of_or("topology", {"nvswitch", "infinity-fabric", "torus2d", "torus3d"}, "");
+  h.peak_bf16_per_s = f.optional_sourced_in("peak_flops_per_s.bf16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp16_per_s = f.optional_sourced_in("peak_flops_per_s.fp16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_tf32_per_s = f.optional_sourced_in("peak_flops_per_s.tf32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp32_per_s = f.optional_sourced_in("peak_flops_per_s.fp32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp8_per_s = f.optional_sourced_in("peak_flops_per_s.fp8", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
   if (!h.peak_bf16_per_s && !h.peak_fp16_per_s && !h.peak_fp32_per_s)
     throw InputError(file, 0, "peak_flops_per_s", "needs at least one of bf16, fp16, fp32");
-  h.hbm_bytes = f.positive_sourced("hbm_bytes");
-  h.hbm_bandwidth_bytes_per_s = f.positive_sourced("hbm_bandwidth_bytes_per_s");
-  h.devices_per_node = static_cast<std::int64_t>(f.positive_sourced("intra_node.devices_per_node"));
-  h.intra_link_bandwidth_bytes_per_s = f.positive_sourced("intra_node.link_bandwidth_bytes_per_s_per_direction");
-  h.intra_link_latency_s = f.non_negative_sourced("intra_node.latency_s");
-  h.inter_node_bandwidth_bytes_per_s = f.positive_sourced("inter_node.bandwidth_bytes_per_s_per_device");
-  h.inter_node_latency_s = f.non_negative_sourced("inter_node.latency_s");
-  if (const auto w = f.optional_sourced("matrix_unit_width")) {
-    if (*w < 1 || *w != std::floor(*w))
-      throw InputError(file, 0, "matrix_unit_width", "expected a positive integer");
-    h.matrix_unit_width = static_cast<std::int64_t>(*w);
-  }
+  h.hbm_bytes = f.sourced_in("hbm_bytes", kMinBytes, kMaxBytes);
+  h.hbm_bandwidth_bytes_per_s = f.sourced_in("hbm_bandwidth_bytes_per_s", kMinBytesPerS, kMaxBytesPerS);
+  h.devices_per_node = f.count_sourced("intra_node.devices_per_node", 1, kMaxDevices);
+  h.intra_link_bandwidth_bytes_per_s =
+      f.sourced_in("intra_node.link_bandwidth_bytes_per_s_per_direction", kMinBytesPerS, kMaxBytesPerS);
+  h.intra_link_latency_s = f.sourced_in("intra_node.latency_s", 0, kMaxLatencyS);
+  h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
+  h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
+  if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
   if (f.find("compute_units")) {
-    auto count = [&](const char* key) {
-      const double v = f.positive_sourced(std::string("compute_units.") + key);
-      if (v != std::floor(v) || v > 1e9)
-        throw InputError(file, 0, std::string("compute_units.") + key, "expected a positive integer");
-      return static_cast<std::int64_t>(v);
-    };
-    h.sm_count = count("sm_count");
-    h.sm_clock_hz = f.positive_sourced("compute_units.sm_clock_hz");
-    h.sfu_ops_per_clock_per_sm = f.positive_sourced("compute_units.sfu_ops_per_clock_per_sm");
-    h.shared_memory_per_sm_bytes = count("shared_memory_per_sm_bytes");
-    h.registers_per_sm = count("registers_per_sm");
-    if (const auto lat = f.optional_sourced("compute_units.memory_latency_s")) {
-      if (!(*lat > 0 && *lat < 1e-3))
-        throw InputError(file, 0, "compute_units.memory_latency_s", "expected a latency in (0, 1 ms)");
-      h.memory_latency_s = *lat;
-    }
+    // Counts of the kernel-time model (models/kernel_time): integers in a physical range.
+    h.sm_count = f.count_sourced("compute_units.sm_count", 1, 1 << 20);
+    h.sm_clock_hz = f.sourced_in("compute_units.sm_clock_hz", 1e6, 1e11);
+    h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
+    h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);
+    h.registers_per_sm = f.count_sourced("compute_units.registers_per_sm", 1, std::int64_t{1} << 40);
+    if (const auto lat = f.optional_sourced_in("compute_units.memory_latency_s", 1e-12, 1e-3)) h.memory_latency_s = *lat;
   }
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])

@@ -1,26 +1,54 @@
 #include "models/json_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <limits>
+#include <vector>
 
 #include "models/error.hpp"
+#include "models/input_file.hpp"
+#include "models/parse.hpp"
 
 namespace ringsim::models {
+namespace {
+std::string num(double v) { return short_number(v); }
+}  // namespace
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, {}, "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  InputFile in(path, {}, "JSON file", kMaxConfigFileBytes);
+  return parse_json_text(in.read_all(), path);
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& file) {
+  // Keys seen in each open object, to refuse duplicates (the parser would keep the last one
+  // silently), and the nesting depth (configs are a few levels deep).
+  std::vector<std::vector<std::string>> keys;
+  const auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth > 64) throw InputError(file, 0, {}, "JSON nested deeper than 64 levels");
+    if (event == E::object_start) keys.emplace_back();
+    if (event == E::object_end && !keys.empty()) keys.pop_back();
+    if (event == E::key && !keys.empty()) {
+      const auto& k = parsed.get_ref<const std::string&>();
+      auto& seen = keys.back();
+      if (std::find(seen.begin(), seen.end(), k) != seen.end())
+        throw InputError(file, 0, k, "duplicated key in a JSON object");
+      seen.push_back(k);
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, check);
   } catch (const nlohmann::json::parse_error& e) {
     // Turn the byte offset into a line number so the message points at the mistake.
     const auto upto = std::min<std::size_t>(e.byte, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
-    throw InputError(path, line, {}, "malformed JSON: " + std::string(e.what()));
+    throw InputError(file, line, {}, "malformed JSON: " + std::string(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406: a number the parser cannot hold (1e400).
+    std::string what = e.what();
+    if (const auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw InputError(file, 0, {}, "malformed JSON: " + what);
   }
 }
 
@@ -107,6 +135,79 @@ double JsonFields::non_negative_sourced(std::string_view path) const {
   if (!v) throw InputError(file_, 0, std::string(path), "missing required figure");
   if (*v < 0) throw InputError(file_, 0, std::string(path), "expected a value >= 0");
   return *v;
+}
+
+std::optional<double> JsonFields::optional_sourced_in(std::string_view path, double lo, double hi) const {
+  const auto v = optional_sourced(path);
+  if (v && !(*v >= lo && *v <= hi))
+    throw InputError(file_, 0, std::string(path), "expected a value in [" + num(lo) + ", " + num(hi) + "], got " + num(*v));
+  return v;
+}
+
+double JsonFields::sourced_in(std::string_view path, double lo, double hi) const {
+  const auto v = optional_sourced_in(path, lo, hi);
+  if (!v) throw InputError(file_, 0, std::string(path), "missing required figure");
+  return *v;
+}
+
+std::int64_t JsonFields::integer_value(const nlohmann::json& v, const std::string& path, std::int64_t lo,
+                                       std::int64_t hi) const {
+  // Appended in steps: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  std::string range = "[";
+  range.append(std::to_string(lo)).append(", ").append(std::to_string(hi)).append("]");
+  const auto bad = [&](const std::string& got) {
+    throw InputError(file_, 0, path, "expected an integer in " + range + ", got " + got);
+  };
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi) || static_cast<std::int64_t>(u) < lo) bad(std::to_string(u));
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i < lo || i > hi) bad(std::to_string(i));
+    return i;
+  }
+  if (v.is_number_float()) {
+    // 4.0 or 1e3 is a whole number written as a float; 4.5 is not a count.
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+      bad(num(d));
+    return static_cast<std::int64_t>(d);
+  }
+  throw InputError(file_, 0, path, "expected an integer in " + range + ", got a " + v.type_name());
+}
+
+std::int64_t JsonFields::count_sourced(std::string_view path, std::int64_t lo, std::int64_t hi) const {
+  const auto* v = find(path);
+  if (!v) throw InputError(file_, 0, std::string(path), "missing required figure");
+  (void)optional_sourced(path);  // the {"value", "source"} shape and its source
+  const auto& val = (*v)["value"];
+  if (val.is_null()) throw InputError(file_, 0, std::string(path), "missing required figure");
+  return integer_value(val, std::string(path), lo, hi);
+}
+
+std::int64_t JsonFields::integer(std::string_view path, std::int64_t lo, std::int64_t hi) const {
+  return integer_value(require(path), std::string(path), lo, hi);
+}
+
+std::int64_t JsonFields::integer_or(std::string_view path, std::int64_t lo, std::int64_t hi, std::int64_t fallback) const {
+  const auto* v = find(path);
+  return v ? integer_value(*v, std::string(path), lo, hi) : fallback;
+}
+
+std::string JsonFields::one_of_or(std::string_view path, std::initializer_list<std::string_view> choices,
+                                  std::string fallback) const {
+  const auto* v = find(path);
+  if (!v) return fallback;
+  std::string list;
+  for (const auto c : choices) list += (list.empty() ? "" : ", ") + std::string(c);
+  if (!v->is_string()) throw InputError(file_, 0, std::string(path), "expected one of " + list);
+  const auto& s = v->get_ref<const std::string&>();
+  for (const auto c : choices)
+    if (s == c) return s;
+  std::string shown = s.substr(0, 40);
+  throw InputError(file_, 0, std::string(path), "expected one of " + list + ", got '" + shown + "'");
 }
 
 }  // namespace ringsim::models

@@ -108,7 +108,8 @@ Layout Layout::parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_d
   }
   if (spec.starts_with("perm:")) {
     const std::string file(spec.substr(5));
-    const auto items = read_int_list(file, "token", "permutation file");
+    // One token per position: a longer file is refused before it is read to the end.
+    const auto items = read_int_list(file, "token", "permutation file", n_seq);
     if (static_cast<std::int64_t>(items.size()) != n_seq)
       throw InputError(file, items.empty() ? 0 : items.back().line, "layout",
                        "permutation lists " + std::to_string(items.size()) + " tokens, expected n_seq = " +
@@ -246,6 +247,30 @@ std::vector<std::int64_t> Layout::positions(std::int64_t d) const {
   std::vector<std::int64_t> p(static_cast<std::size_t>(block_));
   for (std::int64_t l = 0; l < block_; ++l) p[static_cast<std::size_t>(l)] = token(d, l);
   return p;
+}
+
+std::int64_t Layout::max_segments(std::int64_t len) const noexcept {
+  switch (kind_) {
+    case LayoutKind::Contiguous:
+    case LayoutKind::Striped: return 1;
+    case LayoutKind::Zigzag: return 2;
+    // Two partial stripes, and whole stripes as stripes or as columns, whichever is fewer.
+    case LayoutKind::BlockCyclic: return std::min(len / width_ + 1, width_) + 2;
+    case LayoutKind::Permutation: return std::max<std::int64_t>(len, 1);
+  }
+  return len;
+}
+
+std::int64_t Layout::max_span(std::int64_t len) const noexcept {
+  switch (kind_) {
+    case LayoutKind::Contiguous: return len;
+    case LayoutKind::Striped: return (len - 1) * n_dev_ + 1;
+    case LayoutKind::BlockCyclic: return (len / width_ + 1) * width_ * n_dev_;
+    // A zigzag range may hold both chunks of a device; a permutation anything.
+    case LayoutKind::Zigzag:
+    case LayoutKind::Permutation: return n_seq_;
+  }
+  return n_seq_;
 }
 
 std::optional<std::int64_t> Layout::device_shift() const noexcept {

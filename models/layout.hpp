@@ -65,6 +65,11 @@ class Layout {
   // as few progressions as the layout allows (at most 2 for contiguous/striped/zigzag).
   void segments(std::int64_t device, std::int64_t lo, std::int64_t hi, std::vector<Progression>& out) const;
   [[nodiscard]] std::vector<std::int64_t> positions(std::int64_t device) const;
+  // Upper bounds over every device and range of `len` consecutive local indices: how many
+  // progressions segments() appends, and last - first position + 1. The size checks
+  // (models/limits.hpp) estimate counting costs from them before counting anything.
+  [[nodiscard]] std::int64_t max_segments(std::int64_t len) const noexcept;
+  [[nodiscard]] std::int64_t max_span(std::int64_t len) const noexcept;
 
   // token(d, l) == token(0, l) + d * shift for every d, l: true for contiguous (shift c),
   // striped (1) and block-cyclic (w). Masks that depend only on q - p then give block counts

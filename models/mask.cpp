@@ -1,6 +1,7 @@
 #include "models/mask.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -104,6 +105,14 @@ class CausalMask final : public Mask {
     return true;
   }
 
+  double count_steps(const Layout& l, TileShape t) const noexcept override {
+    if (!l.monotone()) return Mask::count_steps(l, t);
+    // Two walks over the tiles, then one closed-form count over the blocks' segments.
+    const double c = static_cast<double>(l.block());
+    const double s = static_cast<double>(l.max_segments(l.block()));
+    return std::ceil(c / static_cast<double>(t.q)) + std::ceil(c / static_cast<double>(t.k)) + s * s;
+  }
+
   MaskKind kind() const noexcept override { return MaskKind::Causal; }
   std::string name() const override { return "causal"; }
   bool allowed(std::int64_t q, std::int64_t p, std::int64_t) const noexcept override { return p <= q; }
@@ -130,6 +139,8 @@ class FullMask final : public Mask {
     out = {tiles, tiles, tiles, c * c, c * c, 0, 0};
     return true;
   }
+
+  double count_steps(const Layout&, TileShape) const noexcept override { return 1; }
 
   MaskKind kind() const noexcept override { return MaskKind::Full; }
   std::string name() const override { return "full"; }
@@ -172,7 +183,25 @@ class WindowMask final : public Mask {
 
 class DocumentMask final : public Mask {
  public:
-  DocumentMask(std::vector<std::int64_t> starts, std::int64_t n_seq) : starts_(std::move(starts)), n_seq_(n_seq) {}
+  DocumentMask(std::vector<std::int64_t> starts, std::int64_t n_seq) : starts_(std::move(starts)), n_seq_(n_seq) {
+    min_length_ = n_seq_;
+    for (std::size_t d = 0; d < starts_.size(); ++d)
+      min_length_ = std::min(min_length_, (d + 1 < starts_.size() ? starts_[d + 1] : n_seq_) - starts_[d]);
+  }
+  // Monotone devices: block_shortcut below, a few walks over the block's tokens and one over
+  // its tiles. Otherwise each closed-form count walks the documents its progressions' range meets.
+  double count_steps(const Layout& l, TileShape t) const noexcept override {
+    bool all_monotone = true;
+    for (std::int64_t d = 0; d < l.n_dev() && all_monotone; ++d) all_monotone = l.monotone(d);
+    if (all_monotone) {
+      const double c = static_cast<double>(l.block());
+      return 6 * c + std::ceil(c / static_cast<double>(t.q)) * std::ceil(c / static_cast<double>(t.k)) +
+             static_cast<double>(starts_.size());
+    }
+    const double span = static_cast<double>(l.max_span(std::max(t.q, t.k)));
+    const double docs = std::min(static_cast<double>(starts_.size()), 2 + 2 * span / static_cast<double>(min_length_));
+    return Mask::count_steps(l, t) * docs;
+  }
   MaskKind kind() const noexcept override { return MaskKind::Documents; }
   std::string name() const override { return "docs(" + std::to_string(starts_.size()) + ")"; }
   bool allowed(std::int64_t q, std::int64_t p, std::int64_t) const noexcept override {
@@ -253,9 +282,9 @@ class DocumentMask final : public Mask {
     for (const auto& a : q) {
       for (const auto& b : k) {
         if (a.count == 0 || b.count == 0 || b.start > a.last()) continue;
-        // Only documents that meet both progressions' ranges contribute.
-        const std::size_t d_first = doc_of(std::min(a.start, b.start));
-        const std::size_t d_last = doc_of(std::max(a.last(), b.last()));
+        // Only documents that meet both progressions' ranges contribute: those of the overlap.
+        const std::size_t d_first = doc_of(std::max(a.start, b.start));
+        const std::size_t d_last = doc_of(std::min(a.last(), b.last()));
         for (std::size_t d = d_first; d <= d_last; ++d) {
           const std::int64_t s = starts_[d];
           const std::int64_t e = d + 1 < starts_.size() ? starts_[d + 1] : n_seq_;
@@ -283,6 +312,7 @@ class DocumentMask final : public Mask {
   }
   std::vector<std::int64_t> starts_;  // starts_[0] == 0, strictly increasing
   std::int64_t n_seq_;
+  std::int64_t min_length_;  // of the shortest document
 };
 
 }  // namespace
@@ -365,6 +395,15 @@ void Mask::visit_block(const Layout& layout, std::int64_t qd, std::int64_t kd, T
 
 bool Mask::block_shortcut(const Layout&, std::int64_t, std::int64_t, TileShape, BlockStats&) const { return false; }
 
+double Mask::count_steps(const Layout& l, TileShape t) const noexcept {
+  // visit_block: the key tiles' segments once, each row's once, and per tile a closed-form
+  // count over (query segments) x (key segments) where the range does not decide it.
+  const double c = static_cast<double>(l.block());
+  const double nq = std::ceil(c / static_cast<double>(t.q)), nk = std::ceil(c / static_cast<double>(t.k));
+  const double sq = static_cast<double>(l.max_segments(t.q)), sk = static_cast<double>(l.max_segments(t.k));
+  return nq * nk * sq * sk + nq * sq + nk * sk;
+}
+
 std::optional<std::int64_t> Mask::decided_by_range(std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                                                    std::int64_t) const noexcept {
   return std::nullopt;
@@ -399,7 +438,7 @@ std::unique_ptr<Mask> parse_mask(std::string_view spec, std::int64_t n_seq) {
   if (spec.starts_with("docs:")) {
     const std::string file(spec.substr(5));
     std::vector<std::int64_t> starts;
-    for (const auto& [v, line] : read_int_list(file, "document start", "document-boundary file")) {
+    for (const auto& [v, line] : read_int_list(file, "document start", "document-boundary file", n_seq)) {
       if (v < 0 || v >= n_seq)
         throw InputError(file, line, "document start",
                          "position " + std::to_string(v) + " is outside [0, n_seq = " + std::to_string(n_seq) + ")");

@@ -75,6 +75,11 @@ class Mask {
   [[nodiscard]] virtual bool block_shortcut(const Layout& layout, std::int64_t q_device, std::int64_t k_device,
                                             TileShape tile, BlockStats& out) const;
 
+  // Estimated loop iterations of counting one block's tiles (block_shortcut or visit_block, all
+  // heads), an upper bound up to a constant: the size checks (models/limits.hpp) refuse a
+  // scenario whose counting would run for hours before they start it.
+  [[nodiscard]] virtual double count_steps(const Layout& layout, TileShape tile) const noexcept;
+
   // Counts depend only on q - p (causal, full, window): blocks of shift-invariant layouts then
   // depend only on the device difference.
   [[nodiscard]] virtual bool shift_invariant() const noexcept { return false; }

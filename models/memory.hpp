@@ -80,9 +80,10 @@ struct MemoryEstimate {
 // everything; full keeps the layer input only.
 [[nodiscard]] double activation_bytes_per_token_layer(const ModelConfig& m, std::int64_t mp, Recompute r) noexcept;
 
-// The strategy's own buffers on one device, keyed on StrategyKind. Ring: `kv_buffers` K/V blocks
-// and as many travelling dK/dV blocks (the backward's peak). Formulas for the other strategies,
-// to be added with their kinds, are in docs/memory.md.
+// The strategy's own buffers on one device: where it has a ring, `kv_buffers` K/V blocks and as
+// many travelling dK/dV blocks (the backward's peak), plus its program's buffers
+// (Program::buffer_bytes: gathered K/V and dK/dV, Ulysses' full-sequence tensors). Formulas in
+// docs/memory.md.
 [[nodiscard]] MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers);
 
 }  // namespace ringsim::models

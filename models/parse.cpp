@@ -1,11 +1,12 @@
 #include "models/parse.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
 #include "models/error.hpp"
+#include "models/input_file.hpp"
 
 namespace ringsim::models {
 
@@ -31,6 +32,15 @@ std::int64_t parse_positive_int(std::string_view text, std::string_view field) {
   return v;
 }
 
+std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi) {
+  const auto v = parse_int(text, field);
+  if (v < lo || v > hi)
+    throw InputError({}, 0, std::string(field),
+                     "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                         std::to_string(v));
+  return v;
+}
+
 double parse_double(std::string_view text, std::string_view field) {
   const auto t = trim(text);
   double v = 0;
@@ -49,6 +59,12 @@ std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::str
   return {parse_positive_int(t.substr(0, x), field), parse_positive_int(t.substr(x + 1), field)};
 }
 
+std::string short_number(double v, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -61,23 +77,28 @@ std::vector<std::string> split(std::string_view text, char sep) {
   return out;
 }
 
-std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field, std::string_view what) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, std::string(field), "cannot open " + std::string(what));
+std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field, std::string_view what,
+                                      std::int64_t max_values) {
+  InputFile in(path, field, what, kMaxDataFileBytes);
   std::vector<LocatedInt> out;
   std::string line;
-  std::int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (in.next_line(line)) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream ls(line);
-    std::string word;
-    while (ls >> word) {
+    std::string_view rest(line);
+    while (true) {
+      const auto start = rest.find_first_not_of(" \t\r\v\f");
+      if (start == std::string_view::npos) break;
+      rest.remove_prefix(start);
+      const auto end = std::min(rest.find_first_of(" \t\r\v\f"), rest.size());
+      if (static_cast<std::int64_t>(out.size()) >= max_values)
+        throw InputError(path, in.line_number(), std::string(field),
+                         "more than the " + std::to_string(max_values) + " values expected in a " + std::string(what));
       try {
-        out.push_back({parse_int(word, field), line_no});
+        out.push_back({parse_int(rest.substr(0, end), field), in.line_number()});
       } catch (const InputError& e) {
-        throw e.located(path, line_no);
+        throw e.located(path, in.line_number());
       }
+      rest.remove_prefix(end);
     }
   }
   return out;

@@ -10,20 +10,25 @@ namespace ringsim::models {
 
 [[nodiscard]] std::int64_t parse_int(std::string_view text, std::string_view field);
 [[nodiscard]] std::int64_t parse_positive_int(std::string_view text, std::string_view field);
+// An integer in [lo, hi] (counts of repeats, device indices: whatever will be narrowed).
+[[nodiscard]] std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi);
 [[nodiscard]] double parse_double(std::string_view text, std::string_view field);
 // "AxB" (e.g. a mesh "2x4" or a tile "2048x4096"): two positive integers.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field);
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
+// `v` with `digits` significant digits (printf %g), for messages that quote a number.
+[[nodiscard]] std::string short_number(double v, int digits = 6);
 [[nodiscard]] std::string_view trim(std::string_view text) noexcept;
 
-// Whitespace-separated integers of a small text file ('#' starts a comment), each with the line
-// it stands on, so callers can name the line of a value they reject. `what` names the file's
-// role in the "cannot open" message.
+// Whitespace-separated integers of a text file ('#' starts a comment), each with the line it
+// stands on, so callers can name the line of a value they reject. `what` names the file's role
+// in messages. More than max_values values is an InputError naming the line of the first one
+// too many, raised before the rest of the file is read.
 struct LocatedInt {
   std::int64_t value = 0;
   std::int64_t line = 0;
 };
 [[nodiscard]] std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field,
-                                                    std::string_view what);
+                                                    std::string_view what, std::int64_t max_values);
 
 }  // namespace ringsim::models

@@ -247,7 +247,8 @@ struct Builder {
       if (st.kind == StageKind::Collective) p.sent_bytes_fwd += sent(st);
     for (const auto& st : p.bwd)
       if (st.kind == StageKind::Collective) p.sent_bytes_bwd += sent(st);
-    // Gathered K/V of one slice, double-buffered when slices overlap, and the full dK/dV.
+    // Gathered K/V of one slice, double-buffered when slices overlap, and that slice's dK/dV
+    // before its reduce-scatter.
     const double gathered = static_cast<double>(slice_bytes * sp);
     p.buffer_bytes = gathered * (slices > 1 ? 2 : 1) + gathered;
     // Without a second gather the forward's gathered K/V stay saved for the backward, every layer.

@@ -10,6 +10,8 @@
 #include "models/program.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/limits.hpp"
+#include "models/names.hpp"
 #include "models/kernel_time.hpp"
 #include "models/sparse_io.hpp"
 
@@ -43,9 +45,11 @@ std::string join(const std::vector<std::string>& v) {
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
 }
+
 }  // namespace
 
 Hardware Catalog::hardware(const std::string& name) const {
+  check_catalog_name(name, "hardware", "hardware");
   const auto path = fs::path(root_) / "configs" / "hardware" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "hardware", "unknown hardware '" + name + "' (known: " + join(hardware_names()) + ")");
@@ -54,6 +58,7 @@ Hardware Catalog::hardware(const std::string& name) const {
 
 ModelConfig Catalog::model(const std::string& name) const {
   if (name.starts_with("attn:")) return ModelConfig::attention_pseudo(name);
+  check_catalog_name(name, "model", "model");
   const auto path = fs::path(root_) / "configs" / "models" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "model",
@@ -77,6 +82,7 @@ const std::vector<Implementation>& Catalog::implementations() const {
 }
 
 Implementation Catalog::implementation(const std::string& name) const {
+  check_catalog_name(name, "impl", "implementation");
   for (const auto& im : implementations())
     if (im.name == name) return im;
   throw InputError({}, 0, "impl", "unknown implementation '" + name + "' (known: " + join(implementation_names()) + ")");
@@ -114,13 +120,17 @@ std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardw
 
 std::optional<std::string> Catalog::profile_implementation(const std::string& name_or_path) const {
   if (name_or_path.ends_with(".json")) {
+    check_path(name_or_path, "profile");
     if (!fs::exists(name_or_path)) return std::nullopt;  // profile() reports it
     const auto j = read_json_file(name_or_path);
     if (j.is_object() && j.contains("implementation") && j["implementation"].is_string())
       return j["implementation"].get<std::string>();
     return std::nullopt;
   }
-  if (const auto slash = name_or_path.find('/'); slash != std::string::npos) return name_or_path.substr(0, slash);
+  if (const auto slash = name_or_path.find('/'); slash != std::string::npos) {
+    check_profile_name(name_or_path);
+    return name_or_path.substr(0, slash);
+  }
   return std::nullopt;
 }
 
@@ -134,10 +144,13 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
     path = dir / impl / (hw.name + ".json");
     if (!fs::exists(path)) return base;
   } else if (name_or_path.ends_with(".json")) {
+    check_path(name_or_path, "profile");
     path = name_or_path;
   } else if (name_or_path.find('/') != std::string::npos) {
+    check_profile_name(name_or_path);
     path = dir / (name_or_path + ".json");
   } else {
+    check_profile_name(name_or_path);
     path = dir / impl / (name_or_path + ".json");
   }
   if (!fs::exists(path))
@@ -187,7 +200,9 @@ void check_counts(const ScenarioSpec& spec) {
 
 // Layout, mask, tile, cost model and workload of a resolved scenario whose hardware, model,
 // implementation and profile are set (a usp ring part reuses them with its own model and sp).
-void resolve_work(ResolvedScenario& r) {
+// `counted`: the solvers count this workload (a ring's); its sizes are checked first. A
+// strategy without a ring times kernel calls instead (models/program.cpp), never these blocks.
+void resolve_work(ResolvedScenario& r, bool counted) {
   const auto& spec = r.spec;
   if (r.documents) {
     r.mask = make_documents(r.documents->starts(), spec.n_seq);
@@ -230,6 +245,7 @@ void resolve_work(ResolvedScenario& r) {
   }
   r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, spec.mp, spec.batch, r.mask->heads(),
                                        r.mask->kind());
+  if (counted) check_workload_sizes(r);
   const std::int64_t kv_bytes =
       kv_block_bytes(c, r.cost->kv_heads_per_device(), r.model.head_dim, r.profile.kv_wire_bytes) * spec.batch;
   r.workload = std::make_unique<Workload>(*r.layout, *r.mask, r.tile, kv_bytes);
@@ -253,13 +269,18 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const Catalog& catalog) {
   return resolve(spec, resolve_parts(spec, catalog));
 }
 
-ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) { return resolve(spec, parts, nullptr); }
+
+ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, std::shared_ptr<const Documents> documents) {
   check_counts(spec);
+  if (documents && spec.docs.empty())
+    throw InputError({}, 0, "docs", "packed documents given without a docs name in the scenario");
   ResolvedScenario r;
   r.spec = spec;
   r.hardware = parts.hardware;
   r.model = parts.model;
   r.model.check_parallelism(spec.mp);
+  check_scenario_sizes(spec, r.model);
   r.strategy = Strategy::parse(spec.cp);
   r.impl = parts.impl;
   r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
@@ -269,7 +290,15 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
   r.attention = parts.attention;
   // Sizes are checked before any mask is generated or file read.
   (void)Layout::contiguous(spec.n_seq, spec.sp);
-  if (!spec.docs.empty()) r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  if (documents) {
+    if (documents->total() != spec.n_seq)
+      throw InputError({}, 0, "docs",
+                       "document lengths sum to " + std::to_string(documents->total()) + ", expected n_seq = " +
+                           std::to_string(spec.n_seq));
+    r.documents = std::move(documents);
+  } else if (!spec.docs.empty()) {
+    r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  }
   if (r.strategy.kind == StrategyKind::Hybrid) {
     // The ring of usp:UxR: R ranks over the whole sequence, each attending heads / U of the
     // model (KV heads replicated to one per rank when the implementation does that).
@@ -287,10 +316,10 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
     part->profile = r.profile;
     part->attention = r.attention;
     part->documents = r.documents;
-    resolve_work(*part);
+    resolve_work(*part, true);
     r.ring_part = std::move(part);
   }
-  resolve_work(r);
+  resolve_work(r, r.strategy.kind == StrategyKind::Ring || r.strategy.kind == StrategyKind::DoubleRing);
   r.program = std::make_shared<const Program>(build_program(r));
   return r;
 }

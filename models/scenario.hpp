@@ -148,5 +148,9 @@ struct ScenarioParts {
 // resolve(spec, catalog) == resolve(spec, resolve_parts(spec, catalog)); `parts` must be those
 // of a spec naming the same hardware, model, implementation and profile.
 [[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts);
+// The same with the packed documents given rather than read from spec.docs (which must still
+// name them, non-empty: it sets the mask family). Their lengths must sum to n_seq.
+[[nodiscard]] ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts,
+                                       std::shared_ptr<const Documents> documents);
 
 }  // namespace ringsim::models

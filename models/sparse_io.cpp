@@ -1,10 +1,11 @@
 #include "models/sparse_io.hpp"
 
-#include <fstream>
 #include <ostream>
 #include <vector>
 
 #include "models/error.hpp"
+#include "models/input_file.hpp"
+#include "models/limits.hpp"
 #include "models/parse.hpp"
 #include "models/sparse_gen.hpp"
 
@@ -26,14 +27,13 @@ void check_args(std::int64_t n_seq, std::int64_t heads) {
 // file); blank lines and '#' comments are skipped, and InputErrors from `row` get the location.
 template <class F>
 std::int64_t read_csv(const std::string& path, std::string_view header, F&& row) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "path", "cannot open file");
+  InputFile in(path, "path", "mask file", kMaxDataFileBytes);
   const auto columns = split(header, ',');
   std::string line;
   std::int64_t line_no = 0;
   bool first = true;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (in.next_line(line)) {
+    line_no = in.line_number();
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     if (trim(line).empty()) continue;
     const auto fields = split(line, ',');
@@ -177,6 +177,11 @@ std::unique_ptr<Mask> parse_sparse_mask(std::string_view spec, std::int64_t n_se
       if (nb < 1) throw InputError({}, 0, "mask", "hash needs at least one bucket, got " + std::to_string(nb));
       const double s = parts.size() == 3 ? parse_double(parts[2], "mask") : 0.0;
       if (s < 0.0) throw InputError({}, 0, "mask", "Zipf exponent must be >= 0, got " + std::to_string(s));
+      if (s > 0.0) {
+        // The skewed draw keeps a table of every bucket's weight.
+        check_memory(8.0 * static_cast<double>(nb), "mask", "a Zipf table of " + parts[0] + " buckets");
+        check_count_steps(static_cast<double>(nb), "mask", "a Zipf table of " + parts[0] + " buckets");
+      }
       return std::make_unique<HashMask>(random_buckets(n_seq, heads, nb, s, seed), n_seq, name);
     }
     if (spec.starts_with("lsh:")) {
@@ -184,6 +189,12 @@ std::unique_ptr<Mask> parse_sparse_mask(std::string_view spec, std::int64_t n_se
       if (parts.size() > 2) throw InputError({}, 0, "mask", "expected lsh:NB or lsh:NB:D, got '" + name + "'");
       const std::int64_t nb = parse_int(parts[0], "mask");
       const std::int64_t dim = parts.size() == 2 ? parse_int(parts[1], "mask") : 64;
+      // Every query and key of every head is a random dim-vector projected on nb / 2 directions.
+      const double d = static_cast<double>(dim), half = static_cast<double>(nb / 2);
+      check_memory(8.0 * d * half + 8.0 * (d + half), "mask", "LSH with " + parts[0] + " buckets of dimension " + std::to_string(dim));
+      check_count_steps(2.0 * static_cast<double>(heads) * static_cast<double>(n_seq) * d * (half + 1), "mask",
+                        "LSH of " + std::to_string(n_seq) + " tokens x " + std::to_string(heads) + " heads in " +
+                            std::to_string(dim) + " dimensions");
       return std::make_unique<HashMask>(random_lsh_buckets(n_seq, heads, nb, dim, seed), n_seq, name);
     }
     if (spec.starts_with("qkfile:") || spec.starts_with("hashfile:")) {

@@ -1,6 +1,7 @@
 #include "models/sparse_mask.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -276,6 +277,13 @@ std::int64_t SortedRowsMask::count(std::span<const Progression> q, std::span<con
   std::int64_t total = 0;
   for (std::int64_t h = 0; h < heads_; ++h) total += count_sorted_pairs(side_rows(true, q, h), side_rows(false, k, h));
   return total;
+}
+
+double SortedRowsMask::count_steps(const Layout& layout, TileShape tile) const noexcept {
+  const double c = static_cast<double>(layout.block());
+  const double tiles = std::ceil(c / static_cast<double>(tile.q)) * std::ceil(c / static_cast<double>(tile.k));
+  // The rows themselves are memoised per device; each block walks both sides' rows and its tiles.
+  return static_cast<double>(heads_) * (tiles + 2 * c);
 }
 
 void SortedRowsMask::visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,

@@ -43,6 +43,8 @@ class SortedRowsMask : public Mask {
   [[nodiscard]] std::int64_t count(std::span<const Progression> q, std::span<const Progression> k) const override;
   void visit_block(const Layout& layout, std::int64_t q_device, std::int64_t k_device, TileShape tile,
                    std::int64_t head, TileVisitor visit) const override;
+  // Per head: a walk over the block's rows (built once per device, then memoised) and tiles.
+  [[nodiscard]] double count_steps(const Layout& layout, TileShape tile) const noexcept override;
 
   [[nodiscard]] std::int64_t n_seq() const noexcept { return n_seq_; }
   // One device's Q (or K/V) rows as SCFA lays them out before tiling.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/checked.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
 #include "models/transformer.hpp"
@@ -107,9 +108,12 @@ RankGroups Strategy::ring_groups(std::int64_t sp) const noexcept {
 void Strategy::check(const ModelConfig& m, std::int64_t mp, std::int64_t sp, bool kv_head_replication,
                      const std::string& impl) const {
   auto fail = [&](const std::string& what) { throw InputError({}, 0, "cp", spec + ": " + what); };
-  if (kind == StrategyKind::Hybrid && ulysses * ring != sp)
-    fail("U x R = " + std::to_string(ulysses) + " x " + std::to_string(ring) + " = " + std::to_string(ulysses * ring) +
-         " differs from the context-parallel size sp = " + std::to_string(sp));
+  std::int64_t ranks = 0;
+  const bool fits = mul_fits(ulysses, ring, ranks);
+  if (kind == StrategyKind::Hybrid && (!fits || ranks != sp))
+    fail("U x R = " + std::to_string(ulysses) + " x " + std::to_string(ring) + " = " +
+         (fits ? std::to_string(ranks) : "more than 2^63") + " differs from the context-parallel size sp = " +
+         std::to_string(sp));
   if (kind == StrategyKind::DoubleRing && sp % window != 0)
     fail("the window W = " + std::to_string(window) + " does not divide the ring size sp = " + std::to_string(sp));
   if (!has_ulysses()) return;

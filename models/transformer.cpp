@@ -1,9 +1,12 @@
 #include "models/transformer.hpp"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
+#include "models/names.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::models {
@@ -12,31 +15,51 @@ std::int64_t ModelConfig::parameters() const noexcept {
   if (attention_only) return 0;
   const std::int64_t attn = d_model * (heads + 2 * kv_heads) * head_dim + heads * head_dim * d_model;
   const std::int64_t mlp_p = mlp_matrices() * d_model * d_ff;
-  return layers * (attn + mlp_p + 2 * d_model) + 2 * vocab * d_model + d_model;
+  return layers * (attn + mlp_p + 2 * d_model) + (tied_embeddings ? 1 : 2) * vocab * d_model + d_model;
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& file) {
   JsonFields f(j, file);
   ModelConfig m;
   m.name = f.string("name");
+  try {
+    check_catalog_name(m.name, "name", "model");
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
   m.description = f.string_or("description", "");
-  auto count = [&](const char* key) {
-    const double v = f.positive_sourced(key);
-    if (v != static_cast<double>(static_cast<std::int64_t>(v)))
-      throw InputError(file, 0, key, "expected a positive integer");
-    return static_cast<std::int64_t>(v);
-  };
-  m.vocab = count("vocab");
-  m.d_model = count("d_model");
-  m.d_ff = count("d_ff");
-  m.layers = count("layers");
-  m.heads = count("heads");
-  m.kv_heads = f.find("kv_heads") ? count("kv_heads") : m.heads;
-  m.head_dim = f.find("head_dim") ? count("head_dim") : m.d_model / m.heads;
-  m.mlp = f.string_or("mlp", "swiglu");
-  if (m.mlp != "swiglu" && m.mlp != "gelu") throw InputError(file, 0, "mlp", "expected \"swiglu\" or \"gelu\"");
+  // Counts: integers, in ranges far beyond any real model (see kMaxModelParameters).
+  m.vocab = f.count_sourced("vocab", 1, std::int64_t{1} << 26);
+  m.d_model = f.count_sourced("d_model", 1, std::int64_t{1} << 20);
+  m.d_ff = f.count_sourced("d_ff", 1, std::int64_t{1} << 22);
+  m.layers = f.count_sourced("layers", 1, std::int64_t{1} << 14);
+  m.heads = f.count_sourced("heads", 1, std::int64_t{1} << 16);
+  m.kv_heads = f.find("kv_heads") ? f.count_sourced("kv_heads", 1, m.heads) : m.heads;
+  if (f.find("head_dim")) {
+    m.head_dim = f.count_sourced("head_dim", 1, std::int64_t{1} << 16);
+  } else {
+    if (m.d_model % m.heads != 0)
+      throw InputError(file, 0, "head_dim",
+                       "absent, and d_model (" + std::to_string(m.d_model) + ") is not a multiple of heads (" +
+                           std::to_string(m.heads) + "): give head_dim");
+    m.head_dim = m.d_model / m.heads;
+  }
+  m.mlp = f.one_of_or("mlp", {"swiglu", "gelu"}, "swiglu");
+  m.tied_embeddings = f.boolean_or("tied_embeddings", false);
   if (m.heads % m.kv_heads != 0)
     throw InputError(file, 0, "kv_heads", "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads");
+  // The same sum as parameters(), in doubles: it must stay exact in 64-bit integers.
+  const double d = static_cast<double>(m.d_model), hd = static_cast<double>(m.head_dim);
+  const double per_layer = d * static_cast<double>(m.heads + 2 * m.kv_heads) * hd +
+                           static_cast<double>(m.heads) * hd * d +
+                           static_cast<double>(m.mlp_matrices()) * d * static_cast<double>(m.d_ff) + 2 * d;
+  const double params = static_cast<double>(m.layers) * per_layer + 2 * static_cast<double>(m.vocab) * d + d;
+  if (!(params <= kMaxModelParameters)) {
+    char text[96];
+    std::snprintf(text, sizeof text, "the model would have %.3g parameters, more than the %.3g ringsim models", params,
+                  kMaxModelParameters);
+    throw InputError(file, 0, "layers", text);
+  }
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) m.sources.push_back(s.get<std::string>());
@@ -55,6 +78,10 @@ ModelConfig ModelConfig::attention_pseudo(std::string_view spec) {
   m.heads = parse_positive_int(parts[1], "model");
   m.kv_heads = parse_positive_int(parts[2], "model");
   m.head_dim = parse_positive_int(parts[3], "model");
+  // The same ranges as a model file's heads and head_dim.
+  if (m.heads > (std::int64_t{1} << 16) || m.head_dim > (std::int64_t{1} << 16))
+    throw InputError({}, 0, "model",
+                     "heads and head_dim of " + std::string(spec.substr(0, 60)) + " must be at most 65536");
   if (m.heads % m.kv_heads != 0)
     throw InputError({}, 0, "model", "query heads (" + parts[1] + ") must be a multiple of kv heads (" + parts[2] + ")");
   m.d_model = m.heads * m.head_dim;

@@ -11,6 +11,9 @@
 
 namespace ringsim::models {
 
+// Far beyond any real model; keeps every parameter and FLOP count exact in 64 bits and doubles.
+inline constexpr double kMaxModelParameters = 1e15;
+
 struct ModelConfig {
   std::string name;
   std::string description;
@@ -23,10 +26,12 @@ struct ModelConfig {
   std::int64_t head_dim = 0;
   std::string mlp = "swiglu";    // "swiglu": 3 d_model x d_ff matrices; "gelu": 2
   bool attention_only = false;   // the `attn:HQ:HKV:D` pseudo-model: one attention layer, nothing else
+  bool tied_embeddings = false;  // the LM head shares the input embedding's vocab x d_model matrix
   std::vector<std::string> sources;
 
   [[nodiscard]] std::int64_t mlp_matrices() const noexcept { return mlp == "swiglu" ? 3 : 2; }
-  // Parameters, embeddings and LM head included (untied).
+  // Parameters, embeddings and LM head included (one matrix when tied_embeddings). Loading
+  // checks that it fits (at most kMaxModelParameters).
   [[nodiscard]] std::int64_t parameters() const noexcept;
 
   [[nodiscard]] static ModelConfig from_json(const nlohmann::json& j, const std::string& file);

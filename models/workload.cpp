@@ -28,6 +28,13 @@ Workload::Workload(const Layout& layout, const Mask& mask, TileShape tile, std::
     classes_ = Classes::ByPair;
 }
 
+std::int64_t Workload::distinct_blocks(const Layout& layout, const Mask& mask) noexcept {
+  const std::int64_t n = layout.n_dev();
+  if (mask.order_only() && layout.order_classes()) return std::min<std::int64_t>(3, n * n);
+  if (mask.shift_invariant() && layout.device_shift()) return 2 * n - 1;
+  return n * n;
+}
+
 std::int64_t Workload::class_key(std::int64_t j, std::int64_t k) const noexcept {
   switch (classes_) {
     case Classes::BySign: return (j > k) - (j < k);

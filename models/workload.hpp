@@ -72,6 +72,10 @@ class Workload {
   // Every tile of one device-round, in row-major tile order, per mask head.
   void for_each_tile(std::int64_t round, std::int64_t device, FunctionRef<void(std::int64_t head, const TileCount&)> visit) const;
 
+  // How many blocks the memo computes for a whole ring (3 sign classes, 2N - 1 differences, or
+  // all N^2 pairs), decided as the constructor decides the classes.
+  [[nodiscard]] static std::int64_t distinct_blocks(const Layout& layout, const Mask& mask) noexcept;
+
   // Counts of one (Q block, K/V block) pair, straight from the mask (no memo): with the mask's
   // whole-block shortcut where it has one, and tile by tile (the shortcut's reference).
   [[nodiscard]] static BlockStats count_block_by_tiles(const Layout& layout, const Mask& mask, std::int64_t q_device,

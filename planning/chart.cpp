@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <stdexcept>
 
@@ -13,6 +12,7 @@
 #include <mutex>
 #include <fmt/format.h>
 
+#include "io/output_file.hpp"
 #include "models/error.hpp"
 
 namespace ringsim::planning {
@@ -48,15 +48,14 @@ double text_width(cairo_t* cr, const std::string& s, double size) {
   return e.x_advance;
 }
 
-// Moves a finished temporary into place, or removes it when cairo failed.
-void finish_file(cairo_status_t status, const std::string& tmp, const std::string& path) {
-  std::error_code ec;
-  if (status == CAIRO_STATUS_SUCCESS) std::filesystem::rename(tmp, path, ec);
-  if (status != CAIRO_STATUS_SUCCESS || ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + path +
-                             (status != CAIRO_STATUS_SUCCESS ? std::string(": ") + cairo_status_to_string(status) : ""));
-  }
+// cairo's stream writer: appends to a std::string.
+cairo_status_t append_to_string(void* closure, const unsigned char* data, unsigned int length) {
+  static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+  return CAIRO_STATUS_SUCCESS;
+}
+
+void check_status(cairo_status_t status, const std::string& path) {
+  if (status != CAIRO_STATUS_SUCCESS) throw std::runtime_error("cannot draw " + path + ": " + cairo_status_to_string(status));
 }
 
 // cairo and fontconfig keep font caches for the life of the process; release them at exit so
@@ -71,30 +70,32 @@ void release_font_caches_at_exit() {
   });
 }
 
-// Draws with `draw` on an SVG and/or a PNG surface; each file goes through a temporary.
+// Draws with `draw` on an SVG and/or a PNG surface, in memory; then each file is written
+// through io::write_output (complete or absent, never through a planted link).
 void write_surfaces(const std::string& svg_path, const std::string& png_path, const std::function<void(cairo_t*)>& draw) {
   release_font_caches_at_exit();
+  std::string svg, png;
   if (!svg_path.empty()) {
-    const std::string tmp = svg_path + ".tmp";
-    cairo_surface_t* s = cairo_svg_surface_create(tmp.c_str(), kWidth, kHeight);
+    cairo_surface_t* s = cairo_svg_surface_create_for_stream(append_to_string, &svg, kWidth, kHeight);
     cairo_t* cr = cairo_create(s);
     draw(cr);
     cairo_destroy(cr);
     cairo_surface_finish(s);
     const auto status = cairo_surface_status(s);
     cairo_surface_destroy(s);
-    finish_file(status, tmp, svg_path);
+    check_status(status, svg_path);
   }
   if (!png_path.empty()) {
-    const std::string tmp = png_path + ".tmp";
     cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(kWidth), static_cast<int>(kHeight));
     cairo_t* cr = cairo_create(s);
     draw(cr);
     cairo_destroy(cr);
-    const auto status = cairo_surface_write_to_png(s, tmp.c_str());
+    const auto status = cairo_surface_write_to_png_stream(s, append_to_string, &png);
     cairo_surface_destroy(s);
-    finish_file(status, tmp, png_path);
+    check_status(status, png_path);
   }
+  if (!svg_path.empty()) io::write_output(svg_path, svg);
+  if (!png_path.empty()) io::write_output(png_path, png);
 }
 
 std::string trim_zeros(std::string s) {
@@ -107,6 +108,12 @@ std::string trim_zeros(std::string s) {
 }  // namespace
 
 std::vector<double> round_ticks(double lo, double hi, int target) {
+  // Whatever the data: finite bounds (callers skip non-finite points; this keeps an empty or
+  // overflowing range from making no ticks or endless ones).
+  if (!std::isfinite(lo)) lo = 0;
+  if (!std::isfinite(hi)) hi = lo + 1;
+  lo = std::clamp(lo, -1e300, 1e300);
+  hi = std::clamp(hi, -1e300, 1e300);
   if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
   const double raw = (hi - lo) / std::max(1, target - 1);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -117,7 +124,10 @@ std::vector<double> round_ticks(double lo, double hi, int target) {
       break;
     }
   std::vector<double> t;
-  for (double v = std::floor(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  // At most a few dozen: a range far from 0 can be narrower than its values' resolution.
+  for (double v = std::floor(lo / step) * step; v <= hi + step * 1e-9 && t.size() < 64; v += step)
+    t.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  if (t.empty()) t.push_back(lo);
   if (t.back() < hi - step * 1e-9) t.push_back(t.back() + step);
   return t;
 }
@@ -179,8 +189,13 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     // The legend takes what its labels need, up to 40% of the width; longer labels are cut.
     legend_w = std::min(legend_w + 50, 0.4 * kWidth);
     const auto fit = [&](std::string s) {
+      if (s.size() > 300) s.resize(300);  // a label from a hostile CSV cell: a screen's worth
       if (text_width(cr, s, 12) <= legend_w - 50) return s;
-      while (!s.empty() && text_width(cr, s + "...", 12) > legend_w - 50) s.pop_back();
+      while (!s.empty() && text_width(cr, s + "...", 12) > legend_w - 50) {
+        s.pop_back();
+        // Whole UTF-8 characters only: drop the continuation bytes of the one cut.
+        while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xC0) == 0x80) s.pop_back();
+      }
       return s + "...";
     };
     const double L = 90, R = 20 + legend_w, T = 50, B = 70;

@@ -1,5 +1,7 @@
 #include "planning/check.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -7,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "models/analytic.hpp"
+#include "models/checked.hpp"
 #include "models/error.hpp"
+#include "models/limits.hpp"
 #include "models/implementation.hpp"
 #include "models/parse.hpp"
 
@@ -26,19 +30,33 @@ struct Row {
     const auto v = models::trim(t.rows[i][*c]);
     return v.empty() ? fallback : std::string(v);
   }
-  [[nodiscard]] std::optional<std::int64_t> count(std::optional<std::size_t> c) const {
+  // A positive integer of at most `max` (counts of devices, tokens, heads: bounded so that
+  // their products below stay exact), or nullopt for an empty cell.
+  [[nodiscard]] std::optional<std::int64_t> count(std::optional<std::size_t> c, std::int64_t max) const {
     const auto v = text(c);
     if (v.empty()) return std::nullopt;
+    std::int64_t x = 0;
     try {
-      return models::parse_positive_int(v, t.header[*c]);
+      x = models::parse_positive_int(v, t.header[*c]);
     } catch (const InputError& e) {
       throw InputError(t.file, t.lines[i], t.header[*c], e.message());
     }
+    if (x > max)
+      throw InputError(t.file, t.lines[i], t.header[*c],
+                       fmt::format("{} is larger than the {} ringsim checks", x, max));
+    return x;
   }
-  // A positive finite number, or nullopt for an empty cell or a word (OOM, n/a).
+  // A positive finite number, or nullopt for an empty cell or a word (OOM, n/a); nan, inf and
+  // signed values are errors.
   [[nodiscard]] std::optional<double> measurement(std::optional<std::size_t> c) const {
     const auto v = text(c);
-    if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '.')) return std::nullopt;
+    if (v.empty()) return std::nullopt;
+    const bool word = std::all_of(v.begin(), v.end(), [](char ch) {
+      return std::isalpha(static_cast<unsigned char>(ch)) != 0 || ch == '/' || ch == '_';
+    });
+    std::string lower;
+    for (const char ch : v) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (word && lower != "nan" && lower != "inf" && lower != "infinity") return std::nullopt;
     double x = 0;
     try {
       x = models::parse_double(v, t.header[*c]);
@@ -50,8 +68,18 @@ struct Row {
   }
 };
 
-std::string tflops(double f) { return fmt::format("{:.0f} TFLOP/s", f / 1e12); }
-std::string gbps(double b) { return fmt::format("{:.1f} GB/s", b / 1e9); }
+// Implied rates of absurd measurements (1e308 iterations per second) may overflow: said so.
+std::string tflops(double f) {
+  return std::isfinite(f / 1e12) ? fmt::format("{:.0f} TFLOP/s", f / 1e12) : std::string("more than 1e300 TFLOP/s");
+}
+std::string gbps(double b) {
+  return std::isfinite(b / 1e9) ? fmt::format("{:.1f} GB/s", b / 1e9) : std::string("more than 1e300 GB/s");
+}
+
+// Bounds of the counts a row may give: the devices ringsim models, 2^40 tokens, the batch and
+// head counts the model files allow. Their products are formed in checked arithmetic.
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxHeads = 65536;
 
 }  // namespace
 
@@ -93,24 +121,35 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     if (hw_it == hardware.end()) hw_it = hardware.emplace(hw_name, at("hardware", [&] { return catalog.hardware(hw_name); })).first;
     const auto& hw = hw_it->second;
 
-    const std::int64_t n = *row.count(c_n);
-    const std::int64_t batch = row.count(c_batch).value_or(1);
-    const std::int64_t mp = row.count(c_mp).value_or(1), dp = row.count(c_dp).value_or(1);
-    const auto uly = row.count(c_uly);
-    const auto ring = row.count(c_ring);
-    const auto sp_given = row.count(c_sp);
-    const auto devices_given = row.count(c_devices);
-    // The sequence is split over ring x Ulysses devices (sp alone: a ring).
+    const auto n_given = row.count(c_n, kMaxTokens);
+    if (!n_given) throw InputError(t.file, t.lines[i], t.header[*c_n], "expected the sequence length");
+    const std::int64_t n = *n_given;
+    const std::int64_t batch = row.count(c_batch, models::kMaxBatch).value_or(1);
+    const std::int64_t mp = row.count(c_mp, models::kMaxDevices).value_or(1);
+    const std::int64_t dp = row.count(c_dp, models::kMaxDevices).value_or(1);
+    const auto uly = row.count(c_uly, models::kMaxDevices);
+    const auto ring = row.count(c_ring, models::kMaxDevices);
+    const auto sp_given = row.count(c_sp, models::kMaxDevices);
+    const auto devices_given = row.count(c_devices, models::kMaxDevices);
+    // The sequence is split over ring x Ulysses devices (sp alone: a ring). Each count is at
+    // most 2^20, so every product of two is exact; longer ones are checked.
     const std::int64_t u = uly.value_or(1);
-    const std::int64_t r = ring.value_or(sp_given.value_or(devices_given ? *devices_given / (mp * dp * u) : 1));
-    const std::int64_t devices = devices_given.value_or(dp * mp * r * u);
+    const std::int64_t r = ring.value_or(sp_given.value_or(devices_given ? std::max<std::int64_t>(1, *devices_given / (mp * dp * u)) : 1));
+    const std::int64_t mesh = at("devices", [&] {
+      return models::checked_product({dp, mp, r, u}, "devices", "the mesh dp x mp x ring x ulysses");
+    });
+    const std::int64_t devices = devices_given.value_or(mesh);
     const std::string layout = row.text(c_layout, "contiguous");
-    const bool causal = row.text(c_causal, "true") != "false";
+    const std::string causal_text = row.text(c_causal, "true");
+    if (causal_text != "true" && causal_text != "false")
+      throw InputError(t.file, t.lines[i], "causal", "expected true or false, got '" + causal_text + "'");
+    const bool causal = causal_text == "true";
+    at("layout", [&] { models::check_known_layout(layout); });
 
     // Configurations.
-    if (devices_given && dp * mp * r * u != *devices_given)
+    if (devices_given && mesh != *devices_given)
       broken.push_back(fmt::format("the mesh dp x mp x ring x ulysses = {} x {} x {} x {} = {} is not the {} devices", dp,
-                                   mp, r, u, dp * mp * r * u, *devices_given));
+                                   mp, r, u, mesh, *devices_given));
     std::optional<models::ModelConfig> model;
     std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
     if (c_model && !row.text(c_model).empty()) {
@@ -120,11 +159,21 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
       model = it->second;
       heads = model->heads, kv_heads = model->kv_heads, head_dim = model->head_dim;
     } else {
-      heads = at("heads", [&] { return row.count(c_heads).value(); });
-      kv_heads = at("kv_heads", [&] { return row.count(c_kv).value(); });
-      head_dim = at("head_dim", [&] { return row.count(c_hd).value(); });
+      const auto required = [&](std::optional<std::size_t> c) {
+        const auto v = row.count(c, kMaxHeads);
+        if (!v) throw InputError(t.file, t.lines[i], t.header[*c], "expected a positive integer (no model column)");
+        return *v;
+      };
+      heads = required(c_heads);
+      kv_heads = required(c_kv);
+      head_dim = required(c_hd);
     }
     const std::string cp = row.text(c_cp);
+    // The strategy's family (a measurement names the kind; its degrees are columns).
+    static const char* const kFamilies[] = {"ring", "ulysses", "hybrid", "usp", "allgather", "all-gather", "double-ring"};
+    if (!cp.empty() && std::find(std::begin(kFamilies), std::end(kFamilies), cp.substr(0, cp.find(':'))) == std::end(kFamilies))
+      throw InputError(t.file, t.lines[i], "cp",
+                       "expected ring, ulysses, hybrid (usp), allgather or double-ring, got '" + cp + "'");
     if ((cp == "ring" && u > 1) || (cp == "ulysses" && r > 1))
       broken.push_back(fmt::format("cp {} with a ring of {} and a Ulysses degree of {}", cp, r, u));
     if (heads % mp != 0) broken.push_back(fmt::format("tensor parallelism {} does not split the {} heads", mp, heads));
@@ -134,7 +183,7 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     else if (heads % u != 0 || kv_heads % u != 0)
       broken.push_back(fmt::format("Ulysses degree {} does not divide the {} heads and {} K/V heads", u, heads, kv_heads));
     const std::string family = models::layout_family(layout);
-    const std::int64_t chunks = r * u * (family == "zigzag" ? 2 : 1);
+    const std::int64_t chunks = r * u * (family == "zigzag" ? 2 : 1);  // at most 2^41
     if (n % chunks != 0)
       broken.push_back(fmt::format("n_seq {} is not divisible into the {} equal chunks {} on {} x {} devices needs", n,
                                    chunks, layout, r, u));
@@ -143,7 +192,8 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     std::optional<double> per_s;
     if (const auto v = row.measurement(c_iter)) per_s = *v;
     else if (const auto s = row.measurement(c_step)) per_s = 1.0 / *s;
-    else if (const auto k = row.measurement(c_tokens)) per_s = *k / (static_cast<double>(n * batch * dp));
+    else if (const auto k = row.measurement(c_tokens))
+      per_s = *k / (static_cast<double>(n) * static_cast<double>(batch) * static_cast<double>(dp));
     // A reported FLOP rate per device is held against the peak directly.
     if (const auto tf = row.measurement(c_tflops); tf && broken.empty()) {
       const auto precision = at("precision", [&] { return models::parse_precision(row.text(c_precision, "bf16")); });
@@ -163,7 +213,8 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
       double flops = 0;
       const double nd = static_cast<double>(n);
       const double pairs = causal ? nd * (nd + 1) / 2 : nd * nd;
-      const double attention = 4 * pairs * static_cast<double>(head_dim * heads * batch) / static_cast<double>(dp * mp * r * u);
+      const double attention = 4 * pairs * static_cast<double>(head_dim) * static_cast<double>(heads) *
+                               static_cast<double>(batch) / static_cast<double>(mesh);
       if (model && !model->attention_only) {
         // A training step of the whole model: the analytic model's useful FLOPs on one device of
         // the mp x sp mesh (ring x ulysses devices share the sequence as sp would).

@@ -8,6 +8,7 @@
 
 #include "models/error.hpp"
 #include "sim/step.hpp"
+#include "sim/step_size.hpp"
 
 namespace ringsim::planning {
 
@@ -104,6 +105,8 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
     sim::StepOptions o;
     o.topology = p.topology;
     o.buffers = grid_.kv_buffers;
+    // A point too large to simulate in reasonable time is a row that cannot run, not a stall.
+    sim::check_step_size(s, o, sim::kDefaultMaxEvents, "this point", "ringsim simulate --max-events runs larger steps");
     const auto res = sim::simulate_step(s, o);
     t.prediction.step_s = res.step_s;
     t.prediction.tokens_per_s = res.tokens_per_s;

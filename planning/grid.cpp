@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/checked.hpp"
 #include "models/error.hpp"
+#include "models/limits.hpp"
+#include "models/names.hpp"
 #include "models/implementation.hpp"
 #include "models/json_fields.hpp"
 #include "models/parse.hpp"
@@ -57,6 +60,19 @@ std::int64_t positive(const json& v) {
   if (v.is_number_integer() && v.get<std::int64_t>() > 0) return v.get<std::int64_t>();
   if (v.is_string()) return models::parse_positive_int(v.get<std::string>(), "value");
   throw InputError("expected a positive integer, got " + v.dump());
+}
+// Data-parallel replicas and K/V buffers: bounded so that the device and byte counts formed
+// from them stay exact (dp x mp x sp with each at most 2^20 fits 64 bits).
+std::int64_t replicas(const json& v) {
+  const auto n = positive(v);
+  if (n > models::kMaxDevices)
+    throw InputError("expected at most " + std::to_string(models::kMaxDevices) + " replicas, got " + std::to_string(n));
+  return n;
+}
+std::int64_t buffers(const json& v) {
+  const auto n = positive(v);
+  if (n > 1024) throw InputError("expected at most 1024 K/V buffers, got " + std::to_string(n));
+  return n;
 }
 Mesh mesh_of(const json& v) {
   const auto [mp, sp] = models::parse_pair(text(v), "mesh");
@@ -152,7 +168,7 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     else if (k == "mesh") g.mesh = axis<Mesh>(v, file, k, mesh_of);
     else if (k == "mp") mps = axis<std::int64_t>(v, file, k, positive), mp_sp = true;
     else if (k == "sp") sps = axis<std::int64_t>(v, file, k, positive), mp_sp = true;
-    else if (k == "dp") g.dp = axis<std::int64_t>(v, file, k, positive);
+    else if (k == "dp") g.dp = axis<std::int64_t>(v, file, k, replicas);
     else if (k == "n_seq") g.n_seq = axis<std::int64_t>(v, file, k, positive);
     else if (k == "batch") g.batch = axis<std::int64_t>(v, file, k, positive);
     else if (k == "layout") g.layout = axis<std::string>(v, file, k, text);
@@ -167,7 +183,7 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     }
     else if (k == "kv_buffers") {
       if (v.is_array()) throw InputError(file, 0, k, "expected one positive integer (not an axis)");
-      g.kv_buffers = axis<std::int64_t>(v, file, k, positive).at(0);
+      g.kv_buffers = axis<std::int64_t>(v, file, k, buffers).at(0);
     } else if (k == "engine") {
       const auto e = v.is_string() ? v.get<std::string>() : std::string();
       if (e != "analytic" && e != "des") throw InputError(file, 0, k, "expected \"analytic\" or \"des\", got " + v.dump());
@@ -244,12 +260,16 @@ TopologyShape parse_topology_shape(const std::string& spec) {
   std::vector<std::int64_t> n;
   for (const auto& part : models::split(spec.substr(colon + 1), 'x')) n.push_back(models::parse_positive_int(part, "topology"));
   if (kind == "node" && n.size() == 1) return {n[0], n[0]};
-  if (kind == "nodes" && n.size() == 2) return {n[1], n[0] * n[1]};
-  if (kind == "torus" && (n.size() == 2 || n.size() == 3)) {
+  // Device counts in checked arithmetic: a product past 2^63 is bad input, not a wrapped count.
+  const auto product = [&] {
     std::int64_t d = 1;
-    for (const auto x : n) d *= x;
-    return {0, d};  // chips of a torus talk over ICI wherever they sit: no node boundary
-  }
+    for (const auto x : n)
+      if (!models::mul_fits(d, x, d))
+        throw InputError({}, 0, "topology", "topology '" + spec + "' has more devices than 64-bit integers hold");
+    return d;
+  };
+  if (kind == "nodes" && n.size() == 2) return {n[1], product()};
+  if (kind == "torus" && (n.size() == 2 || n.size() == 3)) return {0, product()};  // ICI everywhere: no node boundary
   fail();
   return {};
 }
@@ -282,6 +302,7 @@ void SweepGrid::validate(const models::Catalog& catalog, const std::string& file
     if (m.mp <= 0 || m.sp <= 0) throw InputError(file, 0, "mesh", "mp and sp must be positive");
   if (kv_buffers <= 0) throw InputError(file, 0, "kv_buffers", "expected a positive integer");
   if (profile.ends_with(".json")) at("profile", [&] { (void)models::read_json_file(profile); });
+  else if (!profile.empty()) at("profile", [&] { models::check_profile_name(profile); });
 }
 
 }  // namespace ringsim::planning

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -9,10 +10,15 @@
 
 #include "models/error.hpp"
 #include "models/strategy.hpp"
+#include "planning/prefilter.hpp"
 
 namespace ringsim::planning {
 
 using models::InputError;
+
+namespace {
+constexpr std::int64_t kMaxPlanTokens = std::int64_t{1} << 40;
+}  // namespace
 
 const char* to_string(Goal g) noexcept {
   switch (g) {
@@ -40,6 +46,10 @@ void check_request(const PlanRequest& r) {
     throw InputError({}, 0, "target-tokens-per-s", "min-devices needs a positive target throughput");
   if (r.goal == Goal::MaxContext && r.max_context < r.n_seq)
     throw InputError({}, 0, "max-context", "the longest context tried is below --seq");
+  // Contexts are doubled from n_seq up to max_context: both stay far from 2^63.
+  if (r.n_seq > kMaxPlanTokens) throw InputError({}, 0, "seq", fmt::format("more than 2^40 tokens ({})", r.n_seq));
+  if (r.goal == Goal::MaxContext && r.max_context > kMaxPlanTokens)
+    throw InputError({}, 0, "max-context", fmt::format("more than 2^40 tokens ({})", r.max_context));
 }
 
 PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file) {
@@ -116,25 +126,6 @@ std::vector<std::int64_t> counts_up_to(std::int64_t n) {
   return {s.begin(), s.end()};
 }
 
-// Every strategy some mesh of the search can run: ring, all-gather and Ulysses, and each split
-// of a mesh's sp into Ulysses x ring (usp) and into windows of a double ring. A point whose sp
-// does not match a split is skipped by the sweep (its row is not ok), so the axis can be shared.
-std::vector<std::string> strategies_for(const std::vector<Mesh>& meshes) {
-  std::vector<std::string> out = {"ring", "allgather", "ulysses"};
-  std::set<std::int64_t> sps;
-  for (const auto& m : meshes) sps.insert(m.sp);
-  for (const auto sp : sps)
-    for (std::int64_t u = 2; u < sp; ++u)
-      if (sp % u == 0) out.push_back(fmt::format("usp:{}x{}", u, sp / u));
-  for (const auto sp : sps)
-    for (std::int64_t w = 2; w < sp; ++w)
-      if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
-  std::vector<std::string> unique;
-  for (auto& s : out)
-    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
-  return unique;
-}
-
 }  // namespace
 
 SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
@@ -177,7 +168,9 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
       if (mp * sp <= r.devices) g.mesh.push_back({mp, sp});
   }
   g.dp = counts;
-  g.cp = r.strategies.empty() ? strategies_for(g.mesh) : r.strategies;
+  std::set<std::int64_t> sps;
+  for (const auto& m : g.mesh) sps.insert(m.sp);
+  g.cp = r.strategies.empty() ? strategy_splits(sps) : r.strategies;
   if (r.goal == Goal::MaxContext) {
     g.n_seq.clear();
     for (std::int64_t n = r.n_seq; n <= r.max_context; n *= 2) g.n_seq.push_back(n);
@@ -223,37 +216,141 @@ std::string plan_identity(const SweepResult& row) {
                      row.tile_k, row.topology, models::to_string(p.zero), models::to_string(row.recompute));
 }
 
-std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r) {
+std::string tie_key(const SweepResult& row) {
+  const auto& p = row.point;
+  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
+                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.tile_q, row.tile_k,
+                     row.topology, row.step_s, row.tokens_per_s);
+}
+
+namespace {
+
+// Feasible rows, ranked, one per plan identity.
+void rank_unique(std::vector<SweepResult>& rows, const PlanRequest& r) {
   std::erase_if(rows, [&](const SweepResult& x) { return !feasible(x, r); });
   // Rank, then keep the first of rows that are the same plan: they have the same figures, so the
   // ranking put the earliest in the sweep first.
   std::sort(rows.begin(), rows.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
   std::unordered_set<std::string> seen;
   std::erase_if(rows, [&](const SweepResult& x) { return !seen.insert(plan_identity(x)).second; });
-  if (static_cast<std::int64_t>(rows.size()) > r.top) rows.resize(static_cast<std::size_t>(r.top));
-  return rows;
+}
+
+// Ranked rows grouped into at most `top` plans with their ties (later rows join the groups).
+std::vector<PlanChoice> group(std::vector<SweepResult>&& rows, std::int64_t top) {
+  std::vector<PlanChoice> out;
+  std::unordered_map<std::string, std::size_t> index;
+  for (auto& x : rows) {
+    const auto key = tie_key(x);
+    const auto it = index.find(key);
+    if (it != index.end()) {
+      out[it->second].ties.push_back(std::move(x));
+    } else if (static_cast<std::int64_t>(out.size()) < top) {
+      index.emplace(key, out.size());
+      out.push_back({std::move(x), {}});
+    }
+  }
+  return out;
+}
+
+// a's goal figures (the goal's and the second one) are strictly worse than b's.
+bool strictly_worse(const SweepResult& a, const SweepResult& b, Goal goal) {
+  switch (goal) {
+    case Goal::MinDevices:
+      return a.devices() != b.devices() ? a.devices() > b.devices() : a.tokens_per_s < b.tokens_per_s;
+    case Goal::MaxThroughput:
+      return a.tokens_per_s != b.tokens_per_s ? a.tokens_per_s < b.tokens_per_s : a.devices() > b.devices();
+    case Goal::MaxContext:
+      return a.point.spec.n_seq != b.point.spec.n_seq ? a.point.spec.n_seq < b.point.spec.n_seq
+                                                      : a.tokens_per_s < b.tokens_per_s;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<PlanChoice> best_plans(std::vector<SweepResult> rows, const PlanRequest& r) {
+  rank_unique(rows, r);
+  return group(std::move(rows), r.top);
 }
 
 PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
                         const SweepOptions& options, std::size_t compact_at) {
   PlanSearch out;
   std::vector<SweepResult> kept;
-  // Compacting to the best `top` loses nothing: a row cut now ranks below `top` rows already
-  // kept, and so does any later row with its identity (same figures, later in the sweep).
-  const std::size_t limit =
+  std::size_t limit =
       std::max(compact_at > 0 ? compact_at : static_cast<std::size_t>(std::max<std::int64_t>(4 * r.top, 4096)),
                static_cast<std::size_t>(r.top) + 1);
-  for_each_result(grid, catalog, options, [&](SweepResult&& x) {
-    ++out.searched;
-    out.evaluated += x.ok;
-    out.fit_memory += x.ok && x.memory.fits;
-    if (!feasible(x, r)) return;
-    ++out.feasible;
-    kept.push_back(std::move(x));
-    if (kept.size() >= limit) kept = best_plans(std::move(kept), r);
-  });
+  // Compacting drops the rows strictly worse in the goal's figures than the top-th plan: every
+  // row that ties with a dropped row has its figures, so its plan ranks below `top` plans
+  // already kept, and plans only get better.
+  const auto compact = [&] {
+    rank_unique(kept, r);
+    std::unordered_set<std::string> keys;
+    const SweepResult* cutoff = nullptr;
+    for (const auto& x : kept)
+      if (keys.insert(tie_key(x)).second && static_cast<std::int64_t>(keys.size()) == r.top) {
+        cutoff = &x;
+        break;
+      }
+    if (cutoff) {
+      const SweepResult bound = *cutoff;
+      std::erase_if(kept, [&](const SweepResult& x) { return strictly_worse(x, bound, r.goal); });
+    }
+    if (kept.size() * 2 > limit) limit *= 2;  // rows equal in the figures to the top plans stay
+  };
+  const auto ranges = runnable_points(grid, catalog);
+  out.excluded = ranges.excluded;
+  for_each_result(
+      grid, catalog, options,
+      [&](SweepResult&& x) {
+        ++out.searched;
+        out.evaluated += x.ok;
+        out.fit_memory += x.ok && x.memory.fits;
+        if (!feasible(x, r)) return;
+        ++out.feasible;
+        kept.push_back(std::move(x));
+        if (kept.size() >= limit) compact();
+      },
+      &ranges.ranges);
   out.plans = best_plans(std::move(kept), r);
   return out;
+}
+
+std::string ties_text(const PlanChoice& c) {
+  std::vector<std::string> impls, zeros, recomputes;
+  const auto add = [](std::vector<std::string>& v, const std::string& x, const std::string& own) {
+    if (x != own && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  const auto stage = [](models::Sharding z) { return std::to_string(static_cast<int>(z)); };
+  for (const auto& t : c.ties) {
+    add(impls, t.impl, c.plan.impl);
+    add(zeros, stage(t.point.zero), stage(c.plan.point.zero));
+    add(recomputes, std::string(models::to_string(t.recompute)), std::string(models::to_string(c.plan.recompute)));
+  }
+  std::string s;
+  const auto part = [&](const char* name, const std::vector<std::string>& v) {
+    if (v.empty()) return;
+    s += (s.empty() ? "" : "; ") + std::string(name);
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : " ") + v[i];
+  };
+  part("impl", impls);
+  part("ZeRO stage", zeros);
+  part("recompute", recomputes);
+  return s;
+}
+
+std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps) {
+  std::vector<std::string> out = {"ring", "allgather", "ulysses"};
+  for (const auto sp : sps)
+    for (std::int64_t u = 2; u < sp; ++u)
+      if (sp % u == 0) out.push_back(fmt::format("usp:{}x{}", u, sp / u));
+  for (const auto sp : sps)
+    for (std::int64_t w = 2; w < sp; ++w)
+      if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
+  std::vector<std::string> unique;
+  for (auto& s : out)
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
+  return unique;
 }
 
 std::string explain(const SweepResult& row) {

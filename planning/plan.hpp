@@ -6,6 +6,7 @@
 // is by construction the best rows of that sweep (a CLI test checks it from the outside).
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,22 +63,43 @@ void check_request(const PlanRequest& r);
 // Best first: the goal's figure, then its second figure (devices or tokens/s), then less
 // memory, then the sweep's order.
 [[nodiscard]] bool better(const SweepResult& a, const SweepResult& b, Goal goal);
-// The top `r.top` feasible rows, best first; of rows that resolve to the same plan (a default
-// tile that equals an explicit one), the first in the sweep's order.
-[[nodiscard]] std::vector<SweepResult> best_plans(std::vector<SweepResult> rows, const PlanRequest& r);
-// The planner's search: the equivalent sweep evaluated on every core, its feasible rows kept as
-// they come (a bounded set: at most a few times `top` between compactions, so a search of
-// millions of configurations holds only its best), then best_plans of them. Equal to
-// best_plans(evaluate_all(grid)) (tests/planning).
+// A plan and the rows that tie with it: the same configuration but for the implementation and
+// the memory options (ZeRO stage, recomputation), with the same step time and throughput (two
+// implementations of one kernel family, ZeRO stages that all fit). The plan is the best of them
+// (least memory, then the first in the sweep); a top-N counts plans, not ties.
+struct PlanChoice {
+  SweepResult plan;
+  std::vector<SweepResult> ties;  // best first
+};
+// The top `r.top` feasible plans, best first, each with its ties; of rows that resolve to the
+// same plan (a default tile that equals an explicit one), the first in the sweep's order.
+[[nodiscard]] std::vector<PlanChoice> best_plans(std::vector<SweepResult> rows, const PlanRequest& r);
+// The planner's search: the equivalent sweep's runnable points (planning/prefilter.hpp: the
+// (strategy, mesh, implementation) combinations that cannot run are skipped without being
+// evaluated) evaluated on every core, its feasible rows kept as they come (a bounded set: rows
+// strictly worse in the goal's figures than the top-th plan are dropped at each compaction,
+// which can lose no plan nor tie), then best_plans of them. Equal to best_plans(evaluate_all(grid))
+// (tests/planning).
 struct PlanSearch {
-  std::vector<SweepResult> plans;  // best first
+  std::vector<PlanChoice> plans;  // best first
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
+  std::int64_t excluded = 0;  // points of the grid skipped without evaluation
 };
 // compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
                                       const SweepOptions& options, std::size_t compact_at = 0);
+// What ties share: every resolved axis but the implementation, the ZeRO stage and the
+// recomputation, and the step time and throughput.
+[[nodiscard]] std::string tie_key(const SweepResult& row);
+// The ties' implementations, ZeRO stages and recomputation policies that differ from the
+// plan's ("impl scfa, torch-cp; ZeRO stage 2; recompute none"); empty without ties.
+[[nodiscard]] std::string ties_text(const PlanChoice& choice);
 // The same identity best_plans deduplicates on: every resolved axis of the row.
 [[nodiscard]] std::string plan_identity(const SweepResult& row);
+
+// ring, allgather, ulysses, then every usp:UxR and every double-ring:W split (1 < U, W < sp) of
+// each of the group sizes, each once.
+[[nodiscard]] std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps);
 
 // Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
 [[nodiscard]] std::string explain(const SweepResult& row);

@@ -67,6 +67,23 @@ struct Rows {
       throw InputError(t.file, t.lines[row], name, e.message());
     }
   }
+  // The values a chart divides by or puts on a log axis: positive; amounts: not negative.
+  [[nodiscard]] double positive(std::size_t row, const std::string& name) const {
+    const double v = num(row, name);
+    if (!(v > 0)) throw InputError(t.file, t.lines[row], name, "expected a positive number, got " + text(row, name));
+    return v;
+  }
+  [[nodiscard]] double non_negative(std::size_t row, const std::string& name) const {
+    const double v = num(row, name);
+    if (!(v >= 0)) throw InputError(t.file, t.lines[row], name, "expected a number >= 0, got " + text(row, name));
+    return v;
+  }
+  // A value computed from a row's figures, finite or an error naming the row.
+  [[nodiscard]] double finite(std::size_t row, const std::string& name, double v) const {
+    if (!std::isfinite(v))
+      throw InputError(t.file, t.lines[row], name, "the row's figures give a value out of range (" + text(row, name) + ")");
+    return v;
+  }
   // Identity columns that take more than one value over the selected rows, less `exclude`.
   [[nodiscard]] std::vector<std::string> varying(const std::set<std::string>& exclude) const {
     std::vector<std::string> out;
@@ -147,7 +164,8 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
         if (it == base.end()) continue;
         const auto& d = rows.text(i, "devices");
         const std::string label = with_prefix(d + (d == "1" ? " device" : " devices"), rows.key(i, series_cols));
-        b.add(label, rows.num(i, "n_seq"), rows.num(it->second, "step_s") / rows.num(i, "step_s"), true);
+        b.add(label, rows.positive(i, "n_seq"),
+              rows.finite(i, "step_s", rows.positive(it->second, "step_s") / rows.positive(i, "step_s")), true);
       }
       if (b.order.empty())
         throw InputError(t.file, 0, "layout",
@@ -161,8 +179,8 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
     case PlotKind::Throughput: {
       const auto series_cols = rows.varying({"index", "devices", "mp", "sp", "dp", "tile_q", "tile_k", "zero", "recompute"});
       for (const auto i : rows.idx)
-        b.add(rows.key(i, series_cols).empty() ? "all" : rows.key(i, series_cols), rows.num(i, "devices"),
-              rows.num(i, "tokens_per_s"), true);
+        b.add(rows.key(i, series_cols).empty() ? "all" : rows.key(i, series_cols), rows.positive(i, "devices"),
+              rows.non_negative(i, "tokens_per_s"), true);
       c.title = r.title.empty() ? "Training throughput vs devices (best mesh, tile and memory setting per point)" : r.title;
       c.x_label = "devices (dp x mp x sp)";
       c.y_label = "throughput (tokens/s)";
@@ -175,9 +193,9 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
       const auto series_cols = rows.varying({"index", "n_seq", "layout", "tile_q", "tile_k", "impl"});
       double capacity = 0;
       for (const auto i : rows.idx) {
-        b.add(rows.key(i, series_cols).empty() ? "memory" : rows.key(i, series_cols), rows.num(i, "n_seq"),
-              rows.num(i, "memory_bytes") / 1e9, false);
-        capacity = rows.num(i, "memory_capacity_bytes") / 1e9;
+        b.add(rows.key(i, series_cols).empty() ? "memory" : rows.key(i, series_cols), rows.positive(i, "n_seq"),
+              rows.non_negative(i, "memory_bytes") / 1e9, false);
+        capacity = rows.positive(i, "memory_capacity_bytes") / 1e9;
       }
       c.title = r.title.empty() ? "Memory per device vs context" : r.title;
       c.x_label = "sequence length n_seq (tokens)";
@@ -198,9 +216,10 @@ Heatmap heatmap(const Table& t, const PlotRequest& r) {
   std::set<double> xs, ys;
   std::map<std::pair<double, double>, double> cell;
   for (const auto i : rows.idx) {
-    const double x = rows.num(i, "n_seq"), y = rows.num(i, "devices");
-    const double step = rows.num(i, "step_s");
-    const double v = (rows.num(i, "exposed_transfer_s") + rows.num(i, "grad_sync_exposed_s")) / step;
+    const double x = rows.positive(i, "n_seq"), y = rows.positive(i, "devices");
+    const double step = rows.positive(i, "step_s");
+    const double v = rows.finite(
+        i, "step_s", (rows.non_negative(i, "exposed_transfer_s") + rows.non_negative(i, "grad_sync_exposed_s")) / step);
     xs.insert(x), ys.insert(y);
     const auto it = cell.find({x, y});
     cell[{x, y}] = it == cell.end() ? v : std::min(it->second, v);

@@ -14,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "io/output_file.hpp"
 #include "models/error.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::planning {
@@ -50,9 +52,9 @@ namespace {
 // points, compute them with their own Evaluator, and park the chunk; the calling thread hands
 // parked chunks on strictly in order. At most `window` chunks wait ahead of the next one, so
 // memory stays bounded whatever the thread timing.
-template <class Chunk, class Compute, class Consume>
+template <class Chunk, class IndexOf, class Compute, class Consume>
 void ordered_loop(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                  std::int64_t first, std::int64_t count, Compute compute, Consume consume) {
+                  std::int64_t count, IndexOf index_of, Compute compute, Consume consume) {
   if (count <= 0) return;
   std::int64_t threads = options.threads > 0 ? options.threads
                                              : static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -84,7 +86,7 @@ void ordered_loop(const SweepGrid& grid, const models::Catalog& catalog, const S
       try {
         const std::int64_t begin = c * chunk, end = std::min(count, begin + chunk);
         for (std::int64_t j = begin; j < end; ++j)
-          compute(ev, grid.point(options.shard.index(first + j)), out);
+          compute(ev, grid.point(index_of(j)), out);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
@@ -142,7 +144,7 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
   sum.resumed = first;
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<TextChunk>(
-      grid, catalog, options, first, sum.shard_points - first,
+      grid, catalog, options, sum.shard_points - first, [&](std::int64_t j) { return options.shard.index(first + j); },
       [](Evaluator& ev, const SweepPoint& p, TextChunk& out) {
         const auto r = ev.evaluate(p);
         if (!r.ok) ++out.skipped;
@@ -165,12 +167,24 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
 }
 
 void for_each_result(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                     const std::function<void(SweepResult&&)>& consume) {
-  const std::int64_t total = options.shard.points(grid.size());
+                     const std::function<void(SweepResult&&)>& consume, const std::vector<PointRange>* ranges) {
+  // The points: the shard's, or those of the ranges (in order).
+  std::int64_t total = options.shard.points(grid.size());
+  std::vector<std::int64_t> range_end;  // points before the end of each range
+  if (ranges) {
+    total = 0;
+    for (const auto& r : *ranges) range_end.push_back(total += r.count);
+  }
+  const auto index_of = [&](std::int64_t j) {
+    if (!ranges) return options.shard.index(j);
+    const auto k = static_cast<std::size_t>(std::upper_bound(range_end.begin(), range_end.end(), j) - range_end.begin());
+    const auto& r = (*ranges)[k];
+    return r.first + j - (range_end[k] - r.count);
+  };
   std::int64_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<std::vector<SweepResult>>(
-      grid, catalog, options, 0, total,
+      grid, catalog, options, total, index_of,
       [](Evaluator& ev, const SweepPoint& p, std::vector<SweepResult>& out) { out.push_back(ev.evaluate(p)); },
       [&](std::vector<SweepResult>& c, std::int64_t) {
         for (auto& r : c) consume(std::move(r));
@@ -207,12 +221,9 @@ std::int64_t row_index(const std::string& line) {
   return v;
 }
 
+// A sweep output (to resume or merge): a regular file of bounded size (models/input_file.hpp).
 std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, {}, "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return models::InputFile(path, {}, "sweep output", models::kMaxDataFileBytes).read_all();
 }
 
 // How much of an existing sweep file is complete rows of this sweep: the byte length of the
@@ -261,30 +272,15 @@ SweepSummary run_sweep_to_file(const SweepGrid& grid, const models::Catalog& cat
   }
   std::int64_t first = 0;
   std::size_t keep = 0;
-  if (resume && std::filesystem::exists(path)) {
+  std::error_code ec;
+  if (resume && std::filesystem::exists(path, ec)) {
     std::tie(keep, first) = complete_prefix(read_all(path), preamble, options.shard, shard_points, path);
   }
-  if (keep > 0) {
-    std::filesystem::resize_file(path, keep);
-  } else {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, 0, {}, "cannot write the file");
-    out << preamble;
-    if (!out.flush()) throw std::runtime_error("cannot write " + path);
-  }
-  std::FILE* f = std::fopen(path.c_str(), "ab");
-  if (!f) throw InputError(path, 0, {}, "cannot append to the file");
-  SweepSummary sum;
-  try {
-    sum = run_points(grid, catalog, options, first, [&](const std::string& s) {
-      if (std::fwrite(s.data(), 1, s.size(), f) != s.size() || std::fflush(f) != 0)
-        throw std::runtime_error("cannot write " + path);
-    });
-  } catch (...) {
-    std::fclose(f);
-    throw;
-  }
-  if (std::fclose(f) != 0) throw std::runtime_error("cannot write " + path);
+  // Written in place, row by row: an interrupted sweep keeps every complete row for --resume.
+  io::JournalFile f(path, keep);
+  if (keep == 0) f.write(preamble);
+  SweepSummary sum = run_points(grid, catalog, options, first, [&](const std::string& s) { f.write(s); });
+  f.close();
   return sum;
 }
 

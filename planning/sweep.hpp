@@ -70,11 +70,18 @@ SweepSummary run_sweep_to_file(const SweepGrid& grid, const models::Catalog& cat
 // InputError for files of different sweeps, a missing or repeated shard, or an incomplete one.
 [[nodiscard]] std::string merge_shards(const std::vector<std::string>& paths);
 
-// Evaluates every point of the shard and hands each result to `consume`, in the sweep's order,
-// on the calling thread (the planner's path; no file). Same threads and evaluator as the file
-// sweep.
+// Consecutive sweep indices [first, first + count).
+struct PointRange {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+  friend bool operator==(const PointRange&, const PointRange&) = default;
+};
+
+// Evaluates every point of the shard, or with `ranges` only their points (ascending, disjoint;
+// the shard is then ignored), and hands each result to `consume`, in the sweep's order, on the
+// calling thread (the planner's path; no file). Same threads and evaluator as the file sweep.
 void for_each_result(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                     const std::function<void(SweepResult&&)>& consume);
+                     const std::function<void(SweepResult&&)>& consume, const std::vector<PointRange>* ranges = nullptr);
 // All results in the sweep's order (small sweeps; tests).
 [[nodiscard]] std::vector<SweepResult> evaluate_all(const SweepGrid& grid, const models::Catalog& catalog,
                                                     const SweepOptions& options);

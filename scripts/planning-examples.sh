@@ -37,3 +37,17 @@ $R plot "$out/tpu.csv" --kind speedup \
   --title "ringattn-1b on 16 TPU v4: striped over contiguous (jax-blockwise, calibrated)" --png $img/planning-tpu-speedup.png
 $R plot "$out/tpu.csv" --kind memory --where layout=striped \
   --title "ringattn-1b on 16 TPU v4 (ZeRO-3 over sp, full recompute): memory" --png $img/planning-tpu-memory.png
+
+echo "== 4. A length distribution on 2 nodes x 8 H100: strategy and layout per bucket of packed sequences"
+cat > "$out/lengths.csv" <<'LENGTHS'
+length,count
+120,20000
+350,30000
+900,20000
+2500,6000
+9000,800
+40000,120
+110000,20
+LENGTHS
+$R plan-docs "$out/lengths.csv" --hardware h100-sxm --model llama3-8b --seq 131072 --mesh 1x16 \
+  --packing first-fit-shuffle --top 3 --tile-check 3

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ringsim builds with, only those that are missing.
-# Safe to run again: it does nothing when everything is there.
+# Installs the Debian 12 packages ringsim builds and tests with, only those that are missing.
+# Safe to run again: it does nothing (no apt-get at all) when everything is there.
+# Every name below is a real bookworm package (`apt-cache policy NAME` shows a candidate);
+# the CUDA toolkit is not one of them (nvcc is looked for in /usr/local/cuda).
 set -euo pipefail
-PKGS=(cmake ninja-build g++ make git
-      libboost-graph-dev libeigen3-dev libfmt-dev libcxxopts-dev catch2 nlohmann-json3-dev
-      libbenchmark-dev
-      qt6-base-dev libqt6charts6-dev qt6-charts-dev libqt6svg6-dev qt6-svg-dev libgl-dev
-      xvfb xauth
-      pkg-config libcairo2-dev fonts-dejavu-core)
+PKGS=(
+  # compiler and build
+  cmake ninja-build g++
+  # libraries of models/, sim/, calibration/, cli/
+  libboost-graph-dev libeigen3-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev
+  # planning/'s charts (ringsim plot): cairo and fontconfig through pkg-config, DejaVu fonts
+  pkg-config libcairo2-dev libfontconfig-dev fonts-dejavu-core
+  # tests and benchmarks
+  catch2 libbenchmark-dev
+  # ringsim-gui: Qt 6 Widgets/Test (qt6-base-dev), Charts, Svg; Qt6Charts' CMake config needs
+  # Qt6OpenGL's development files, and Qt6Gui needs libGL's
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
+  # fuzz targets: clang with libFuzzer (-fsanitize=fuzzer; only recommended by clang, so named)
+  clang libclang-rt-14-dev
+)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
 # Quick start, command 2: set up, build everything with -j2 and run the whole test suite with
-# ctest; then the same tests again in an ASan + UBSan build (GUI, CUDA and bench left out).
+# ctest (GUI, CUDA compile, CLI and hostile inputs included); then the same tests in an ASan +
+# UBSan build (GUI, CUDA and bench left out); then a short libFuzzer run of every input reader.
+# Every option a run depends on is set here, so whatever configured build/ before (for
+# example scripts/run-main.sh) cannot switch tests, the GUI or benchmarks off.
+# Environment: JOBS (default 2); CI=true also requires the CUDA build; RINGSIM_SKIP_SANITIZE=1
+# and RINGSIM_SKIP_FUZZ=1 skip those stages; RINGSIM_FUZZ_SECONDS (default 6) per reader.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 JOBS=${JOBS:-2}
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+REQUIRE_CUDA=OFF
+if [ "${CI:-}" = true ]; then REQUIRE_CUDA=ON; fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRINGSIM_SANITIZE=OFF -DRINGSIM_FUZZ=OFF \
+      -DRINGSIM_BUILD_TESTS=ON -DRINGSIM_BUILD_BENCH=ON -DRINGSIM_BUILD_GUI=ON -DRINGSIM_BUILD_CUDA=ON \
+      -DRINGSIM_REQUIRE_CUDA="$REQUIRE_CUDA"
 cmake --build build -j"$JOBS"
-(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$JOBS")
+# The JUnit report lets .ci/run check which tests ran (the "gui" entry among them).
+(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$JOBS" --no-tests=error \
+   --output-junit ctest-release.xml)
 if [ "${RINGSIM_SKIP_SANITIZE:-0}" != 1 ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRINGSIM_SANITIZE=ON \
-        -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF -DRINGSIM_BUILD_BENCH=OFF
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRINGSIM_SANITIZE=ON -DRINGSIM_FUZZ=OFF \
+        -DRINGSIM_BUILD_TESTS=ON -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF -DRINGSIM_BUILD_BENCH=OFF
   cmake --build build-asan -j"$JOBS"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     ctest --output-on-failure -j"$JOBS" -LE slow)
+     ctest --output-on-failure -j"$JOBS" --no-tests=error -LE slow)
+fi
+if [ "${RINGSIM_SKIP_FUZZ:-0}" != 1 ]; then
+  # clang + libFuzzer + ASan/UBSan, readers only (docs/robustness.md); one bounded ctest entry per
+  # reader, seeded from configs/ and data/.
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGSIM_FUZZ=ON \
+        -DRINGSIM_SANITIZE=OFF -DRINGSIM_BUILD_TESTS=OFF -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF \
+        -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-6}"
+  cmake --build build-fuzz -j"$JOBS" --target ringsim_fuzzers
+  (cd build-fuzz && ctest --output-on-failure -j1 --no-tests=error -L fuzz)
 fi

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "models/error.hpp"
+
 namespace ringsim::sim {
 
 Engine::Engine(double ticks_per_s) : ticks_per_s_(ticks_per_s) {
@@ -47,9 +49,12 @@ void Engine::clear_pending() noexcept { queue_.clear(); }
 Tick Engine::to_ticks(double seconds) const {
   const double ticks = std::round(seconds * ticks_per_s_);
   // 2^63 is exactly representable; anything at or above it does not fit an int64.
+  // Durations come from the input's sizes and rates: one too long for the clock is bad input.
   if (!std::isfinite(ticks) || ticks < 0 || ticks >= 9223372036854775808.0)
-    throw std::domain_error("duration " + std::to_string(seconds) + " s is negative, not finite or too long for " +
-                            std::to_string(ticks_per_s_) + " ticks/s");
+    throw models::InputError({}, 0, "time",
+                             "a simulated duration of " + std::to_string(seconds) +
+                                 " s is negative, not finite or longer than the simulator's clock holds (" +
+                                 std::to_string(9.2233720368547758e18 / ticks_per_s_) + " s)");
   return static_cast<Tick>(ticks);
 }
 
@@ -58,6 +63,8 @@ void Engine::throw_past(Tick t) const {
                          "): simulated time cannot go backwards");
 }
 
-void Engine::throw_overflow() { throw std::overflow_error("event time beyond the int64 tick range"); }
+void Engine::throw_overflow() {
+  throw models::InputError({}, 0, "time", "the simulated step is longer than the simulator's clock holds (2^63 ticks)");
+}
 
 }  // namespace ringsim::sim

@@ -11,6 +11,7 @@
 #include "models/error.hpp"
 #include "sim/pass_sim.hpp"
 #include "sim/step_plan.hpp"
+#include "sim/step_size.hpp"
 #include "sim/topology.hpp"
 
 namespace ringsim::sim {
@@ -46,6 +47,7 @@ std::string default_topology(const models::Hardware& hw, std::int64_t devices) {
 // Rings whose hops share links (tori with mp > 1, crossing routes) may interact across layers
 // and are simulated as one pass.
 StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& options) {
+  check_step_memory(s, options);  // before the plan's (round x device) tables are allocated
   const StepPlan plan(s, options);
   const auto dn = static_cast<std::size_t>(plan.d);
   const auto cells = static_cast<std::size_t>(plan.d * plan.rounds);
@@ -162,6 +164,7 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
       PassOutcome out = PassSim(plan, seg.begin, seg.end, origin, rel_entry, rel_last, trace, std::move(recycled)).run();
       r.events += out.events;
       ++r.passes_simulated;
+      if (options.progress) options.progress(static_cast<std::int64_t>(k + 1), static_cast<std::int64_t>(plan.segments.size()));
       advance(out, origin);
       if (replay)
         m = Memo{rel_entry, rel_last, std::move(out), 1};

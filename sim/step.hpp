@@ -17,6 +17,7 @@
 // - no global barrier unless `sync = Barrier`, which makes every round lock-step (the
 //   analytic model's assumption: the two then agree).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct StepOptions {
   bool record_trace = false;
   std::int64_t trace_event_limit = 2'000'000;  // events kept for the Chrome trace
   LayerPasses layer_passes = LayerPasses::Replay;
+  // Called after each simulated engine pass with (passes done, passes planned), for progress
+  // on a terminal; replayed layers are not reported (they take no time).
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 // One span of the Chrome trace: a lane (track) and a named interval.

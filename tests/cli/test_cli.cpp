@@ -1,18 +1,14 @@
 // The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
 // line on stderr and exit code 2, leaving no output file behind.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "tests/support/cli_run.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::test;
 
@@ -27,8 +23,8 @@ TEST_CASE("the quick-start prediction compares ring and striped side by side", "
 }
 
 TEST_CASE("batch prediction passes input columns through and adds pred_tms and pred_speedup", "[cli]") {
-  const std::string out = "ringsim_cli_batch.csv";
-  std::filesystem::remove(out);
+  const TempDir tmp;
+  const std::string out = tmp.file("batch.csv");
   const auto r = run(std::string("predict --scenarios ") + RINGSIM_TEST_DATA + "/striped_paper_calibration.csv --format csv -o " + out);
   REQUIRE(r.code == 0);
   std::ifstream f(out);
@@ -55,14 +51,15 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   CHECK(d.out.find("engine des") != std::string::npos);
   CHECK(d.out.find("nan") == std::string::npos);
   // Batch mode: pred_engine and pred_impl close the pred_ columns, so earlier positions stay where they were.
-  write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
-  const auto b = run("predict --scenarios engine_batch.csv --format csv --engine des");
+  const TempDir tmp;
+  const auto batch = tmp.write("engine_batch.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,4,16384\n");
+  const auto b = run("predict --scenarios " + batch + " --format csv --engine des");
   REQUIRE(b.code == 0);
   CHECK(b.out.rfind("hardware,model,mp,sp,n_seq,pred_tms,pred_speedup,", 0) == 0);
   const auto header_end = b.out.find('\n');
   CHECK(b.out.substr(0, header_end).ends_with(",pred_profile_calibrated,pred_engine,pred_impl"));
   CHECK(b.out.substr(header_end + 1).ends_with(",des,ring-flash-attn\n"));
-  const auto ba = run("predict --scenarios engine_batch.csv --format csv");
+  const auto ba = run("predict --scenarios " + batch + " --format csv");
   REQUIRE(ba.code == 0);
   CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,ring-flash-attn\n"));
   CHECK(b.out.find("nan") == std::string::npos);
@@ -130,31 +127,35 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --hardware-file /nonexistent.json", "cannot open");
   expect_bad("frobnicate", "unknown command");
 
-  write("bad_fields.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,2\n");
-  expect_bad("predict --scenarios bad_fields.csv --format csv", "bad_fields.csv:3");
-  write("bad_column.csv", "hardware,model,mp,n_seq\na100-80gb,ringattn-1b,1,8192\n");
-  expect_bad("predict --scenarios bad_column.csv --format csv", "'sp'");
-  write("bad_value.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,lots\n");
-  expect_bad("predict --scenarios bad_value.csv --format csv", "bad_value.csv:2: field 'n_seq'");
-  write("bad_divisible.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,3,8192\n");
-  expect_bad("predict --scenarios bad_divisible.csv --format csv", "bad_divisible.csv:3");
-  write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
-  expect_bad("predict --hardware-file bad_hw.json", "source");
+  const TempDir tmp;
+  const auto bad_fields =
+      tmp.write("bad_fields.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,2\n");
+  expect_bad("predict --scenarios " + bad_fields + " --format csv", "bad_fields.csv:3");
+  const auto bad_column = tmp.write("bad_column.csv", "hardware,model,mp,n_seq\na100-80gb,ringattn-1b,1,8192\n");
+  expect_bad("predict --scenarios " + bad_column + " --format csv", "'sp'");
+  const auto bad_value = tmp.write("bad_value.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,lots\n");
+  expect_bad("predict --scenarios " + bad_value + " --format csv", "bad_value.csv:2: field 'n_seq'");
+  const auto bad_divisible = tmp.write(
+      "bad_divisible.csv", "hardware,model,mp,sp,n_seq\na100-80gb,ringattn-1b,1,2,8192\na100-80gb,ringattn-1b,1,3,8192\n");
+  expect_bad("predict --scenarios " + bad_divisible + " --format csv", "bad_divisible.csv:3");
+  const auto bad_hw = tmp.write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
+  expect_bad("predict --hardware-file " + bad_hw, "source");
 
-  // A failing batch leaves no output file, not even a partial one.
-  const std::string out = "ringsim_cli_partial.csv";
-  std::filesystem::remove(out);
-  const auto r = run("predict --scenarios bad_divisible.csv --format csv -o " + out);
+  // A failing batch leaves no output file, not even a partial one, and no temporary.
+  const std::string out = tmp.file("partial.csv");
+  const auto r = run("predict --scenarios " + bad_divisible + " --format csv -o " + out);
   CHECK(r.code == 2);
   CHECK_FALSE(std::filesystem::exists(out));
-  CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+  std::size_t left = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.dir())) ++left;
+  CHECK(left == 5);  // the five input files above
 }
 
 TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit code 1", "[cli][gpu]") {
   // CUDA_VISIBLE_DEVICES= hides any GPU, so this checks the failure path on every machine; a
   // build without CUDA fails the same way for a different reason.
-  const std::string out = "ringsim_cli_measure_out.csv";
-  std::filesystem::remove(out);
+  const TempDir tmp;
+  const std::string out = tmp.file("measure_out.csv");
   setenv("CUDA_VISIBLE_DEVICES", "", 1);  // inherited by popen's shell
   for (const std::string& args : {"measure --quick -o " + out, std::string("validate --model attn:4:4:64 --mesh 1x4 --seq 1024")}) {
     INFO("ringsim " << args);
@@ -201,8 +202,9 @@ TEST_CASE("strategies compared side by side, each row with its why; bad splits e
   expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp ulysses --impl te-all-gather --layout zigzag",
              "does not offer strategy 'ulysses'");
   expect_bad("predict --cp double-ring:3 --layout zigzag --seq 8192", "does not divide the ring size sp = 8");
-  write("docs_short.csv", "length\n600\n400\n");
-  expect_bad("predict --mesh 1x8 --seq 1024 --docs docs_short.csv --layout contiguous",
+  const TempDir tmp;
+  const auto docs_short = tmp.write("docs_short.csv", "length\n600\n400\n");
+  expect_bad("predict --mesh 1x8 --seq 1024 --docs " + docs_short + " --layout contiguous",
              "document lengths sum to 1000, expected n_seq = 1024");
   expect_bad("predict --mesh 1x8 --seq 8192 --docs lognormal:1000:1:1 --mask full", "--docs sets the mask");
   expect_bad("predict --mesh 1x8 --seq 8192 --layout doc-zigzag --impl ringsim-tiles", "give them with --docs");

@@ -62,7 +62,7 @@ const char* kSweep = R"({
 
 TEST_CASE("cli sweep: shards merged are the unsharded sweep, byte for byte", "[cli][sweep]") {
   const TempDir dir;
-  write(dir.file("grid.json"), kSweep);
+  write_file(dir.file("grid.json"), kSweep);
   const auto whole = run("sweep " + dir.file("grid.json") + " -o " + dir.file("whole.csv"));
   REQUIRE(whole.code == 0);
   CHECK(whole.err.empty());  // no progress bar when stderr is not a terminal
@@ -89,7 +89,7 @@ TEST_CASE("cli sweep: shards merged are the unsharded sweep, byte for byte", "[c
 TEST_CASE("cli sweep: killed mid-way and resumed, it loses nothing and repeats nothing", "[cli][sweep]") {
   const TempDir dir;
   // Simulated points take milliseconds each, so the kill lands mid-sweep.
-  write(dir.file("grid.json"), R"({"engine": "des", "hardware": "a100-80gb", "model": ["ringattn-1b", "llama2-7b"],
+  write_file(dir.file("grid.json"), R"({"engine": "des", "hardware": "a100-80gb", "model": ["ringattn-1b", "llama2-7b"],
     "mesh": ["1x4", "1x8", "2x4"], "n_seq": [65536, 131072, 262144, 524288], "layout": ["contiguous", "striped"]})");
   const auto out = dir.file("sweep.csv");
   const pid_t pid = fork();
@@ -115,7 +115,7 @@ TEST_CASE("cli sweep: killed mid-way and resumed, it loses nothing and repeats n
   // Resuming a finished sweep changes nothing; another sweep's file is refused.
   CHECK(run("sweep " + dir.file("grid.json") + " --resume -o " + out).code == 0);
   CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
-  write(dir.file("other.json"), R"({"engine": "des", "n_seq": 8192})");
+  write_file(dir.file("other.json"), R"({"engine": "des", "n_seq": 8192})");
   expect_bad("sweep " + dir.file("other.json") + " --resume -o " + out, "not this sweep's output");
   CHECK(read_file(out) == read_file(dir.file("fresh.csv")));
 }
@@ -177,25 +177,25 @@ TEST_CASE("cli plan: the answer is the best row of the equivalent sweep", "[cli]
 
 TEST_CASE("cli sweep and plan: a bad file is one line naming the field, exit 2, no output file", "[cli][plan][sweep]") {
   const TempDir dir;
-  write(dir.file("bad.json"), R"({"hardware": "a100-80gb", "n_seq": [4096, "many"]})");
+  write_file(dir.file("bad.json"), R"({"hardware": "a100-80gb", "n_seq": [4096, "many"]})");
   expect_bad("sweep " + dir.file("bad.json") + " -o " + dir.file("out.csv"), "n_seq[1]");
   CHECK_FALSE(std::filesystem::exists(dir.file("out.csv")));
-  write(dir.file("typo.json"), R"({"layouts": ["striped"]})");
+  write_file(dir.file("typo.json"), R"({"layouts": ["striped"]})");
   expect_bad("sweep " + dir.file("typo.json"), "layouts");
-  write(dir.file("broken.json"), R"({"hardware": )");
+  write_file(dir.file("broken.json"), R"({"hardware": )");
   expect_bad("sweep " + dir.file("broken.json"), "broken.json");
   expect_bad("sweep --shard 5/4", "shard");
-  write(dir.file("plan.json"), R"({"goal": "min-devices", "devices": 8})");
+  write_file(dir.file("plan.json"), R"({"goal": "min-devices", "devices": 8})");
   expect_bad("plan " + dir.file("plan.json") + " -o " + dir.file("plan.out"), "target_tokens_per_s");
   CHECK_FALSE(std::filesystem::exists(dir.file("plan.out")));
-  write(dir.file("plan2.json"), R"({"goal": "max-throughput", "devices": 8, "layout": ["striped", "diagonal"]})");
+  write_file(dir.file("plan2.json"), R"({"goal": "max-throughput", "devices": 8, "layout": ["striped", "diagonal"]})");
   expect_bad("plan " + dir.file("plan2.json"), "layout");
   expect_bad("plan --goal cheapest", "goal");
 }
 
 TEST_CASE("cli check: planted bad rows are flagged with the bound, published measurements are not", "[cli][check]") {
   const TempDir dir;
-  write(dir.file("m.csv"),
+  write_file(dir.file("m.csv"),
         "hardware,devices,n_seq,batch,heads,kv_heads,head_dim,causal,pass,cp,layout,ring_degree,ulysses_degree,iter_per_s\n"
         "a100-80gb,8,65536,1,32,8,128,true,fwd+bwd,ring,zigzag,8,1,10.6\n"    // line 2: ring-flash-attention's figure
         "a100-80gb,8,65536,1,32,8,128,true,fwd+bwd,ring,zigzag,8,1,40\n"      // 3: above peak FLOP/s
@@ -218,7 +218,7 @@ TEST_CASE("cli check: planted bad rows are flagged with the bound, published mea
   CHECK(out[4].find("link") != std::string::npos);
   CHECK(run("check --fail-on-findings " + dir.file("m.csv")).code == 1);
   // Training measurements: tokens/s of a whole model.
-  write(dir.file("t.csv"), "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb,llama3-8b,1,8,65536,3000\n"
+  write_file(dir.file("t.csv"), "hardware,model,mp,sp,n_seq,tokens_per_s\na100-80gb,llama3-8b,1,8,65536,3000\n"
                            "a100-80gb,llama3-8b,1,8,65536,30000\n");
   const auto t = run("check " + dir.file("t.csv"));
   CHECK(t.out.find("t.csv:2:") == std::string::npos);
@@ -230,9 +230,9 @@ TEST_CASE("cli check: planted bad rows are flagged with the bound, published mea
     CHECK(p.code == 0);
     CHECK(p.out.empty());
   }
-  write(dir.file("tf.csv"), "hardware,model,mp,sp,n_seq,tflops_per_gpu\nh100-sxm,llama2-7b,8,32,1048576,1200\n");
+  write_file(dir.file("tf.csv"), "hardware,model,mp,sp,n_seq,tflops_per_gpu\nh100-sxm,llama2-7b,8,32,1048576,1200\n");
   CHECK(run("check " + dir.file("tf.csv")).out.find("tf.csv:2: reports 1200 TFLOP/s") != std::string::npos);
-  write(dir.file("bad.csv"), "hardware,n_seq,model,iter_per_s\na100-80gb,-4,llama3-8b,3\n");
+  write_file(dir.file("bad.csv"), "hardware,n_seq,model,iter_per_s\na100-80gb,-4,llama3-8b,3\n");
   expect_bad("check " + dir.file("bad.csv"), "bad.csv:2");
 }
 
@@ -267,4 +267,56 @@ TEST_CASE("cli agreement: Kendall's tau-b of predict's speedups against the Stri
   CHECK(run("agreement " + dir.file("p.csv") + " --measured speedup --predicted speedup").out.find("tau-b 1.000") !=
         std::string::npos);
   expect_bad("agreement " + dir.file("p.csv") + " --measured speedup --predicted nope", "nope");
+}
+
+TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any thread count", "[cli][plan-docs]") {
+  const TempDir dir;
+  // A histogram (length,count) and single documents: short ones and a long tail.
+  write_file(dir.file("lengths.csv"), "length,count\n100,300\n900,80\n3000,20\n7000,3\n20000\n");
+  const std::string base = "plan-docs " + dir.file("lengths.csv") + " --seq 8192 --mesh 1x4 --buckets 1024,4096";
+  const auto one = run(base + " --format csv --threads 1");
+  REQUIRE(one.code == 0);
+  const auto two = run(base + " --format csv --threads 2");
+  REQUIRE(two.code == 0);
+  CHECK(one.out == two.out);
+  const auto rows = split_lines(one.out);
+  REQUIRE(rows.size() > 2);
+  CHECK(rows[0].starts_with("bucket,longest_lo,longest_hi,rank,cp,layout,impl,status"));
+  // Every bucket has a rank-1 row, and the whole dataset's rank 1 is there.
+  std::map<std::string, int> firsts;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const auto f = fields(rows[i]);
+    REQUIRE(f.size() == fields(rows[0]).size());
+    if (f[3] == "1") ++firsts[f[0]];
+  }
+  CHECK(firsts.count("all") == 1);
+  CHECK(firsts.count("1") == 1);
+  const auto table = run(base);
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("recommended") != std::string::npos);
+  CHECK(table.out.find("why: ") != std::string::npos);
+  const auto json = run(base + " --format json -o " + dir.file("plan.json"));
+  REQUIRE(json.code == 0);
+  CHECK(json.out.empty());
+  CHECK(read_file(dir.file("plan.json")).find("\"ranking\"") != std::string::npos);
+  // A generated sample works the same way.
+  CHECK(run("plan-docs lognormal:2000:1.5:3:300 --seq 16384 --mesh 1x4 --format csv").code == 0);
+}
+
+TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no output file", "[cli][plan-docs]") {
+  const TempDir dir;
+  write_file(dir.file("bad.csv"), "100\n200,x\n");
+  expect_bad("plan-docs " + dir.file("bad.csv") + " --seq 8192 -o " + dir.file("out.csv"), "bad.csv:2");
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.csv")));
+  write_file(dir.file("ok.csv"), "100\n200\n");
+  expect_bad("plan-docs --seq 8192", "lengths");
+  expect_bad("plan-docs " + dir.file("missing.csv"), "missing.csv");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --buckets 4096,1024 --seq 8192", "buckets");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --buckets 8192 --seq 8192", "buckets");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --mesh 4", "mesh");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --packing best-fit", "packing");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --zero 5", "zero");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --layout cyclic:2", "layout");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --cp ring,spiral", "cp");
+  expect_bad("plan-docs lognormal:100:1:1", "lognormal");
 }

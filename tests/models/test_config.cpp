@@ -5,6 +5,7 @@
 
 #include "models/error.hpp"
 #include "models/scenario.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;
 
@@ -34,12 +35,10 @@ TEST_CASE("every catalog file loads, with a source for every figure", "[config]"
 }
 
 TEST_CASE("bad config files name the file, line and field", "[config][errors]") {
-  const std::string path = "ringsim_test_hw.json";
-  {
-    std::ofstream f(path);
-    f << "{\n  \"name\": \"x\",\n  \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15, \"source\": \"a datasheet\"}},\n"
-         "  \"hbm_bytes\": {\"value\": 1e9}\n}\n";
-  }
+  const ringsim::test::TempDir tmp;
+  const std::string path =
+      tmp.write("hw.json", "{\n  \"name\": \"x\",\n  \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15, \"source\": \"a datasheet\"}},\n"
+                           "  \"hbm_bytes\": {\"value\": 1e9}\n}\n");
   try {
     (void)Hardware::load_file(path);
     FAIL("accepted a figure without a source");
@@ -47,17 +46,13 @@ TEST_CASE("bad config files name the file, line and field", "[config][errors]") 
     CHECK(e.file() == path);
     CHECK(std::string(e.what()).find("source") != std::string::npos);
   }
-  {
-    std::ofstream f(path);
-    f << "{\n  \"name\": \"x\",\n  \"hbm_bytes\": oops\n}\n";
-  }
+  (void)tmp.write("hw.json", "{\n  \"name\": \"x\",\n  \"hbm_bytes\": oops\n}\n");
   try {
     (void)Hardware::load_file(path);
     FAIL("accepted malformed JSON");
   } catch (const InputError& e) {
     CHECK(e.line() == 3);
   }
-  std::filesystem::remove(path);
   const Catalog cat;
   const auto hw = cat.hardware("a100-80gb");
   CHECK_THROWS_AS(cat.profile("no-such-profile", hw), InputError);

@@ -8,6 +8,7 @@
 
 #include "models/error.hpp"
 #include "models/layout.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;
 
@@ -124,11 +125,8 @@ TEST_CASE("bad layout input is rejected with the field named", "[layout][errors]
 }
 
 TEST_CASE("a permutation file's errors name the line of the offending token", "[layout][errors]") {
-  const std::string path = "ringsim_test_perm.txt";
-  {
-    std::ofstream f(path);
-    f << "# four tokens, two per line\n0 1\n\n1 3\n";
-  }
+  const ringsim::test::TempDir tmp;
+  const std::string path = tmp.write("perm.txt", "# four tokens, two per line\n0 1\n\n1 3\n");
   try {
     (void)Layout::parse("perm:" + path, 4, 2);
     FAIL("duplicate token accepted");
@@ -137,10 +135,6 @@ TEST_CASE("a permutation file's errors name the line of the offending token", "[
     CHECK(e.line() == 4);
     CHECK(std::string(e.what()).find("twice") != std::string::npos);
   }
-  {
-    std::ofstream f(path);
-    f << "3 2 1 0\n";
-  }
+  (void)tmp.write("perm.txt", "3 2 1 0\n");
   CHECK(Layout::parse("perm:" + path, 4, 2).token(1, 1) == 0);
-  std::filesystem::remove(path);
 }

@@ -10,6 +10,7 @@
 #include "models/error.hpp"
 #include "models/mask.hpp"
 #include "models/workload.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;
 
@@ -177,11 +178,8 @@ TEST_CASE("masks reject bad specs", "[mask][errors]") {
   CHECK_THROWS_AS(parse_mask("docs:/nonexistent", 16), InputError);
   CHECK_THROWS_AS(make_documents({0, 5, 3}, 16), InputError);
   CHECK_THROWS_AS(make_documents({0, 20}, 16), InputError);
-  const std::string path = "ringsim_test_docs.txt";
-  {
-    std::ofstream f(path);
-    f << "# starts\n0 4\n9 8\n";
-  }
+  const ringsim::test::TempDir tmp;
+  const std::string path = tmp.write("docs.txt", "# starts\n0 4\n9 8\n");
   try {
     (void)parse_mask("docs:" + path, 16);
     FAIL("unsorted document starts accepted");

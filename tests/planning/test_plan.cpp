@@ -1,11 +1,15 @@
 // The planner against a brute-force reading of its equivalent sweep: for each goal, the best
 // feasible row found by a plain scan of every row is the planner's first plan.
+#include <algorithm>
+#include <set>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
 #include "planning/plan.hpp"
+#include "planning/prefilter.hpp"
 #include "planning/sweep.hpp"
 
 using namespace ringsim;
@@ -60,27 +64,81 @@ TEST_CASE("plan: the first plan is the best row of the equivalent sweep, for eve
     REQUIRE(best != nullptr);
     const auto plans = best_plans(rows, req);
     REQUIRE(!plans.empty());
-    CHECK(score(plans.front(), goal) == score(*best, goal));
-    if (goal == Goal::MaxThroughput) CHECK(plans.front().tokens_per_s == best->tokens_per_s);
-    // Every plan is feasible, plans are ranked, none repeats another.
+    CHECK(score(plans.front().plan, goal) == score(*best, goal));
+    if (goal == Goal::MaxThroughput) CHECK(plans.front().plan.tokens_per_s == best->tokens_per_s);
+    // Every plan is feasible, plans are ranked, none repeats another or ties with another; a
+    // plan's ties are feasible, ranked after it, with its step and all but the implementation
+    // and memory options alike.
+    std::set<std::string> identities, keys;
+    std::int64_t grouped = 0;
     for (std::size_t i = 0; i < plans.size(); ++i) {
-      CHECK(feasible(plans[i], req));
-      if (i > 0) {
-        CHECK_FALSE(better(plans[i], plans[i - 1], goal));
-        CHECK(plan_identity(plans[i]) != plan_identity(plans[i - 1]));
+      const auto& p = plans[i].plan;
+      CHECK(feasible(p, req));
+      if (i > 0) CHECK_FALSE(better(p, plans[i - 1].plan, goal));
+      CHECK(identities.insert(plan_identity(p)).second);
+      CHECK(keys.insert(tie_key(p)).second);
+      for (const auto& t : plans[i].ties) {
+        CHECK(feasible(t, req));
+        CHECK(better(p, t, goal));
+        CHECK(t.step_s == p.step_s);
+        CHECK(tie_key(t) == tie_key(p));
+        CHECK(identities.insert(plan_identity(t)).second);
       }
+      grouped += 1 + static_cast<std::int64_t>(plans[i].ties.size());
     }
-    CHECK(static_cast<std::int64_t>(plans.size()) == std::min<std::int64_t>(req.top, feasible_rows));
-    // The streamed search (compacting as it goes, on every core) gives the same plans.
+    CHECK(grouped <= feasible_rows);
+    // Brute force of the groups: the first `top` distinct tie keys in ranked order, and every
+    // feasible row of those keys (one per identity) among them.
+    std::vector<const SweepResult*> ranked;
+    for (const auto& x : rows)
+      if (feasible(x, req)) ranked.push_back(&x);
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const SweepResult* a, const SweepResult* b) { return better(*a, *b, goal); });
+    std::set<std::string> seen, top_keys;
+    std::int64_t members = 0;
+    for (const auto* x : ranked) {
+      if (!seen.insert(plan_identity(*x)).second) continue;
+      if (static_cast<std::int64_t>(top_keys.size()) < req.top) top_keys.insert(tie_key(*x));
+      members += top_keys.count(tie_key(*x)) > 0;
+    }
+    CHECK(static_cast<std::int64_t>(plans.size()) == static_cast<std::int64_t>(top_keys.size()));
+    CHECK(grouped == members);
+    // The streamed search (the grid's runnable points only, compacting as it goes, on every
+    // core) gives the same plans and ties.
     auto small = req;
     small.top = 2;  // compaction then happens often
     const auto streamed = search_plans(grid, cat, small, {}, 16);
     const auto direct = best_plans(rows, small);
     REQUIRE(streamed.plans.size() == direct.size());
-    for (std::size_t i = 0; i < direct.size(); ++i) CHECK(streamed.plans[i].point.index == direct[i].point.index);
-    CHECK(streamed.searched == grid.size());
+    for (std::size_t i = 0; i < direct.size(); ++i) {
+      CHECK(streamed.plans[i].plan.point.index == direct[i].plan.point.index);
+      REQUIRE(streamed.plans[i].ties.size() == direct[i].ties.size());
+      for (std::size_t k = 0; k < direct[i].ties.size(); ++k)
+        CHECK(streamed.plans[i].ties[k].point.index == direct[i].ties[k].point.index);
+    }
+    CHECK(streamed.searched + streamed.excluded == grid.size());
     CHECK(streamed.feasible == feasible_rows);
   }
+}
+
+TEST_CASE("plan: the points left out before evaluation are points the evaluator refuses", "[planning][plan]") {
+  const models::Catalog cat;
+  auto req = small_request(Goal::MaxThroughput);
+  req.impls = {"", "ringsim-tiles", "te-a2a-p2p", "verl-ulysses"};
+  const auto grid = plan_grid(req, cat);
+  const auto runnable = runnable_points(grid, cat);
+  CHECK(runnable.excluded > 0);
+  CHECK(runnable.points + runnable.excluded == grid.size());
+  std::vector<bool> kept(static_cast<std::size_t>(grid.size()), false);
+  for (const auto& r : runnable.ranges)
+    for (std::int64_t i = r.first; i < r.first + r.count; ++i) kept[static_cast<std::size_t>(i)] = true;
+  std::int64_t ok = 0;
+  for (const auto& x : evaluate_all(grid, cat, {})) {
+    if (kept[static_cast<std::size_t>(x.point.index)]) continue;
+    INFO(x.point.spec.cp << " mesh " << x.point.spec.mp << "x" << x.point.spec.sp << " impl " << x.point.spec.impl);
+    CHECK_FALSE(x.ok);
+    ++ok;
+  }
+  CHECK(ok == runnable.excluded);
 }
 
 TEST_CASE("plan: more devices never lower the best throughput; max-context grows with the budget", "[planning][plan]") {
@@ -92,13 +150,13 @@ TEST_CASE("plan: more devices never lower the best throughput; max-context grows
     req.devices = d;
     const auto best = best_plans(evaluate_all(plan_grid(req, cat), cat, {}), req);
     REQUIRE(!best.empty());
-    CHECK(best.front().tokens_per_s >= last);
-    last = best.front().tokens_per_s;
+    CHECK(best.front().plan.tokens_per_s >= last);
+    last = best.front().plan.tokens_per_s;
     req.goal = Goal::MaxContext;
     const auto ctx = best_plans(evaluate_all(plan_grid(req, cat), cat, {}), req);
     REQUIRE(!ctx.empty());
-    CHECK(ctx.front().point.spec.n_seq >= last_ctx);
-    last_ctx = ctx.front().point.spec.n_seq;
+    CHECK(ctx.front().plan.point.spec.n_seq >= last_ctx);
+    last_ctx = ctx.front().plan.point.spec.n_seq;
   }
 }
 

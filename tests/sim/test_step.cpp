@@ -14,6 +14,7 @@
 #include "sim/step.hpp"
 #include "sim/trace.hpp"
 #include "tests/support/scenario.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim;
 
@@ -57,14 +58,13 @@ TEST_CASE("lock-step simulation equals the analytic model with ideal links, ever
     std::vector<std::int64_t> perm(static_cast<std::size_t>(sp * c));
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), rng);
-    {
-      std::ofstream f("ringsim_step_perm.txt");
-      for (auto t : perm) f << t << "\n";
-      std::ofstream g("ringsim_step_docs.txt");
-      for (std::int64_t p = 0; p < sp * c; p += 1 + static_cast<std::int64_t>(rng() % 97)) g << p << "\n";
-    }
-    const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag", "cyclic:2", "perm:ringsim_step_perm.txt"};
-    const std::vector<std::string> masks = {"causal", "full", "window:37", "docs:ringsim_step_docs.txt"};
+    const test::TempDir tmp;
+    std::string perm_text, docs_text;
+    for (auto t : perm) perm_text += std::to_string(t) + "\n";
+    for (std::int64_t p = 0; p < sp * c; p += 1 + static_cast<std::int64_t>(rng() % 97)) docs_text += std::to_string(p) + "\n";
+    const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag", "cyclic:2",
+                                              "perm:" + tmp.write("perm.txt", perm_text)};
+    const std::vector<std::string> masks = {"causal", "full", "window:37", "docs:" + tmp.write("docs.txt", docs_text)};
     const std::int64_t mp = 1 + static_cast<std::int64_t>(rng() % 2);
     const models::TileShape tile{16 * (1 + static_cast<std::int64_t>(rng() % 4)), 16 * (1 + static_cast<std::int64_t>(rng() % 4))};
     for (const auto& layout : layouts)

@@ -6,35 +6,17 @@
 #include <sstream>
 #include <string>
 
-#include <unistd.h>
 
 #include "models/error.hpp"
 #include "models/sparse_gen.hpp"
 #include "models/sparse_io.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim;
 
 namespace {
 
-// A file under a per-process temporary folder, removed with the folder at exit.
-class TempDir {
- public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("ringsim_sparse_" + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using test::TempDir;
 
 const TempDir& temp() {
   static const TempDir dir;

@@ -1,12 +1,14 @@
 #pragma once
-// A fresh directory under the system's temporary folder, removed with everything in it when the
-// test ends: tests write only there. And reading and writing whole files.
-#include <unistd.h>
+// A fresh private folder under $TMPDIR (or /tmp) for one test, removed with everything in it
+// when the test ends: tests never write into the working, source or build tree, and parallel
+// test processes never share a file name (mkdtemp). And reading and writing whole files.
+#include <stdlib.h>
 
-#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace ringsim::test {
@@ -14,22 +16,32 @@ namespace ringsim::test {
 class TempDir {
  public:
   TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("ringsim-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    const char* root = std::getenv("TMPDIR");
+    std::string pattern = std::string(root && *root ? root : "/tmp") + "/ringsim-test-XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+    dir_ = pattern;
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    std::filesystem::remove_all(dir_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+  [[nodiscard]] const std::string& dir() const noexcept { return dir_; }
+  // The path of `name` inside the folder (nothing is created).
+  [[nodiscard]] std::string file(const std::string& name) const { return dir_ + "/" + name; }
+  // Writes `text` to `name` inside the folder and returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const auto p = file(name);
+    std::ofstream f(p, std::ios::binary);
+    f << text;
+    if (!f.flush()) throw std::runtime_error("cannot write " + p);
+    return p;
+  }
 
  private:
-  std::filesystem::path path_;
+  std::string dir_;
 };
 
 // A file's bytes ("" when it cannot be read), and a file written with exactly `text`.
@@ -42,6 +54,7 @@ inline std::string read_file(const std::string& path) {
 inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace ringsim::test

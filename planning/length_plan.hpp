@@ -1,0 +1,142 @@
+#pragma once
+// Plans from a length distribution: a dataset's documents packed into sequences of n_seq tokens
+// (planning/packing.hpp), every packed sequence predicted under each candidate context-parallel
+// strategy, document layout and implementation of one mesh (models/packed_model.hpp: the
+// analytic model with the work counted per document), and, per bucket of sequences by their
+// longest document, the candidates ranked by tokens/s with why.
+//
+// Candidates whose layout pads documents to another multiple (doc-zigzag: 2 x positions) get
+// their own packing of the same documents; every candidate's figures are over its own packs, and
+// tokens/s counts the dataset's tokens (padding excluded), so padding costs what it costs.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/analytic.hpp"
+#include "models/memory.hpp"
+#include "models/scenario.hpp"
+#include "planning/lengths.hpp"
+#include "planning/packing.hpp"
+
+namespace ringsim::planning {
+
+struct LengthPlanRequest {
+  std::string hardware = "h100-sxm";
+  std::string model = "llama3-8b";
+  std::int64_t n_seq = 131072;
+  std::int64_t mp = 1;
+  std::int64_t sp = 8;
+  // Empty: ring, allgather, ulysses and every usp:UxR and double-ring:W split of sp.
+  std::vector<std::string> strategies;
+  // Empty: contiguous, striped, zigzag, doc-zigzag, doc-zigzag-docmajor, ptrr.
+  std::vector<std::string> layouts;
+  // Empty: the catalog's choice for each (strategy, layout); else every listed implementation
+  // that offers the pair.
+  std::vector<std::string> impls;
+  std::string profile;  // empty: each (hardware, implementation)'s own
+  // Memory: model states sharded over the sp ranks at this ZeRO stage, activations kept under
+  // this recomputation policy (full recomputation also repeats the forward in the step time).
+  models::Sharding zero = models::Sharding::Zero3;
+  models::Recompute recompute = models::Recompute::Selective;
+  Packing packing;  // first-fit
+  // Upper edges of the buckets (longest document of a sequence in (previous edge, edge]),
+  // ascending and below n_seq, which closes the last; empty: powers of two from 1024.
+  std::vector<std::int64_t> bucket_edges;
+  std::int64_t top = 3;     // candidates shown per bucket (the output's business; kept here for files)
+  std::int64_t threads = 0;  // 0: every core
+};
+
+// InputError naming the field for an impossible request (sizes, edges, an empty list).
+void check_request(const LengthPlanRequest& r);
+
+struct LengthCandidate {
+  std::string cp, layout, impl;
+  models::ScenarioSpec spec;  // the configuration (impl set; docs names the packs)
+  std::string skipped;  // why it cannot run; empty when it runs
+  std::int64_t quantum = 1;
+  std::int64_t packing = -1;  // index into LengthPlan::packings
+  double memory_bytes = 0, memory_capacity_bytes = 0;
+  bool fits_memory = true;
+  bool profile_calibrated = false;
+};
+
+// One candidate over the packs of one bucket (or of all buckets).
+struct BucketFigures {
+  std::int64_t packs = 0;
+  std::int64_t documents = 0;    // pieces (documents longer than n_seq are cut)
+  std::int64_t real_tokens = 0;  // the dataset's tokens, padding excluded
+  models::Prediction sum;        // the packs' predictions, additive fields summed
+  double imbalance_sum = 0;      // sum of the packs' imbalance
+  [[nodiscard]] double tokens_per_s() const noexcept {
+    return sum.step_s > 0 ? static_cast<double>(real_tokens) / sum.step_s : 0;
+  }
+  [[nodiscard]] double mean_step_s() const noexcept { return packs > 0 ? sum.step_s / static_cast<double>(packs) : 0; }
+  [[nodiscard]] double mean_imbalance() const noexcept {
+    return packs > 0 ? imbalance_sum / static_cast<double>(packs) : 0;
+  }
+  // Share of the packs' tokens that are padding.
+  [[nodiscard]] double padding_share(std::int64_t n_seq) const noexcept {
+    return packs > 0 ? 1.0 - static_cast<double>(real_tokens) / (static_cast<double>(packs) * static_cast<double>(n_seq))
+                     : 0;
+  }
+};
+
+struct Bucket {
+  std::int64_t lo = 0;  // exclusive
+  std::int64_t hi = 0;  // inclusive
+};
+
+// A row of a ranking: the best candidate of a group and the candidates that tie with it
+// exactly (the same strategy and the same summed step: a layout or implementation that changes
+// nothing for these packs).
+struct RankedCandidate {
+  std::size_t candidate = 0;
+  std::vector<std::size_t> ties;
+};
+
+struct LengthPlan {
+  LengthPlanRequest request;
+  std::string source;
+  std::int64_t documents = 0, tokens = 0;
+  std::vector<Packs> packings;     // one per distinct document quantum
+  std::vector<Bucket> buckets;
+  std::vector<LengthCandidate> candidates;
+  // figures[c][b]: candidate c over bucket b's packs, b = buckets.size(): over all packs.
+  std::vector<std::vector<BucketFigures>> figures;
+  // ranking[b]: the runnable candidates that fit in memory and have packs in bucket b, best
+  // tokens/s first, ties grouped; b = buckets.size(): over all packs (one configuration for
+  // the whole dataset).
+  std::vector<std::vector<RankedCandidate>> ranking;
+  std::int64_t predictions = 0;  // packed sequences predicted (all candidates)
+  std::int64_t documents_counted = 0;  // documents through the per-document counting (all candidates)
+  double seconds = 0;              // the evaluation's wall time
+  // The bucket of a pack's longest document.
+  [[nodiscard]] std::size_t bucket_of(std::int64_t longest) const noexcept;
+};
+
+// The plan: candidates (strategies x layouts x implementations, each resolved once or with the
+// reason it cannot run), the packings, every pack predicted, the rankings. InputError for a bad
+// request (unknown names, sizes, bucket edges); candidates that cannot run are not errors.
+[[nodiscard]] LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sample,
+                                           const models::Catalog& catalog);
+
+// The element-granularity figures against the full model at each profile's tile (models::predict
+// of the scenario with the sequence's documents, its tile counted over the device's packed
+// block): for up to `per_candidate` sequences of each runnable candidate (spread over its packs),
+// the full model's step over the packed model's. The tail padding counts as one more document on
+// both sides here (the full model has no padding that attends nothing). Slow: one workload per
+// sequence.
+struct TileCheck {
+  std::size_t candidate = 0;
+  std::int64_t sequences = 0;
+  models::TileShape tile;  // the full model's
+  double min_ratio = 0, max_ratio = 0, mean_ratio = 0;
+};
+[[nodiscard]] std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog& catalog,
+                                                std::int64_t per_candidate);
+
+// ring, allgather, ulysses, then every usp:UxR and double-ring:W split of sp (1 < U, W < sp).
+[[nodiscard]] std::vector<std::string> strategies_of(std::int64_t sp);
+
+}  // namespace ringsim::planning

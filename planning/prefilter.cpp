@@ -1,0 +1,113 @@
+#include "planning/prefilter.hpp"
+
+#include <map>
+#include <optional>
+
+#include "models/error.hpp"
+#include "models/implementation.hpp"
+#include "models/strategy.hpp"
+
+namespace ringsim::planning {
+
+namespace {
+
+// A name's object, read once; nullopt when it cannot be read (the evaluator reports that).
+template <class T, class Load>
+const std::optional<T>& cached(std::map<std::string, std::optional<T>>& cache, const std::string& name, Load load) {
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    std::optional<T> v;
+    try {
+      v = load(name);
+    } catch (const models::InputError&) {
+    }
+    it = cache.emplace(name, std::move(v)).first;
+  }
+  return it->second;
+}
+
+}  // namespace
+
+RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog) {
+  const auto sizes = grid.axis_sizes();
+  const auto size = [&](Axis a) { return sizes[static_cast<std::size_t>(a)]; };
+  // Outer: hardware .. mesh; middle: dp .. mask; inner: tile .. recomputation (never checked).
+  std::int64_t inner = 1, middle = 1, outer = 1;
+  for (int a = kTile; a < kAxes; ++a) inner *= size(static_cast<Axis>(a));
+  for (int a = kDp; a < kTile; ++a) middle *= size(static_cast<Axis>(a));
+  for (int a = 0; a <= kMesh; ++a) outer *= size(static_cast<Axis>(a));
+
+  std::map<std::string, std::optional<models::Hardware>> hardware;
+  std::map<std::string, std::optional<models::ModelConfig>> models;
+  std::map<std::string, std::optional<models::Implementation>> impls;
+  std::map<std::string, std::optional<models::Strategy>> strategies;
+  RunnablePoints out;
+  const auto keep = [&](std::int64_t first, std::int64_t count) {
+    if (!out.ranges.empty() && out.ranges.back().first + out.ranges.back().count == first)
+      out.ranges.back().count += count;
+    else
+      out.ranges.push_back({first, count});
+    out.points += count;
+  };
+  for (std::int64_t o = 0; o < outer; ++o) {
+    // Mixed radix, the last axis fastest (grid.point's order).
+    std::int64_t rest = o;
+    const auto take = [&](Axis a) {
+      const auto i = static_cast<std::size_t>(rest % size(a));
+      rest /= size(a);
+      return i;
+    };
+    const Mesh mesh = grid.mesh[take(kMesh)];
+    const std::string& cp = grid.cp[take(kCp)];
+    const std::string& impl = grid.impl[take(kImpl)];
+    const std::string& model_name = grid.model[take(kModel)];
+    const std::string& hw_name = grid.hardware[take(kHardware)];
+
+    const auto& hw = cached(hardware, hw_name, [&](const std::string& n) {
+      return n.ends_with(".json") ? models::Hardware::load_file(n) : catalog.hardware(n);
+    });
+    const auto& model = cached(models, model_name, [&](const std::string& n) {
+      return n.ends_with(".json") ? models::ModelConfig::load_file(n) : catalog.model(n);
+    });
+    const auto& strategy = cached(strategies, cp, [](const std::string& n) { return models::Strategy::parse(n); });
+    const models::Implementation* im = nullptr;
+    if (!impl.empty()) {
+      const auto& found = cached(impls, impl, [&](const std::string& n) { return catalog.implementation(n); });
+      if (found) im = &*found;
+    }
+    if (!hw || !model || !strategy) {  // the evaluator reports what cannot be read
+      keep(o * middle * inner, middle * inner);
+      continue;
+    }
+    bool runs = true;
+    try {
+      model->check_parallelism(mesh.mp);
+      if (im && (!im->runs_on(hw->kind) || !im->offers_strategy(cp))) runs = false;
+      // With the catalog's choice of implementation, one that replicates KV heads may be chosen.
+      if (runs) strategy->check(*model, mesh.mp, mesh.sp, im ? im->protocol.kv_head_replication : true, impl);
+    } catch (const models::InputError&) {
+      runs = false;
+    }
+    if (!runs) continue;
+    // The middle axes: a named implementation offers the layout and the mask; n_seq splits over sp.
+    for (std::int64_t m = 0; m < middle; ++m) {
+      std::int64_t r = m;
+      const auto pick = [&](Axis a) {
+        const auto i = static_cast<std::size_t>(r % size(a));
+        r /= size(a);
+        return i;
+      };
+      const std::string& mask = grid.mask[pick(kMask)];
+      const std::string& layout = grid.layout[pick(kLayout)];
+      (void)pick(kBatch);
+      const std::int64_t n_seq = grid.n_seq[pick(kNSeq)];
+      bool ok = n_seq % mesh.sp == 0;
+      if (ok && im) ok = im->offers_layout(layout) && im->offers_mask(mask);
+      if (ok) keep((o * middle + m) * inner, inner);
+    }
+  }
+  out.excluded = outer * middle * inner - out.points;
+  return out;
+}
+
+}  // namespace ringsim::planning
