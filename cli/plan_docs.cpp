@@ -48,6 +48,7 @@ std::string bucket_text(const planning::Bucket& b, bool all) {
 }
 
 std::string percent(double x) { return fmt::format("{:.1f}%", 100 * x); }
+std::string count(std::int64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 // A relative difference with its sign; no "-0.0%" for a tie within the rounding.
 std::string relative(double ratio) {
   const double x = 100 * (ratio - 1);
@@ -101,10 +102,10 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
   for (const auto& p : plan.packings) {
     double tokens = 0;
     for (const auto t : p.real_tokens) tokens += static_cast<double>(t);
-    packs += fmt::format("{}{} sequences with documents padded to multiples of {} (padding {}{})",
-                         packs.empty() ? "" : "; ", p.size(), p.quantum,
+    packs += fmt::format("{}{} with documents padded to multiples of {} (padding {}{})",
+                         packs.empty() ? "" : "; ", count(p.size(), "sequence"), p.quantum,
                          percent(1 - tokens / (static_cast<double>(p.size()) * static_cast<double>(r.n_seq))),
-                         p.cut > 0 ? fmt::format(", {} document{} longer than n_seq cut", p.cut, p.cut == 1 ? "" : "s") : "");
+                         p.cut > 0 ? ", " + count(p.cut, "document") + " longer than n_seq cut" : "");
   }
   out += "packed: " + packs + "\n";
   std::int64_t runs = 0, fits = 0;
@@ -124,8 +125,8 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
     const auto& rows = plan.ranking[b];
     if (rows.empty()) return;
     const auto& head = plan.figures[rows.front().candidate][b];
-    out += fmt::format("\n{}: {} sequences, {} documents, {} of the tokens{}\n", bucket_text(all ? planning::Bucket{} : plan.buckets[b], all),
-                       head.packs, head.documents, percent(share(static_cast<double>(head.real_tokens), static_cast<double>(plan.tokens))),
+    out += fmt::format("\n{}: {}, {}, {} of the tokens{}\n", bucket_text(all ? planning::Bucket{} : plan.buckets[b], all),
+                       count(head.packs, "sequence"), count(head.documents, "document"), percent(share(static_cast<double>(head.real_tokens), static_cast<double>(plan.tokens))),
                        all ? " (one configuration for the whole dataset)" : "");
     TextTable t({{"rank", true}, {"cp"}, {"layout"}, {"impl"}, {"step", true}, {"tokens/s", true}, {"vs best", true},
                  {"imbalance", true}, {"busiest/mean", true}, {"padding", true}});

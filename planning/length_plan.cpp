@@ -60,6 +60,10 @@ void merge(BucketFigures& into, const BucketFigures& from) {
 
 void check_request(const LengthPlanRequest& r) {
   if (r.n_seq <= 0) throw InputError({}, 0, "seq", "expected a positive sequence length");
+  if (r.n_seq > kMaxPlanTokens)
+    throw InputError({}, 0, "seq",
+                     "sequences of at most 2^25 tokens (a document layout's stand-in holds 16 bytes per token), got " +
+                         std::to_string(r.n_seq));
   if (r.mp <= 0 || r.sp <= 0) throw InputError({}, 0, "mesh", "mp and sp must be positive");
   if (r.top <= 0) throw InputError({}, 0, "top", "expected a positive count of candidates per bucket");
   if (r.threads < 0) throw InputError({}, 0, "threads", "expected a non-negative thread count");
@@ -161,7 +165,10 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
   for (const auto& l : layouts) (void)models::DocLayout::parse(l);
   for (const auto& i : r.impls) (void)catalog.implementation(i);
   std::map<std::string, models::ScenarioParts> parts;
-  std::vector<std::unique_ptr<models::PackedModel>> models_of;
+  // Models are built once here to learn what each candidate needs (its quantum, its memory) and
+  // again one at a time to evaluate it: a document layout's model holds its stand-in's token
+  // permutation (16 bytes per token), too much to keep every candidate's at 10M tokens.
+  std::vector<char> runs;
   const auto base_spec = [&](const std::string& cp, const std::string& layout) {
     models::ScenarioSpec s;
     (r.hardware.ends_with(".json") ? s.hardware_file : s.hardware) = r.hardware;
@@ -182,26 +189,24 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     c.impl = impl;
     spec.impl = impl;
     c.spec = spec;
-    std::unique_ptr<models::PackedModel> m;
     try {
       auto it = parts.find(impl);
       if (it == parts.end()) it = parts.emplace(impl, parts_of(r, spec, catalog)).first;
-      m = std::make_unique<models::PackedModel>(spec, it->second);
-      c.quantum = m->document_quantum();
+      const models::PackedModel m(spec, it->second);
+      c.quantum = m.document_quantum();
       models::MemoryOptions mo;
       mo.sharding = r.zero;
       mo.recompute = r.recompute;
-      const auto mem = models::estimate_memory(m->scenario(), mo);
+      const auto mem = models::estimate_memory(m.scenario(), mo);
       c.memory_bytes = mem.total_bytes;
       c.memory_capacity_bytes = mem.capacity_bytes;
       c.fits_memory = mem.fits;
-      c.profile_calibrated = m->scenario().profile.provenance.calibrated;
+      c.profile_calibrated = m.scenario().profile.provenance.calibrated;
     } catch (const InputError& e) {
       c.skipped = e.field().empty() ? e.message() : e.field() + ": " + e.message();
-      m.reset();
     }
+    runs.push_back(c.skipped.empty());
     plan.candidates.push_back(std::move(c));
-    models_of.push_back(std::move(m));
   };
   for (const auto& cp : strategies)
     for (const auto& layout : layouts) {
@@ -218,7 +223,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
           c.skipped = "no implementation offers strategy " + cp + " with layout " + layout + " and packed documents on " +
                       hw.name;
           plan.candidates.push_back(std::move(c));
-          models_of.push_back(nullptr);
+          runs.push_back(false);
           continue;
         }
         add_candidate(spec, impl);
@@ -240,14 +245,14 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
         c.skipped = "none of the implementations asked for offers strategy " + cp + " with layout " + layout +
                     " and packed documents on " + hw.name;
         plan.candidates.push_back(std::move(c));
-        models_of.push_back(nullptr);
+        runs.push_back(false);
       }
     }
 
   // One packing per distinct document quantum.
   std::map<std::int64_t, std::int64_t> packing_of_quantum;
   for (std::size_t c = 0; c < plan.candidates.size(); ++c) {
-    if (!models_of[c]) continue;
+    if (!runs[c]) continue;
     const std::int64_t q = plan.candidates[c].quantum;
     auto it = packing_of_quantum.find(q);
     if (it == packing_of_quantum.end()) {
@@ -257,79 +262,79 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     plan.candidates[c].packing = it->second;
   }
 
-  // Work items: (candidate, chunk of its packs), each summed on its own and merged in item order,
-  // so the figures are the same bytes for any thread count.
+  // Each runnable candidate in turn: its model built, its packs in chunks on every thread, each
+  // chunk summed on its own and merged in chunk order, so the figures are the same bytes for any
+  // thread count.
   constexpr std::int64_t kChunk = 64;
-  struct Item {
-    std::size_t candidate;
-    std::int64_t first, last;
+  struct Chunk {
+    std::int64_t first = 0, last = 0;
     std::vector<BucketFigures> figures;
     std::int64_t documents = 0;
   };
-  std::vector<Item> items;
-  for (std::size_t c = 0; c < plan.candidates.size(); ++c) {
-    if (!models_of[c]) continue;
-    const std::int64_t packs = plan.packings[static_cast<std::size_t>(plan.candidates[c].packing)].size();
-    for (std::int64_t p = 0; p < packs; p += kChunk) items.push_back({c, p, std::min(packs, p + kChunk), {}, 0});
-  }
-  const auto start = std::chrono::steady_clock::now();
-  std::atomic<std::size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  const auto worker = [&] {
-    models::PackedModel::Workspace ws;
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= items.size()) return;
-      Item& item = items[i];
-      try {
-        const auto& model = *models_of[item.candidate];
-        const auto& packs = plan.packings[static_cast<std::size_t>(plan.candidates[item.candidate].packing)];
-        item.figures.assign(plan.buckets.size() + 1, BucketFigures{});
-        for (std::int64_t p = item.first; p < item.last; ++p) {
-          const auto docs = packs.pack(p);
-          const models::Prediction pred = model.predict(docs, ws);
-          const auto pi = static_cast<std::size_t>(p);
-          for (const std::size_t b : {plan.bucket_of(packs.longest[pi]), plan.buckets.size()}) {
-            BucketFigures& f = item.figures[b];
-            ++f.packs;
-            f.documents += static_cast<std::int64_t>(docs.size());
-            f.real_tokens += packs.real_tokens[pi];
-            accumulate(f.sum, pred);
-            f.imbalance_sum += pred.imbalance;
-          }
-          item.documents += static_cast<std::int64_t>(docs.size());
-        }
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        next = items.size();
-        return;
-      }
-    }
-  };
-  std::int64_t threads = r.threads > 0 ? r.threads : static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, static_cast<std::int64_t>(items.size())));
-  std::vector<std::thread> pool;
-  for (std::int64_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-  plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
+  const std::int64_t threads_asked =
+      r.threads > 0 ? r.threads : static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   plan.figures.assign(plan.candidates.size(), std::vector<BucketFigures>(plan.buckets.size() + 1));
-  for (const auto& item : items) {
-    for (std::size_t b = 0; b < item.figures.size(); ++b) merge(plan.figures[item.candidate][b], item.figures[b]);
-    plan.predictions += item.last - item.first;
-    plan.documents_counted += item.documents;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t c = 0; c < plan.candidates.size(); ++c) {
+    if (!runs[c]) continue;
+    const auto& cand = plan.candidates[c];
+    const models::PackedModel model(cand.spec, parts.at(cand.impl));
+    const auto& packs = plan.packings[static_cast<std::size_t>(cand.packing)];
+    std::vector<Chunk> chunks;
+    for (std::int64_t p = 0; p < packs.size(); p += kChunk) chunks.push_back({p, std::min(packs.size(), p + kChunk), {}, 0});
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    const auto worker = [&] {
+      models::PackedModel::Workspace ws;
+      for (;;) {
+        const std::size_t i = next.fetch_add(1);
+        if (i >= chunks.size()) return;
+        Chunk& chunk = chunks[i];
+        try {
+          chunk.figures.assign(plan.buckets.size() + 1, BucketFigures{});
+          for (std::int64_t p = chunk.first; p < chunk.last; ++p) {
+            const auto docs = packs.pack(p);
+            const models::Prediction pred = model.predict(docs, ws);
+            const auto pi = static_cast<std::size_t>(p);
+            for (const std::size_t b : {plan.bucket_of(packs.longest[pi]), plan.buckets.size()}) {
+              BucketFigures& f = chunk.figures[b];
+              ++f.packs;
+              f.documents += static_cast<std::int64_t>(docs.size());
+              f.real_tokens += packs.real_tokens[pi];
+              accumulate(f.sum, pred);
+              f.imbalance_sum += pred.imbalance;
+            }
+            chunk.documents += static_cast<std::int64_t>(docs.size());
+          }
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+          next = chunks.size();
+          return;
+        }
+      }
+    };
+    const std::int64_t threads = std::max<std::int64_t>(1, std::min<std::int64_t>(threads_asked, static_cast<std::int64_t>(chunks.size())));
+    std::vector<std::thread> pool;
+    for (std::int64_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    for (const auto& chunk : chunks) {
+      for (std::size_t b = 0; b < chunk.figures.size(); ++b) merge(plan.figures[c][b], chunk.figures[b]);
+      plan.predictions += chunk.last - chunk.first;
+      plan.documents_counted += chunk.documents;
+    }
   }
+  plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // Rankings: tokens/s, then the candidates' order; exact ties of one strategy grouped.
   plan.ranking.resize(plan.buckets.size() + 1);
   for (std::size_t b = 0; b <= plan.buckets.size(); ++b) {
     std::vector<std::size_t> order;
     for (std::size_t c = 0; c < plan.candidates.size(); ++c)
-      if (models_of[c] && plan.candidates[c].fits_memory && plan.figures[c][b].packs > 0) order.push_back(c);
+      if (runs[c] && plan.candidates[c].fits_memory && plan.figures[c][b].packs > 0) order.push_back(c);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
       return plan.figures[x][b].tokens_per_s() > plan.figures[y][b].tokens_per_s();
     });

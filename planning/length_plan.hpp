@@ -43,10 +43,12 @@ struct LengthPlanRequest {
   // Upper edges of the buckets (longest document of a sequence in (previous edge, edge]),
   // ascending and below n_seq, which closes the last; empty: powers of two from 1024.
   std::vector<std::int64_t> bucket_edges;
-  std::int64_t top = 3;     // candidates shown per bucket (the output's business; kept here for files)
+  std::int64_t top = 3;      // rows of each bucket's table
   std::int64_t threads = 0;  // 0: every core
 };
 
+// The longest sequence planned: 2^25 tokens (beyond ringsim's 10M-token design range).
+inline constexpr std::int64_t kMaxPlanTokens = std::int64_t{1} << 25;
 // InputError naming the field for an impossible request (sizes, edges, an empty list).
 void check_request(const LengthPlanRequest& r);
 

@@ -319,4 +319,5 @@ TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no
   expect_bad("plan-docs " + dir.file("ok.csv") + " --layout cyclic:2", "layout");
   expect_bad("plan-docs " + dir.file("ok.csv") + " --cp ring,spiral", "cp");
   expect_bad("plan-docs lognormal:100:1:1", "lognormal");
+  expect_bad("plan-docs " + dir.file("ok.csv") + " --seq 67108864", "seq");
 }
