@@ -14,6 +14,7 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/text_table.hpp"
+#include "io/output_file.hpp"
 #include "models/error.hpp"
 #include "models/json_fields.hpp"
 #include "models/parse.hpp"
@@ -97,6 +98,8 @@ int run_plan(int argc, char** argv) {
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "csv", "json"});
+  // Opened before the search: an unusable -o fails at once, not after it.
+  io::Output output(r["output"].as<std::string>());
   const auto file = r["file"].as<std::string>();
   const auto req = planning::plan_request_from_json(request_json(file, r), file.empty() ? "command line" : file);
   const models::Catalog catalog;
@@ -208,7 +211,8 @@ int run_plan(int argc, char** argv) {
       out += t.render();
     }
   }
-  write_output(r["output"].as<std::string>(), out);
+  output.write(out);
+  output.commit();
   return 0;
 }
 

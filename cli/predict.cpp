@@ -11,6 +11,7 @@
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "io/output_file.hpp"
 #include "models/analytic.hpp"
 #include "models/documents.hpp"
 #include "models/program.hpp"
@@ -430,11 +431,15 @@ int run_predict(int argc, char** argv) {
   const auto format = one_of(r, "format", {"table", "csv", "json"});
   const Engine engine = one_of(r, "engine", {"analytic", "des"}) == "des" ? Engine::Des : Engine::Analytic;
   const models::Catalog catalog;
-  const auto output = r["output"].as<std::string>();
-  if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty()) {
-    write_output(output, run_batch(batch, format, catalog, r, engine));
+  // Opened before the work (a simulated batch may take long): an unusable -o fails at once.
+  io::Output output(r["output"].as<std::string>());
+  const auto finish = [&](const std::string& text) {
+    output.write(text);
+    output.commit();
     return 0;
-  }
+  };
+  if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty())
+    return finish(run_batch(batch, format, catalog, r, engine));
   auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
   for (const auto& spec : expand_runs(args, catalog)) results.push_back(run_one(spec, spec.layout, catalog, engine));
@@ -449,8 +454,7 @@ int run_predict(int argc, char** argv) {
     print_table(results, tms, engine, out);
     out += "\n";
     print_comparison(results, results.front().scenario.spec, compare, catalog, engine, out);
-    write_output(output, out);
-    return 0;
+    return finish(out);
   }
   if (format == "table") {
     print_table(results, tms, engine, out);
@@ -498,8 +502,7 @@ int run_predict(int argc, char** argv) {
                        s.profile.provenance.calibrated ? "true" : "false", models::why(p)});
     }
   }
-  write_output(output, out);
-  return 0;
+  return finish(out);
 }
 
 }  // namespace ringsim::cli

@@ -2,6 +2,8 @@
 // the analytic prediction of the same scenario.
 #include <algorithm>
 
+#include <memory>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,7 @@
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "io/output_file.hpp"
 #include "models/analytic.hpp"
 #include "models/error.hpp"
 #include "models/parse.hpp"
@@ -59,6 +62,10 @@ int run_simulate(int argc, char** argv) {
   const double max_events = parse_limit(r["max-events"].as<std::string>(), "max-events");
   const auto trace_path = r["trace"].as<std::string>();
   const auto matrix_path = r["matrix"].as<std::string>();
+  // Opened before the simulation: an unusable path fails at once, not after a long run.
+  std::unique_ptr<io::Output> trace_out, matrix_out;
+  if (!trace_path.empty()) trace_out = std::make_unique<io::Output>(trace_path);
+  if (!matrix_path.empty()) matrix_out = std::make_unique<io::Output>(matrix_path);
   auto args = parse_scenario_args(r);
   const models::Catalog catalog;
   const auto runs = expand_runs(args, catalog);
@@ -99,8 +106,14 @@ int run_simulate(int argc, char** argv) {
       out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n",
                          with_cp ? "strategy layout" : "layout", lw, "step",
                          "tokens/s", "MFU", "busiest", "exposed", "imbalance", "analytic", "events", "passes", "speedup");
-      if (opt.record_trace) write_output(trace_path, sim::chrome_trace_json(res));
-      if (!matrix_path.empty()) write_output(matrix_path, sim::matrices_csv(res));
+      if (trace_out) {
+        trace_out->write(sim::chrome_trace_json(res));
+        trace_out->commit();
+      }
+      if (matrix_out) {
+        matrix_out->write(sim::matrices_csv(res));
+        matrix_out->commit();
+      }
     }
     double busiest = 0;
     for (double b : res.busy_s) busiest = std::max(busiest, b);

@@ -117,6 +117,14 @@ Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, st
     throw InputError({}, 0, "docs",
                      "n_seq = " + std::to_string(n_seq) + " is not a multiple of the length quantum Q = " +
                          std::to_string(quantum));
+  // Lengths are at least Q and about MEAN on average: a batch expected to hold more documents
+  // than the limit is refused before any is drawn (the loop below also stops at the limit).
+  if (static_cast<double>(n_seq) / std::max(mean, static_cast<double>(quantum)) > static_cast<double>(kMaxDocuments))
+    throw InputError({}, 0, "docs",
+                     "lognormal:" + short_number(mean, 4) + ":...:" + std::to_string(quantum) + " makes about " +
+                         short_number(static_cast<double>(n_seq) / std::max(mean, static_cast<double>(quantum)), 3) +
+                         " documents of " + std::to_string(n_seq) + " tokens, more than " +
+                         std::to_string(kMaxDocuments) + "; use a larger MEAN or Q, or fewer tokens");
   Documents d;
   std::int64_t left = n_seq;
   while (left > 0) {

@@ -30,9 +30,9 @@
 
 namespace ringsim::models {
 
-// Documents of one packed batch at most: the lengths, starts and per-document kernel calls stay
-// within memory, and generating them within a second or two.
-inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 24;
+// Documents of one packed batch at most (4M): the lengths, starts and per-document kernel calls
+// stay within memory, and generating them takes well under a second.
+inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 22;
 
 struct Documents {
   std::string spec;                   // as written

@@ -61,12 +61,12 @@ std::int64_t positive(const json& v) {
   if (v.is_string()) return models::parse_positive_int(v.get<std::string>(), "value");
   throw InputError("expected a positive integer, got " + v.dump());
 }
-// Data-parallel replicas and K/V buffers: bounded so that the device and byte counts formed
-// from them stay exact (dp x mp x sp with each at most 2^20 fits 64 bits).
+// Data-parallel replicas, mp and sp, and K/V buffers: bounded so that the device and byte
+// counts formed from them stay exact (dp x mp x sp with each at most 2^20 fits 64 bits).
 std::int64_t replicas(const json& v) {
   const auto n = positive(v);
   if (n > models::kMaxDevices)
-    throw InputError("expected at most " + std::to_string(models::kMaxDevices) + " replicas, got " + std::to_string(n));
+    throw InputError("expected at most " + std::to_string(models::kMaxDevices) + ", got " + std::to_string(n));
   return n;
 }
 std::int64_t buffers(const json& v) {
@@ -74,8 +74,12 @@ std::int64_t buffers(const json& v) {
   if (n > 1024) throw InputError("expected at most 1024 K/V buffers, got " + std::to_string(n));
   return n;
 }
+// A mesh of at most 2^20 tensor-parallel and 2^20 context-parallel ranks (what the models
+// accept): dp x mp x sp, each at most 2^20, then fits 64 bits.
 Mesh mesh_of(const json& v) {
   const auto [mp, sp] = models::parse_pair(text(v), "mesh");
+  if (mp > models::kMaxDevices || sp > models::kMaxDevices)
+    throw InputError("mesh " + text(v) + ": mp and sp are at most " + std::to_string(models::kMaxDevices));
   return {mp, sp};
 }
 std::optional<models::TileShape> tile_of(const json& v) {
@@ -166,8 +170,8 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     else if (k == "impl") g.impl = axis<std::string>(v, file, k, text_or_default);
     else if (k == "cp") g.cp = axis<std::string>(v, file, k, text);
     else if (k == "mesh") g.mesh = axis<Mesh>(v, file, k, mesh_of);
-    else if (k == "mp") mps = axis<std::int64_t>(v, file, k, positive), mp_sp = true;
-    else if (k == "sp") sps = axis<std::int64_t>(v, file, k, positive), mp_sp = true;
+    else if (k == "mp") mps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
+    else if (k == "sp") sps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
     else if (k == "dp") g.dp = axis<std::int64_t>(v, file, k, replicas);
     else if (k == "n_seq") g.n_seq = axis<std::int64_t>(v, file, k, positive);
     else if (k == "batch") g.batch = axis<std::int64_t>(v, file, k, positive);

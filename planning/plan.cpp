@@ -18,6 +18,7 @@ using models::InputError;
 
 namespace {
 constexpr std::int64_t kMaxPlanTokens = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxPlans = std::int64_t{1} << 20;  // kept in memory while searching
 }  // namespace
 
 const char* to_string(Goal g) noexcept {
@@ -42,6 +43,7 @@ void check_request(const PlanRequest& r) {
   if (r.n_seq <= 0) throw InputError({}, 0, "seq", "expected a positive sequence length");
   if (r.batch <= 0) throw InputError({}, 0, "batch", "expected a positive batch");
   if (r.top <= 0) throw InputError({}, 0, "top", "expected a positive count of plans");
+  if (r.top > kMaxPlans) throw InputError({}, 0, "top", fmt::format("at most {} plans, got {}", kMaxPlans, r.top));
   if (r.goal == Goal::MinDevices && !(r.target_tokens_per_s > 0))
     throw InputError({}, 0, "target-tokens-per-s", "min-devices needs a positive target throughput");
   if (r.goal == Goal::MaxContext && r.max_context < r.n_seq)
