@@ -133,7 +133,12 @@ std::vector<double> round_ticks(double lo, double hi, int target) {
 }
 
 std::string tick_label(double v, AxisFormat f, double step) {
-  const auto decimals = [](double st) { return std::max(0, static_cast<int>(std::ceil(-std::log10(st) - 1e-9))); };
+  // Decimals that tell ticks `st` apart: 0 to 12 (a step of 0, inf or 1e-300 from hostile
+  // figures must not reach the conversion to int).
+  const auto decimals = [](double st) {
+    const double d = std::ceil(-std::log10(st) - 1e-9);
+    return std::isfinite(d) ? static_cast<int>(std::clamp(d, 0.0, 12.0)) : 0;
+  };
   switch (f) {
     case AxisFormat::Binary: {
       const char* units[] = {"", "k", "M", "G", "T"};

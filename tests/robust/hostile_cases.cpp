@@ -569,7 +569,7 @@ std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::st
   plot("a selection on a missing column", base, R, {"--where", "nope=1"});
   plot("a malformed selection", base, R, {"--where", "=1"});
   plot("a 100 kB title", base, A, {"--title", fx.big});
-  plot("a title with control bytes", base, A, {"--title", "a\x1b[31m\x01\x7f\xff\xfeb"});
+  plot("a title with control bytes", base, A, {"--title", "a\x1b[31m\x01\x7f\xff\xfe" "b"});
 
   {
     const auto f = file(base);
