@@ -78,7 +78,7 @@ int run_plan(int argc, char** argv) {
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
-                 ("impl", "implementations to search (comma-separated; default: all that run on the hardware)", cxxopts::value<std::string>())
+                 ("impl", "implementations to search (comma-separated; default: all that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
                  ("cp", "strategies to search (default: all)", cxxopts::value<std::string>())
                  ("layout", "layouts to search (default contiguous,striped,zigzag)", cxxopts::value<std::string>())
                  ("tile", "tiles to search (default: default,128x128,512x512,2048x4096)", cxxopts::value<std::string>())
@@ -165,7 +165,7 @@ int run_plan(int argc, char** argv) {
       p["why"] = planning::explain(x);
       p["ties"] = nlohmann::json::array();
       for (const auto& t : best[i].ties)
-        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"zero", models::to_string(t.point.zero)},
+        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
                              {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }

@@ -164,6 +164,11 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   return p;
 }
 
+bool Catalog::has_profile(const Hardware& hw, const std::string& impl) const {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(root_) / "configs" / "profiles" / impl / (hw.name + ".json"), ec);
+}
+
 Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) const {
   const auto fixed = profile_implementation(name_or_path);
   return profile(name_or_path, hw, fixed ? *fixed : default_implementation(hw, "causal", "ring").name);

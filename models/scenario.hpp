@@ -76,6 +76,9 @@ class Catalog {
   // NAME for configs/profiles/IMPL/NAME.json (another hardware's fit, say); IMPL2/NAME; or a path
   // to a JSON file. A profile that names its implementation must name `impl`.
   [[nodiscard]] Profile profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const;
+  // Whether configs/profiles/IMPL/HARDWARE.json exists: a profile fitted to measurements on that
+  // hardware or derived from one (its provenance says which), rather than spec defaults.
+  [[nodiscard]] bool has_profile(const Hardware& hw, const std::string& impl) const;
   // The same for the default implementation of the hardware with a causal mask on a ring.
   [[nodiscard]] Profile profile(const std::string& name_or_path, const Hardware& hw) const;
   // The implementation a profile reference fixes (IMPL/NAME, or a file naming one), if any.

@@ -143,10 +143,18 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   if (!r.impls.empty()) {
     g.impl = r.impls;
   } else {
+    // By default only implementations with a profile for this hardware (fitted, or derived from a
+    // fit): one on spec defaults (ringsim-tiles, the reference kernels) assumes generic
+    // efficiencies and would win on optimism, not on merit. --impl names any. When none has a
+    // profile, all that run on the hardware compete on spec defaults alike.
     g.impl.clear();
+    std::vector<std::string> runs;
     for (const auto& name : catalog.implementation_names())
-      if (catalog.implementation(name).runs_on(hw.kind)) g.impl.push_back(name);
-    if (g.impl.empty()) throw InputError({}, 0, "impl", "no implementation runs on " + hw.name);
+      if (catalog.implementation(name).runs_on(hw.kind)) runs.push_back(name);
+    if (runs.empty()) throw InputError({}, 0, "impl", "no implementation runs on " + hw.name);
+    for (const auto& name : runs)
+      if (catalog.has_profile(hw, name)) g.impl.push_back(name);
+    if (g.impl.empty()) g.impl = runs;
   }
   g.layout = r.layouts.empty() ? std::vector<std::string>{"contiguous", "striped", "zigzag"} : r.layouts;
   g.tile = r.tiles.empty() ? std::vector<std::optional<models::TileShape>>{std::nullopt, models::TileShape{128, 128},
@@ -220,9 +228,11 @@ std::string plan_identity(const SweepResult& row) {
 
 std::string tie_key(const SweepResult& row) {
   const auto& p = row.point;
-  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
-                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.tile_q, row.tile_k,
-                     row.topology, row.step_s, row.tokens_per_s);
+  // The tile is not in the key: a library with a fixed kernel (flash-attn's own tiles) predicts
+  // the same step for every tile asked, which then changes only the workspace (memory).
+  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
+                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.topology, row.step_s,
+                     row.tokens_per_s);
 }
 
 namespace {
@@ -319,13 +329,14 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
 }
 
 std::string ties_text(const PlanChoice& c) {
-  std::vector<std::string> impls, zeros, recomputes;
+  std::vector<std::string> impls, tiles, zeros, recomputes;
   const auto add = [](std::vector<std::string>& v, const std::string& x, const std::string& own) {
     if (x != own && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
   const auto stage = [](models::Sharding z) { return std::to_string(static_cast<int>(z)); };
   for (const auto& t : c.ties) {
     add(impls, t.impl, c.plan.impl);
+    add(tiles, fmt::format("{}x{}", t.tile_q, t.tile_k), fmt::format("{}x{}", c.plan.tile_q, c.plan.tile_k));
     add(zeros, stage(t.point.zero), stage(c.plan.point.zero));
     add(recomputes, std::string(models::to_string(t.recompute)), std::string(models::to_string(c.plan.recompute)));
   }
@@ -336,6 +347,7 @@ std::string ties_text(const PlanChoice& c) {
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : " ") + v[i];
   };
   part("impl", impls);
+  part("tile", tiles);
   part("ZeRO stage", zeros);
   part("recompute", recomputes);
   return s;
