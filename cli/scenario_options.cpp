@@ -138,12 +138,17 @@ void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
   if (a.layouts_given) {
     s.impl = catalog.choose_implementation(s, hw, a.layouts);
   } else {
-    // The default list shrinks to the layouts the implementation offers.
+    // The default list shrinks to the layouts the implementation runs with this mask and
+    // strategy (a ring library's varlen functions take only some layouts for packed documents).
     s.impl = catalog.choose_implementation(s, hw, {});
     const auto im = catalog.implementation(s.impl);
+    const auto mask = models::effective_mask(s);
     std::vector<std::string> offered;
     for (const auto& l : a.layouts)
-      if (im.offers_layout(l)) offered.push_back(l);
+      if (im.offers(hw.kind, l, mask, s.cp)) offered.push_back(l);
+    // None: the implementation's own reason for the first default (hardware, mask, strategy)
+    // when it has one, else that no default layout runs.
+    if (offered.empty()) im.check_offers(hw.kind, a.layouts.front(), mask, s.cp);
     if (offered.empty())
       throw InputError({}, 0, "layout", "implementation " + im.name + " offers none of the default layouts; name one with --layout");
     a.layouts = std::move(offered);

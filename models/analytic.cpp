@@ -104,13 +104,13 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
 
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
   const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
-  const double t_kv = cost.transfer_s(kv_bytes, inter);
-  const double t_kv_dkv = cost.transfer_s(kv_bytes + dkv_bytes, inter);
+  const double t_kv = cost.ring_transfer_s(kv_bytes, inter);
+  const double t_kv_dkv = cost.ring_transfer_s(kv_bytes + dkv_bytes, inter);
   // A ring of one device moves nothing: its dK/dV never leave home.
-  const double t_dkv = n > 1 ? cost.transfer_s(dkv_bytes, inter) : 0.0;
+  const double t_dkv = n > 1 ? cost.ring_transfer_s(dkv_bytes, inter) : 0.0;
   const double t_home = proto.dkv_home_hop ? t_dkv : 0.0;
-  const double t_outer_kv = double_ring ? cost.transfer_s(kv_bytes, hops.outer_inter) : 0.0;
-  const double t_outer_dkv = double_ring ? cost.transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
+  const double t_outer_kv = double_ring ? cost.ring_transfer_s(kv_bytes, hops.outer_inter) : 0.0;
+  const double t_outer_dkv = double_ring ? cost.ring_transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
 
   const double block_area = static_cast<double>(rs.layout->block()) * static_cast<double>(rs.layout->block());
   if (per_round) r.rounds.reserve(static_cast<std::size_t>(n));
@@ -394,8 +394,8 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
                      (s.hardware.peak_flops_per_s(s.profile.attention_precision) * s.profile.attention_efficiency);
     const double cr = static_cast<double>(s.ring_scenario().layout->block());
     const double kv_bytes = static_cast<double>(s.ring_scenario().workload->kv_block_bytes());
-    const double beta = kv_bytes / cr / cost.link_bandwidth_bytes_per_s(inter);
-    const double lat = cost.link_latency_s(inter);
+    const double beta = kv_bytes / cr / cost.ring_bandwidth_bytes_per_s(inter);
+    const double lat = cost.ring_latency_s(inter);
     const double fa = std::max(frac, 1e-12) * a;
     p.hide_threshold_tokens = (beta + std::sqrt(beta * beta + 4 * fa * lat)) / (2 * fa);
   }

@@ -61,12 +61,16 @@ double* Profile::parameter(std::string_view name) noexcept {
   return nullptr;
 }
 
-double Profile::link_bytes_per_s(double link) const noexcept {
-  const double b = link * link_efficiency;
+double Profile::link_bytes_per_s(double link) const noexcept { return link * link_efficiency; }
+
+double Profile::link_latency(double link) const noexcept { return link_latency_s.value_or(link); }
+
+double Profile::p2p_bytes_per_s(double link) const noexcept {
+  const double b = link_bytes_per_s(link);
   return p2p_bandwidth_bytes_per_s > 0 ? std::min(b, p2p_bandwidth_bytes_per_s) : b;
 }
 
-double Profile::link_latency(double link) const noexcept { return link_latency_s.value_or(link) + p2p_latency_s; }
+double Profile::p2p_latency(double link) const noexcept { return link_latency(link) + p2p_latency_s; }
 
 const double* Profile::parameter(std::string_view name) const noexcept {
   return const_cast<Profile*>(this)->parameter(name);
@@ -279,6 +283,10 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       inter_bytes_per_s_(profile.link_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
       intra_latency_s_(profile.link_latency(hw.intra_link_latency_s)),
       inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
+      ring_intra_bytes_per_s_(profile.p2p_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s)),
+      ring_inter_bytes_per_s_(profile.p2p_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
+      ring_intra_latency_s_(profile.p2p_latency(hw.intra_link_latency_s)),
+      ring_inter_latency_s_(profile.p2p_latency(hw.inter_node_latency_s)),
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);
@@ -369,6 +377,19 @@ double CostModel::link_latency_s(bool inter_node) const noexcept {
 double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
   if (bytes <= 0) return 0;
   return link_latency_s(inter_node) + bytes / link_bandwidth_bytes_per_s(inter_node);
+}
+
+double CostModel::ring_bandwidth_bytes_per_s(bool inter_node) const noexcept {
+  return inter_node ? ring_inter_bytes_per_s_ : ring_intra_bytes_per_s_;
+}
+
+double CostModel::ring_latency_s(bool inter_node) const noexcept {
+  return inter_node ? ring_inter_latency_s_ : ring_intra_latency_s_;
+}
+
+double CostModel::ring_transfer_s(double bytes, bool inter_node) const noexcept {
+  if (bytes <= 0) return 0;
+  return ring_latency_s(inter_node) + bytes / ring_bandwidth_bytes_per_s(inter_node);
 }
 
 double CostModel::overlapped_s(double compute_s, double transfer) const noexcept {

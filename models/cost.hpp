@@ -121,12 +121,16 @@ struct Profile {
   // A numeric field by its JSON name (the ones a fit may free: efficiencies, overheads, penalties,
   // byte counts); nullptr for any other name.
   [[nodiscard]] double* parameter(std::string_view name) noexcept;
-  // What a transfer reaches on a link of `link_bytes_per_s`: link_efficiency of it, at most
-  // p2p_bandwidth_bytes_per_s. The cost model and the simulator's links both use it.
+  // What a transfer reaches on a link of `link_bytes_per_s`: link_efficiency of it. The cost
+  // model's collectives and the simulator's links use it.
   [[nodiscard]] double link_bytes_per_s(double link_bytes_per_s) const noexcept;
-  // A transfer's latency on a link of latency `link_latency_s`: the profile's override of the
-  // link's, plus p2p_latency_s.
+  // A transfer's latency on a link of latency `link_latency_s`: the profile's override of the link's.
   [[nodiscard]] double link_latency(double link_latency_s) const noexcept;
+  // A ring hop, the library's point-to-point send/recv: at most p2p_bandwidth_bytes_per_s of the
+  // link (NCCL's few channels per peer), and p2p_latency_s more latency. Collectives are not
+  // limited by it.
+  [[nodiscard]] double p2p_bytes_per_s(double link_bytes_per_s) const noexcept;
+  [[nodiscard]] double p2p_latency(double link_latency_s) const noexcept;
   [[nodiscard]] const double* parameter(std::string_view name) const noexcept;
 
   [[nodiscard]] static Profile spec_default(const Hardware& hw);
@@ -171,6 +175,10 @@ class CostModel {
   [[nodiscard]] double link_bandwidth_bytes_per_s(bool inter_node) const noexcept;
   [[nodiscard]] double link_latency_s(bool inter_node) const noexcept;
   [[nodiscard]] double transfer_s(double bytes, bool inter_node) const noexcept;
+  // A ring hop's transfer (Profile::p2p_bytes_per_s and p2p_latency).
+  [[nodiscard]] double ring_bandwidth_bytes_per_s(bool inter_node) const noexcept;
+  [[nodiscard]] double ring_latency_s(bool inter_node) const noexcept;
+  [[nodiscard]] double ring_transfer_s(double bytes, bool inter_node) const noexcept;
   [[nodiscard]] double overlapped_s(double compute_s, double transfer_s) const noexcept;
   [[nodiscard]] double op_s(const Op& op, bool collective_inter_node) const noexcept;
 
@@ -194,6 +202,8 @@ class CostModel {
   double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
   double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency
   double intra_latency_s_, inter_latency_s_;  // the profile's override, else the hardware's
+  double ring_intra_bytes_per_s_, ring_inter_bytes_per_s_;  // ... at most the library's p2p limit
+  double ring_intra_latency_s_, ring_inter_latency_s_;      // ... plus its p2p latency
   std::int64_t mp_;
   std::int64_t batch_;
   std::int64_t heads_per_device_;

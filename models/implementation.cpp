@@ -102,14 +102,25 @@ void Implementation::check_offers(std::string_view kind, std::string_view layout
     throw InputError({}, 0, "mask",
                      "implementation " + name + " does not offer mask '" + std::string(mask) + "' (it offers " +
                          join(masks) + ")");
-  // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only. A mask
-  // family without steps (packed documents) runs as one varlen call per step.
+  // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only, and
+  // packed documents run as varlen calls on the layouts its varlen functions take.
   const auto& steps = protocol.ring_steps;
-  if (Strategy::family_has_ring(strategy_family(strategy)) && steps.steps.count(mask_family(mask)) &&
-      !steps.plan(mask_family(mask), layout_family(layout)))
+  if (!ring_runs(layout, mask, strategy))
     throw InputError({}, 0, "layout",
                      "implementation " + name + " does not offer layout '" + std::string(layout) + "' with mask '" +
                          std::string(mask) + "' on a ring (it offers " + steps.offered() + ")");
+}
+
+bool Implementation::ring_runs(std::string_view layout, std::string_view mask, std::string_view strategy) const {
+  const auto& steps = protocol.ring_steps;
+  return steps.empty() || !Strategy::family_has_ring(strategy_family(strategy)) ||
+         steps.runs(mask_family(mask), layout_family(layout));
+}
+
+bool Implementation::offers(std::string_view kind, std::string_view layout, std::string_view mask,
+                            std::string_view strategy) const noexcept {
+  return runs_on(kind) && offers_strategy(strategy) && offers_layout(layout) && offers_mask(mask) &&
+         ring_runs(layout, mask, strategy);
 }
 
 Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file,

@@ -45,6 +45,10 @@ struct Implementation {
   [[nodiscard]] bool offers_layout(std::string_view layout_spec) const noexcept;
   [[nodiscard]] bool offers_mask(std::string_view mask_spec) const noexcept;
   [[nodiscard]] bool offers_strategy(std::string_view strategy_spec) const noexcept;
+  // Whether it runs this combination: what check_offers accepts (a ring library's steps decide
+  // which layouts run under which mask).
+  [[nodiscard]] bool offers(std::string_view hardware_kind, std::string_view layout_spec, std::string_view mask_spec,
+                            std::string_view strategy_spec) const noexcept;
   // Throws InputError (field "impl", or the field that asks for what is not offered) naming
   // what the implementation does offer.
   void check_offers(std::string_view hardware_kind, std::string_view layout_spec, std::string_view mask_spec,
@@ -52,6 +56,8 @@ struct Implementation {
 
   // `configs_dir`: where the kernel ("kernel_model": configs/kernels/) and the ring steps
   // ("protocol.ring_steps": configs/ring_steps/) it names are read.
+  // Its ring (if the strategy has one) runs this layout under this mask.
+  [[nodiscard]] bool ring_runs(std::string_view layout_spec, std::string_view mask_spec, std::string_view strategy_spec) const;
   [[nodiscard]] static Implementation from_json(const nlohmann::json& j, const std::string& file,
                                                 const std::string& configs_dir);
   [[nodiscard]] static Implementation load_file(const std::string& path, const std::string& configs_dir);

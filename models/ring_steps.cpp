@@ -99,6 +99,12 @@ const MemoryOp& RingSteps::memory_op(const std::string& name) const {
   return memory_ops.at(name);  // from_json checked every reference
 }
 
+bool RingSteps::runs(std::string_view mask_family, std::string_view layout_family) const {
+  if (plan(mask_family, layout_family)) return true;
+  const auto v = varlen.find(std::string(mask_family));
+  return v != varlen.end() && std::find(v->second.begin(), v->second.end(), layout_family) != v->second.end();
+}
+
 std::string RingSteps::offered() const {
   std::string s;
   for (const auto& [mask, layouts] : steps) {
@@ -108,6 +114,10 @@ std::string RingSteps::offered() const {
       s += (first ? " " : ", ") + layout;
       first = false;
     }
+  }
+  for (const auto& [mask, layouts] : varlen) {
+    s += (s.empty() ? "" : "; ") + mask + " (varlen):";
+    for (std::size_t i = 0; i < layouts.size(); ++i) s += (i ? ", " : " ") + layouts[i];
   }
   return s;
 }
@@ -149,6 +159,18 @@ RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file)
   count("host_ops_per_step_bwd", p.host_ops_per_step_bwd);
   count("host_ops_per_call_fwd", p.host_ops_per_call_fwd);
   count("host_ops_per_call_bwd", p.host_ops_per_call_bwd);
+  if (j.contains("varlen")) {
+    const auto& v = j["varlen"];
+    if (!v.is_object()) throw InputError(file, 0, "varlen", "expected {mask family: [layout families]}");
+    for (const auto& [mask, layouts] : v.items()) {
+      if (!layouts.is_array() || layouts.empty())
+        throw InputError(file, 0, "varlen." + mask, "expected a non-empty array of layout families");
+      for (const auto& l : layouts) {
+        if (!l.is_string()) throw InputError(file, 0, "varlen." + mask, "expected layout family names");
+        p.varlen[mask].push_back(l.get<std::string>());
+      }
+    }
+  }
   if (!j.contains("steps") || !j["steps"].is_object() || j["steps"].empty())
     throw InputError(file, 0, "steps", "expected {mask family: {layout family: {diagonal, below, above}}}");
   for (const auto& [mask, layouts] : j["steps"].items()) {

@@ -66,16 +66,23 @@ struct RingSteps {
   std::string description;
   std::vector<CodeSource> sources;
   std::map<std::string, std::map<std::string, StepCalls>> steps;  // mask family -> layout family -> calls
+  // Mask family -> layout families the library runs with one varlen call per step over the
+  // documents two blocks share (packed documents: no closed-form step shapes; timed from the
+  // block's tile counts).
+  std::map<std::string, std::vector<std::string>> varlen;
   std::map<std::string, MemoryOp> memory_ops;
   MemoryOp fwd_final, bwd_final;  // once per pass, over the device's whole block
   std::int64_t host_ops_per_step_fwd = 0, host_ops_per_step_bwd = 0;
   std::int64_t host_ops_per_call_fwd = 1, host_ops_per_call_bwd = 1;
 
   [[nodiscard]] bool empty() const noexcept { return steps.empty(); }
-  // The calls for a mask and layout family; nullptr when the library has none.
+  // The calls for a mask and layout family; nullptr when the library has none (a varlen layout,
+  // or one it does not run).
   [[nodiscard]] const StepCalls* plan(std::string_view mask_family, std::string_view layout_family) const;
+  // Whether its ring runs this mask and layout family at all (steps or varlen calls).
+  [[nodiscard]] bool runs(std::string_view mask_family, std::string_view layout_family) const;
   [[nodiscard]] const MemoryOp& memory_op(const std::string& name) const;  // empty name: no work
-  // "causal: contiguous, zigzag, striped; full: contiguous".
+  // "causal: contiguous, zigzag, striped; full: contiguous; docs (varlen): contiguous".
   [[nodiscard]] std::string offered() const;
   // InputError naming the file and field for anything malformed (a call naming a memory op
   // that is not there included).

@@ -96,7 +96,8 @@ Implementation Catalog::default_implementation(const Hardware& hw, const std::st
   const Implementation* best = nullptr;
   for (const auto& im : implementations()) {
     if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
-    if (!std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return im.offers_layout(l); })) continue;
+    if (!std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return im.offers(hw.kind, l, mask, cp); }))
+      continue;
     if (!best || im.preference < best->preference) best = &im;
   }
   if (!best)

@@ -232,8 +232,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       bool any = false;
       for (const auto& name : r.impls) {
         const auto im = catalog.implementation(name);
-        if (!im.runs_on(hw.kind) || !im.offers_mask("docs") || !im.offers_strategy(cp) || !im.offers_layout(layout))
-          continue;
+        if (!im.offers(hw.kind, layout, "docs", cp)) continue;
         any = true;
         add_candidate(spec, name);
       }

@@ -303,13 +303,19 @@ void StepPlan::build_routes() {
   hops.assign(2 * dn, HopParams{1, 0});
   hop_latency_s.assign(2 * dn, 0.0);
   hop_bandwidth_bytes_per_s.assign(2 * dn, std::numeric_limits<double>::infinity());
+  // A ring hop is the library's point-to-point send/recv: at most its p2p limit, with its extra
+  // latency (models::Profile::p2p_bytes_per_s). A hop sharing links with other traffic goes
+  // through the max-min network at the links' share instead, without that limit.
+  const double p2p_cap = s.profile.p2p_bandwidth_bytes_per_s > 0 ? s.profile.p2p_bandwidth_bytes_per_s
+                                                                  : std::numeric_limits<double>::infinity();
   auto hop = [&](const Route& route, char& is_direct, Tick& kv_ticks, std::size_t h) {
-    double latency = 0, bw = std::numeric_limits<double>::infinity();
+    double latency = route.empty() ? 0.0 : s.profile.p2p_latency_s, bw = std::numeric_limits<double>::infinity();
     for (auto l : route) {
       if (uses[static_cast<std::size_t>(l)] > 1) is_direct = 0;
       latency += topology->link(l).latency_s;
       bw = std::min(bw, topology->link(l).bandwidth_bytes_per_s);
     }
+    if (!route.empty()) bw = std::min(bw, p2p_cap);
     kv_ticks = clock.to_ticks(latency + (std::isfinite(bw) ? static_cast<double>(kv_bytes) / bw : 0.0));
     hop_latency_s[h] = latency;
     hop_bandwidth_bytes_per_s[h] = bw;

@@ -41,6 +41,8 @@ void make_ideal(models::ResolvedScenario& s) {
   s.hardware.intra_link_bandwidth_bytes_per_s = 1e30;
   s.hardware.inter_node_bandwidth_bytes_per_s = 1e30;
   s.profile.link_latency_s = 0.0;
+  s.profile.p2p_bandwidth_bytes_per_s = 0.0;  // no library limit on a ring hop either
+  s.profile.p2p_latency_s = 0.0;
   s.profile.overlap = 1.0;
   test::rebuild_cost(s);
 }
