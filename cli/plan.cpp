@@ -165,7 +165,7 @@ int run_plan(int argc, char** argv) {
       p["why"] = planning::explain(x);
       p["ties"] = nlohmann::json::array();
       for (const auto& t : best[i].ties)
-        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
+        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
                              {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }

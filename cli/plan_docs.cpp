@@ -84,12 +84,17 @@ std::string tile_section(const planning::LengthPlan& plan, const std::vector<pla
   std::string out = "\ntile granularity: the full model (predict --docs at the profile's tile, tail padding as a document) "
                     "over this plan's step, on sequences spread over each candidate's packs:\n";
   TextTable t({{"cp"}, {"layout"}, {"impl"}, {"tile", true}, {"sequences", true}, {"mean", true}, {"min", true}, {"max", true}});
+  std::string notes;
   for (const auto& c : checks) {
     const auto& cand = plan.candidates[c.candidate];
+    if (!c.not_checked.empty()) {
+      notes += fmt::format("  not checked: {} {} ({}): {}\n", cand.cp, cand.layout, cand.impl, c.not_checked);
+      continue;
+    }
     t.add_row({cand.cp, cand.layout, cand.impl, fmt::format("{}x{}", c.tile.q, c.tile.k), std::to_string(c.sequences), fmt::format("{:.3f}", c.mean_ratio),
                fmt::format("{:.3f}", c.min_ratio), fmt::format("{:.3f}", c.max_ratio)});
   }
-  return out + t.render("  ");
+  return out + t.render("  ") + notes;
 }
 
 std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_skipped) {
@@ -285,6 +290,11 @@ std::string json(const planning::LengthPlan& plan, const std::vector<planning::T
   j["tile_check"] = nlohmann::json::array();
   for (const auto& c : checks) {
     const auto& cand = plan.candidates[c.candidate];
+    if (!c.not_checked.empty()) {
+      j["tile_check"].push_back({{"cp", cand.cp}, {"layout", cand.layout}, {"impl", cand.impl}, {"sequences", 0},
+                                 {"not_checked", c.not_checked}});
+      continue;
+    }
     j["tile_check"].push_back({{"cp", cand.cp}, {"layout", cand.layout}, {"impl", cand.impl}, {"sequences", c.sequences},
                                {"tile", fmt::format("{}x{}", c.tile.q, c.tile.k)}, {"mean_ratio", c.mean_ratio}, {"min_ratio", c.min_ratio}, {"max_ratio", c.max_ratio}});
   }

@@ -115,15 +115,26 @@ std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog&
       if (const auto used = std::accumulate(pack.begin(), pack.end(), std::int64_t{0}); used < r.n_seq)
         docs->lengths.push_back(r.n_seq - used);
       const double element = model.predict(docs->lengths, ws).step_s;
-      const auto full = models::resolve(cand.spec, parts, docs);
-      t.tile = full.tile;
-      const double tiled = models::predict(full).step_s;
+      double tiled = 0;
+      try {
+        const auto full = models::resolve(cand.spec, parts, docs);
+        t.tile = full.tile;
+        tiled = models::predict(full).step_s;
+      } catch (const models::InputError& e) {
+        // The plan's candidates were already accepted; a tile count too large for the full
+        // model (a document-major layout cuts every block into thousands of runs) is reported
+        // for that candidate instead of ending the plan.
+        t.not_checked = e.what();
+        t.sequences = 0;
+        break;
+      }
       const double ratio = tiled / element;
       t.min_ratio = std::min(t.min_ratio, ratio);
       t.max_ratio = std::max(t.max_ratio, ratio);
       t.mean_ratio += ratio / static_cast<double>(n);
       ++t.sequences;
     }
+    if (!t.not_checked.empty()) t.min_ratio = t.max_ratio = t.mean_ratio = 0;
     out.push_back(t);
   }
   return out;

@@ -134,6 +134,9 @@ struct TileCheck {
   std::int64_t sequences = 0;
   models::TileShape tile;  // the full model's
   double min_ratio = 0, max_ratio = 0, mean_ratio = 0;
+  // Why the full model could not check it (its exact tile count past the per-scenario bound,
+  // say); the ratios are then unset. The plan itself does not need the check.
+  std::string not_checked;
 };
 [[nodiscard]] std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog& catalog,
                                                 std::int64_t per_candidate);

@@ -228,11 +228,12 @@ std::string plan_identity(const SweepResult& row) {
 
 std::string tie_key(const SweepResult& row) {
   const auto& p = row.point;
-  // The tile is not in the key: a library with a fixed kernel (flash-attn's own tiles) predicts
-  // the same step for every tile asked, which then changes only the workspace (memory).
-  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
-                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.topology, row.step_s,
-                     row.tokens_per_s);
+  // Neither the tile nor the layout is in the key: a library with a fixed kernel (flash-attn's
+  // own tiles) predicts the same step for every tile asked, which then changes only the
+  // workspace (memory); without a ring (Ulysses, all-gather of balanced work) the layout only
+  // renames tokens. Rows that differ in them and predict the same step are one choice.
+  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
+                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.mask, row.topology, row.step_s, row.tokens_per_s);
 }
 
 namespace {
@@ -329,13 +330,14 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
 }
 
 std::string ties_text(const PlanChoice& c) {
-  std::vector<std::string> impls, tiles, zeros, recomputes;
+  std::vector<std::string> impls, layouts, tiles, zeros, recomputes;
   const auto add = [](std::vector<std::string>& v, const std::string& x, const std::string& own) {
     if (x != own && std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
   const auto stage = [](models::Sharding z) { return std::to_string(static_cast<int>(z)); };
   for (const auto& t : c.ties) {
     add(impls, t.impl, c.plan.impl);
+    add(layouts, t.point.spec.layout, c.plan.point.spec.layout);
     add(tiles, fmt::format("{}x{}", t.tile_q, t.tile_k), fmt::format("{}x{}", c.plan.tile_q, c.plan.tile_k));
     add(zeros, stage(t.point.zero), stage(c.plan.point.zero));
     add(recomputes, std::string(models::to_string(t.recompute)), std::string(models::to_string(c.plan.recompute)));
@@ -347,6 +349,7 @@ std::string ties_text(const PlanChoice& c) {
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : " ") + v[i];
   };
   part("impl", impls);
+  part("layout", layouts);
   part("tile", tiles);
   part("ZeRO stage", zeros);
   part("recompute", recomputes);

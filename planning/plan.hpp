@@ -88,11 +88,11 @@ struct PlanSearch {
 // compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
                                       const SweepOptions& options, std::size_t compact_at = 0);
-// What ties share: every resolved axis but the implementation, the tile, the ZeRO stage and
-// the recomputation, and the step time and throughput.
+// What ties share: every resolved axis but the implementation, the layout, the tile, the ZeRO
+// stage and the recomputation, and the step time and throughput.
 [[nodiscard]] std::string tie_key(const SweepResult& row);
-// The ties' implementations, tiles, ZeRO stages and recomputation policies that differ from the
-// plan's ("impl scfa, torch-cp; tile 512x512; ZeRO stage 2; recompute none"); empty without ties.
+// The ties' implementations, layouts, tiles, ZeRO stages and recomputation policies that differ
+// from the plan's ("impl scfa; layout striped; tile 512x512; ZeRO stage 2"); empty without ties.
 [[nodiscard]] std::string ties_text(const PlanChoice& choice);
 // The same identity best_plans deduplicates on: every resolved axis of the row.
 [[nodiscard]] std::string plan_identity(const SweepResult& row);

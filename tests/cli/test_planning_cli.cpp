@@ -308,6 +308,23 @@ TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any
   CHECK(run("plan-docs lognormal:2000:1.5:3:300 --seq 16384 --mesh 1x4 --format csv").code == 0);
 }
 
+TEST_CASE("cli plan-docs: a tile check the full model cannot count is reported, the plan still printed", "[cli][plan-docs]") {
+  // docs/planning.md's fourth example: the document-major layout's exact tile count at 128 x 128
+  // is past the per-scenario bound (refused from an estimate, before counting).
+  const TempDir dir;
+  write_file(dir.file("lengths.csv"), "length,count\n120,20000\n350,30000\n900,20000\n2500,6000\n9000,800\n40000,120\n110000,20\n");
+  const std::string base = "plan-docs " + dir.file("lengths.csv") +
+                           " --hardware h100-sxm --model llama3-8b --seq 131072 --mesh 1x16 --packing first-fit-shuffle --top 3 --tile-check 1";
+  const auto table = run(base);
+  INFO(table.err);
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("recommended") != std::string::npos);
+  CHECK(table.out.find("not checked: ring doc-zigzag-docmajor") != std::string::npos);
+  const auto json = run(base + " --format json");
+  REQUIRE(json.code == 0);
+  CHECK(json.out.find("\"not_checked\"") != std::string::npos);
+}
+
 TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no output file", "[cli][plan-docs]") {
   const TempDir dir;
   write_file(dir.file("bad.csv"), "100\n200,x\n");

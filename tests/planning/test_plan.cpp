@@ -73,7 +73,7 @@ TEST_CASE("plan: the first plan is the best row of the equivalent sweep, for eve
     if (goal == Goal::MaxThroughput) CHECK(plans.front().plan.tokens_per_s == best->tokens_per_s);
     // Every plan is feasible, plans are ranked, none repeats another or ties with another; a
     // plan's ties are feasible, ranked after it, with its step and all but the implementation,
-    // the tile and the memory options alike.
+    // the layout, the tile and the memory options alike.
     std::set<std::string> identities, keys;
     std::int64_t grouped = 0;
     for (std::size_t i = 0; i < plans.size(); ++i) {
