@@ -442,7 +442,11 @@ int run_predict(int argc, char** argv) {
     return finish(run_batch(batch, format, catalog, r, engine));
   auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
-  for (const auto& spec : expand_runs(args, catalog)) results.push_back(run_one(spec, spec.layout, catalog, engine));
+  const auto runs = expand_runs(args, catalog);
+  // Every row resolves before any is predicted: a row its sizes refuse (zigzag with an odd block
+  // among the default layouts) is one error at once, not after the other rows' predictions.
+  for (const auto& spec : runs) (void)models::resolve(spec, catalog);
+  for (const auto& spec : runs) results.push_back(run_one(spec, spec.layout, catalog, engine));
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);

@@ -72,13 +72,17 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
   const std::string bin = other && *other ? other : RINGSIM_BIN;
   std::size_t as_expected = 0;
   double slowest = 0;
+  std::string slowest_case;
   std::map<std::string, int> kinds;  // what went wrong, counted by kind
   for (const auto& c : cases) {
     const auto before = entries(fx.tmp.dir());
     auto argv = c.args;
     argv.insert(argv.begin(), bin);
     const auto r = run_process(argv, kKillAfterS, fx.tmp.dir(), 1 << 20);
-    slowest = std::max(slowest, r.seconds);
+    if (r.seconds > slowest) {
+      slowest = r.seconds;
+      slowest_case = c.name;
+    }
     std::string problem;
     if (r.timed_out) problem = "did not finish within " + std::to_string(kKillAfterS) + " s";
     else if (r.signal) problem = "killed by signal " + std::to_string(r.signal);
@@ -124,7 +128,7 @@ void check_family(const std::string& label, const std::vector<HostileCase>& case
   }
   // Counted for docs/robustness.md: cases per family and how many behaved as specified.
   std::cout << "hostile inputs, " << label << ": " << as_expected << " of " << cases.size()
-            << " as expected; slowest run " << slowest << " s";
+            << " as expected; slowest run " << slowest << " s (" << slowest_case << ")";
   for (const auto& [kind, count] : kinds) std::cout << "; " << kind << ": " << count;
   std::cout << "\n";
 }
