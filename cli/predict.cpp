@@ -93,16 +93,14 @@ nlohmann::json json_opt(bool available, double v) { return available ? nlohmann:
 // With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
 // (attention, other, collectives) is the cost model's either way, and the analytic `exposed`
 // and `imbalance` keep their lock-step meaning rather than mixing two definitions.
-LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
-                     Engine engine) {
-  spec.layout = layout;
-  LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
+// The prediction of a resolved row (its step, the simulator's with --engine des, and interval).
+void predict_row(LayoutResult& r, Engine engine) {
   r.prediction = models::predict(r.scenario);
   if (engine == Engine::Des) {
     sim::StepOptions options;
     announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
                         "ringsim simulate --max-events runs larger steps");
-    ProgressBar progress("passes", "ringsim predict: simulating " + layout);
+    ProgressBar progress("passes", "ringsim predict: simulating " + r.layout);
     options.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
     const auto sim = sim::simulate_step(r.scenario, options);
     r.prediction.step_s = sim.step_s;
@@ -110,6 +108,13 @@ LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const
     r.prediction.mfu = sim.mfu;
   }
   r.step = step_interval(r);
+}
+
+LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+                     Engine engine) {
+  spec.layout = layout;
+  LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
+  predict_row(r, engine);
   return r;
 }
 
@@ -442,11 +447,11 @@ int run_predict(int argc, char** argv) {
     return finish(run_batch(batch, format, catalog, r, engine));
   auto args = parse_scenario_args(r);
   std::vector<LayoutResult> results;
-  const auto runs = expand_runs(args, catalog);
   // Every row resolves before any is predicted: a row its sizes refuse (zigzag with an odd block
   // among the default layouts) is one error at once, not after the other rows' predictions.
-  for (const auto& spec : runs) (void)models::resolve(spec, catalog);
-  for (const auto& spec : runs) results.push_back(run_one(spec, spec.layout, catalog, engine));
+  for (const auto& spec : expand_runs(args, catalog))
+    results.push_back(LayoutResult{spec.layout, models::resolve(spec, catalog), {}, {}, {}});
+  for (auto& row : results) predict_row(row, engine);
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);

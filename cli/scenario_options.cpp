@@ -148,9 +148,10 @@ void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
       if (im.offers(hw.kind, l, mask, s.cp)) offered.push_back(l);
     // None: the implementation's own reason for the first default (hardware, mask, strategy)
     // when it has one, else that no default layout runs.
-    if (offered.empty()) im.check_offers(hw.kind, a.layouts.front(), mask, s.cp);
-    if (offered.empty())
+    if (offered.empty()) {
+      im.check_offers(hw.kind, a.layouts.front(), mask, s.cp);
       throw InputError({}, 0, "layout", "implementation " + im.name + " offers none of the default layouts; name one with --layout");
+    }
     a.layouts = std::move(offered);
   }
   s.layout = a.layouts.front();

@@ -135,6 +135,15 @@ std::optional<std::string> Catalog::profile_implementation(const std::string& na
   return std::nullopt;
 }
 
+namespace {
+
+// configs/profiles/IMPL/HARDWARE.json: an implementation's own profile for a hardware.
+fs::path own_profile_path(const std::string& root, const std::string& impl, const Hardware& hw) {
+  return fs::path(root) / "configs" / "profiles" / impl / (hw.name + ".json");
+}
+
+}  // namespace
+
 Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const {
   Profile base = Profile::spec_default(hw);
   base.implementation = impl;
@@ -142,7 +151,7 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   const fs::path dir = fs::path(root_) / "configs" / "profiles";
   fs::path path;
   if (name_or_path.empty()) {
-    path = dir / impl / (hw.name + ".json");
+    path = own_profile_path(root_, impl, hw);
     if (!fs::exists(path)) return base;
   } else if (name_or_path.ends_with(".json")) {
     check_path(name_or_path, "profile");
@@ -167,7 +176,7 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
 
 bool Catalog::has_profile(const Hardware& hw, const std::string& impl) const {
   std::error_code ec;
-  return fs::is_regular_file(fs::path(root_) / "configs" / "profiles" / impl / (hw.name + ".json"), ec);
+  return fs::is_regular_file(own_profile_path(root_, impl, hw), ec);
 }
 
 Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) const {

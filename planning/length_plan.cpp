@@ -123,9 +123,10 @@ std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog&
       } catch (const models::InputError& e) {
         // The plan's candidates were already accepted; a tile count too large for the full
         // model (a document-major layout cuts every block into thousands of runs) is reported
-        // for that candidate instead of ending the plan.
+        // for that candidate instead of ending the plan, with no ratios.
+        t = TileCheck{};
+        t.candidate = c;
         t.not_checked = e.what();
-        t.sequences = 0;
         break;
       }
       const double ratio = tiled / element;
@@ -134,7 +135,6 @@ std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog&
       t.mean_ratio += ratio / static_cast<double>(n);
       ++t.sequences;
     }
-    if (!t.not_checked.empty()) t.min_ratio = t.max_ratio = t.mean_ratio = 0;
     out.push_back(t);
   }
   return out;
