@@ -41,18 +41,17 @@ void set_rates(benchmark::State& state, std::int64_t documents, std::int64_t seq
   state.counters["sequences_per_s"] = benchmark::Counter(static_cast<double>(sequences), benchmark::Counter::kIsRate);
 }
 
-// Args: layout index, positions.
-void BM_RingCounting(benchmark::State& state) {
+// Every pack of the sample counted by `count(layout, pack, n_seq, n)` (a DocumentCounter
+// method writing into the caller's buffer). Args: layout index, positions.
+template <class Count>
+void count_packs(benchmark::State& state, Count count) {
   const auto layout = models::DocLayout::parse(kLayouts[static_cast<std::size_t>(state.range(0))]);
   const std::int64_t n = state.range(1);
   const auto& packs = packs_for(n, layout.document_quantum(n));
-  models::DocumentCounter counter;
-  models::RingPairs pairs;
   std::int64_t documents = 0, sequences = 0;
   for (auto _ : state) {
     for (std::int64_t p = 0; p < packs.size(); ++p) {
-      counter.ring(layout, packs.pack(p), packs.n_seq, n, pairs);
-      benchmark::DoNotOptimize(pairs.pairs.data());
+      count(layout, packs.pack(p), packs.n_seq, n);
       documents += static_cast<std::int64_t>(packs.pack(p).size());
     }
     sequences += packs.size();
@@ -60,25 +59,24 @@ void BM_RingCounting(benchmark::State& state) {
   state.SetLabel(layout.spec);
   set_rates(state, documents, sequences);
 }
+
+void BM_RingCounting(benchmark::State& state) {
+  models::DocumentCounter counter;
+  models::RingPairs pairs;
+  count_packs(state, [&](const auto& layout, auto pack, std::int64_t n_seq, std::int64_t n) {
+    counter.ring(layout, pack, n_seq, n, pairs);
+    benchmark::DoNotOptimize(pairs.pairs.data());
+  });
+}
 BENCHMARK(BM_RingCounting)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {8, 64}})->Unit(benchmark::kMillisecond);
 
 void BM_AllgatherCounting(benchmark::State& state) {
-  const auto layout = models::DocLayout::parse(kLayouts[static_cast<std::size_t>(state.range(0))]);
-  const std::int64_t n = state.range(1);
-  const auto& packs = packs_for(n, layout.document_quantum(n));
   models::DocumentCounter counter;
   models::RankWork work;
-  std::int64_t documents = 0, sequences = 0;
-  for (auto _ : state) {
-    for (std::int64_t p = 0; p < packs.size(); ++p) {
-      counter.allgather(layout, packs.pack(p), packs.n_seq, n, work);
-      benchmark::DoNotOptimize(work.pairs.data());
-      documents += static_cast<std::int64_t>(packs.pack(p).size());
-    }
-    sequences += packs.size();
-  }
-  state.SetLabel(layout.spec);
-  set_rates(state, documents, sequences);
+  count_packs(state, [&](const auto& layout, auto pack, std::int64_t n_seq, std::int64_t n) {
+    counter.allgather(layout, pack, n_seq, n, work);
+    benchmark::DoNotOptimize(work.pairs.data());
+  });
 }
 BENCHMARK(BM_AllgatherCounting)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {8, 64}})->Unit(benchmark::kMillisecond);
 

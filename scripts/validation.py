@@ -71,6 +71,15 @@ def ringsim(*args):
     return run([BIN] + list(args))
 
 
+def derive(source, hw, keep, note, impl=None):
+    """An uncalibrated profile for `hw` derived from the fitted profile `source` (IMPL/HARDWARE),
+    keeping the parameters in `keep`, for `impl` (default: the source's implementation); written to
+    configs/profiles/IMPL/HW.json."""
+    ringsim("calibrate", "--derive-from", source, *(["--impl", impl] if impl else []),
+            "--hardware", hw, "--keep", keep, "--date", DATE, "--note", note,
+            "-o", "configs/profiles/%s/%s.json" % (impl or source.split("/")[0], hw))
+
+
 def read_csv(path_or_text, is_text=False):
     f = io.StringIO(path_or_text) if is_text else open(path_or_text, newline="")
     lines = [l for l in f if l.strip() and not l.startswith("#")]
@@ -103,16 +112,13 @@ def fit_paper():
     keep = "masked_tile_penalty,skipped_tile_cost,round_bytes_per_element,attention_efficiency,matmul_efficiency," \
            "memory_efficiency,link_efficiency,overlap"
     for hw in ("tpu-v3", "tpu-v5e", "tpu-v5p"):
-        ringsim("calibrate", "--derive-from", "jax-blockwise/tpu-v4", "--hardware", hw, "--keep", keep, "--date", DATE,
-                "--note", "The paper ran the same JAX code on TPU v3 and v4 with 2048 x 2048 chunks; later TPUs run it unchanged.",
-                "-o", "configs/profiles/jax-blockwise/%s.json" % hw)
+        derive("jax-blockwise/tpu-v4", hw, keep,
+               "The paper ran the same JAX code on TPU v3 and v4 with 2048 x 2048 chunks; later TPUs run it unchanged.")
     # The JAX code on other GPUs: its implementation terms (fractions of a tile) from the A100 fit.
     for hw in ("h100-sxm", "h200-sxm", "b200", "mi300x"):
-        ringsim("calibrate", "--derive-from", "jax-blockwise/a100-80gb", "--hardware", hw,
-                "--keep", "masked_tile_penalty,skipped_tile_cost", "--date", DATE,
-                "--note", "The JAX blockwise loop's masked and skipped tile terms are fractions of a tile's compute, "
-                          "kept from the A100 fit; the efficiencies are this GPU's spec defaults.",
-                "-o", "configs/profiles/jax-blockwise/%s.json" % hw)
+        derive("jax-blockwise/a100-80gb", hw, "masked_tile_penalty,skipped_tile_cost",
+               "The JAX blockwise loop's masked and skipped tile terms are fractions of a tile's compute, "
+               "kept from the A100 fit; the efficiencies are this GPU's spec defaults.")
     return fits
 
 
@@ -125,10 +131,8 @@ def fit_flash():
         for hw in GPUS:
             if (impl, hw) in FITTED:
                 continue
-            out = "configs/profiles/%s/%s.json" % (impl, hw)
             if hw == "mi300x":
-                ringsim("calibrate", "--derive-from", "ring-flash-attn/a100-80gb", "--impl", impl, "--hardware", hw,
-                        "--keep", "", "--date", DATE, "--note", MI300X_NOTE, "-o", out)
+                derive("ring-flash-attn/a100-80gb", hw, "", MI300X_NOTE, impl)
                 continue
             note = ("%s calls FlashAttention-2, whose sm80 code path the source profile's fit measured; its merges, "
                     "messages and strategies are its own (configs/implementations/%s.json). %s"
@@ -136,8 +140,7 @@ def fit_flash():
             if impl.startswith("te-") and hw not in ("a100-80gb", "a100-40gb"):
                 note += " On Hopper and later TransformerEngine prefers cuDNN's fused attention (not public): these " \
                         "FlashAttention-2 parameters stand in for it."
-            ringsim("calibrate", "--derive-from", "ring-flash-attn/" + FA2_SOURCE[hw], "--impl", impl, "--hardware", hw,
-                    "--keep", FLASH_KEEP, "--date", DATE, "--note", note, "-o", out)
+            derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, FLASH_KEEP, note, impl)
     return text
 
 
@@ -146,11 +149,9 @@ def fit_scfa():
                    "--name", "scfa/a100-40gb", "--impl", "scfa", "--date", DATE,
                    "-o", "configs/profiles/scfa/a100-40gb.json", "--report", os.path.join(TMP, "scfa.csv"))
     for hw in ("a100-80gb", "h100-sxm", "h200-sxm", "b200", "mi300x"):
-        ringsim("calibrate", "--derive-from", "scfa/a100-40gb", "--hardware", hw,
-                "--keep", "sparse_kernel_efficiency,masked_tile_penalty", "--date", DATE,
-                "--note", "SCFA's Triton kernel relative to dense attention and its masking penalty are properties of the "
-                          "code, kept from the A100 40GB fit; the dense efficiency is this GPU's spec default.",
-                "-o", "configs/profiles/scfa/%s.json" % hw)
+        derive("scfa/a100-40gb", hw, "sparse_kernel_efficiency,masked_tile_penalty",
+               "SCFA's Triton kernel relative to dense attention and its masking penalty are properties of the "
+               "code, kept from the A100 40GB fit; the dense efficiency is this GPU's spec default.")
     return text
 
 
