@@ -1,6 +1,7 @@
 // Sweep throughput (Google Benchmark): analytic sweeps of more than 100,000 points through the
 // whole sweep path (grid decode, per-thread evaluators, memory estimate, CSV formatting, ordered
-// hand-over) on every core, rows discarded; and the same on one thread, for the ratio. Two
+// hand-over) on every core, rows discarded; the same on one thread, for the ratio; and on every
+// core without the step intervals (`intervals: false`, `sweep --no-intervals`). Two
 // grids: a planning grid (hardware, models, meshes, dp, lengths, layouts, tiles, ZeRO stages,
 // recomputation: points that differ in memory options share one timing) and a grid where every
 // point needs its own workload.
@@ -28,7 +29,8 @@ SweepGrid big_grid() {
 }
 
 void BM_AnalyticSweep(benchmark::State& state) {
-  const auto grid = big_grid();
+  auto grid = big_grid();
+  grid.intervals = state.range(1) != 0;
   const models::Catalog catalog;
   SweepOptions o;
   o.threads = state.range(0);
@@ -41,8 +43,9 @@ void BM_AnalyticSweep(benchmark::State& state) {
   state.counters["scenarios_per_s"] = benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
   state.counters["csv_bytes_per_s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsRate);
 }
-// Threads 0: every core. Real time: the work is on the worker threads.
-BENCHMARK(BM_AnalyticSweep)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+// Args: threads (0: every core), intervals (1: rows carry the step's interval, the default).
+// Real time: the work is on the worker threads.
+BENCHMARK(BM_AnalyticSweep)->Args({0, 1})->Args({1, 1})->Args({0, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 // The worst case for the sweep's memo: 102,000 points that each need their own workload
 // (every point a different n_seq, mesh, layout or tile; the Striped paper's hardware, model and
@@ -60,7 +63,8 @@ SweepGrid distinct_grid() {
 }
 
 void BM_AnalyticSweepDistinct(benchmark::State& state) {
-  const auto grid = distinct_grid();
+  auto grid = distinct_grid();
+  grid.intervals = state.range(1) != 0;
   const models::Catalog catalog;
   SweepOptions o;
   o.threads = state.range(0);
@@ -74,7 +78,7 @@ void BM_AnalyticSweepDistinct(benchmark::State& state) {
   state.counters["skipped"] = static_cast<double>(skipped);
   state.counters["scenarios_per_s"] = benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AnalyticSweepDistinct)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AnalyticSweepDistinct)->Args({0, 1})->Args({1, 1})->Args({0, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 BENCHMARK_MAIN();

@@ -52,7 +52,7 @@ double analytic_step(models::ResolvedScenario& s, const models::Profile& p) {
 // simulated step keeps the analytic interval's relative width.
 models::Interval step_interval(LayoutResult& r) {
   const double analytic = models::predict(r.scenario).step_s;
-  auto i = models::step_interval(r.scenario);
+  auto i = models::step_interval_around(r.scenario, analytic);
   if (i.available) {
     i.lo *= r.prediction.step_s / analytic;
     i.hi *= r.prediction.step_s / analytic;

@@ -63,6 +63,7 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
   if (r.count("profile")) j["profile"] = r["profile"].as<std::string>();
   if (r.count("kv-buffers")) j["kv_buffers"] = r["kv-buffers"].as<std::string>();
   if (r.count("engine")) j["engine"] = r["engine"].as<std::string>();
+  if (r.count("no-intervals")) j["intervals"] = false;
   return planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);
 }
 
@@ -72,7 +73,9 @@ void add_sweep_axis_options(cxxopts::Options& o) {
   o.add_options("axes")("profile", "one profile for every point (default: each (hardware, implementation)'s own)",
                         cxxopts::value<std::string>())
                        ("kv-buffers", "K/V blocks held at once (memory; the simulator's buffers)", cxxopts::value<std::string>())
-                       ("engine", "analytic | des (discrete-event simulation per point)", cxxopts::value<std::string>());
+                       ("engine", "analytic | des (discrete-event simulation per point)", cxxopts::value<std::string>())
+                       ("no-intervals", "leave step_s_lo/hi empty: skips the 2 predictions per fitted parameter of "
+                                        "each point whose profile is fitted");
 }
 
 int run_sweep(int argc, char** argv) {

@@ -1,6 +1,8 @@
 #include "models/attention_cost.hpp"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 
@@ -133,9 +135,13 @@ class FlashCost final : public AttentionCost {
     KernelRates rates;
     std::int64_t heads = 1, kv_heads = 1, batch = 1, head_dim = 1;
   };
+  // A call's shape and the rates it runs at: a fit, or an interval's perturbed profiles, change
+  // the rates between predictions, and the perturbed profiles repeat point after point of a sweep.
+  using Print = std::array<double, 12>;
   struct Key {
     std::int64_t q, k, diagonal, heads, kv_heads, batch, head_dim;
     bool causal;
+    Print print;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
@@ -144,6 +150,7 @@ class FlashCost final : public AttentionCost {
       for (const std::int64_t v : {k.q, k.k, k.diagonal, k.heads, k.kv_heads, k.batch, k.head_dim,
                                    static_cast<std::int64_t>(k.causal)})
         h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ULL;
+      for (const double d : k.print) h = (h ^ std::hash<double>{}(d)) * 1099511628211ULL;
       return h;
     }
   };
@@ -171,31 +178,29 @@ class FlashCost final : public AttentionCost {
     return memo(ctx, s, KernelCall{q, k, causal, k - q, ctx.heads, ctx.kv_heads, ctx.batch, ctx.head_dim});
   }
 
-  // Calls repeat round after round: their times are kept while the rates stay the same (a fit
-  // changes the profile, and with it the rates, between evaluations).
+  // Calls repeat round after round, and point after point of a sweep: their times are kept per
+  // shape and rates. Bounded: a full table is emptied (a sweep's next points reuse few old shapes).
   KernelTime memo(const Context& ctx, const ResolvedScenario& s, const KernelCall& kc) const {
-    const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal};
-    const std::array<double, 9> print = {ctx.rates.fwd_flops_per_s, ctx.rates.bwd_flops_per_s, ctx.rates.exp_per_s,
-                                         ctx.rates.alu_per_s,       ctx.rates.hbm_bytes_per_s, ctx.rates.tile_overhead_s,
-                                         ctx.rates.cta_overhead_s,  ctx.rates.softmax_overlap,
-                                         static_cast<double>(ctx.rates.sm_count)};
+    const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal,
+                  Print{ctx.rates.fwd_flops_per_s, ctx.rates.bwd_flops_per_s, ctx.rates.exp_per_s,
+                        ctx.rates.alu_per_s, ctx.rates.hbm_bytes_per_s, ctx.rates.tile_overhead_s,
+                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap,
+                        static_cast<double>(ctx.rates.sm_count), ctx.rates.memory_latency_s,
+                        static_cast<double>(ctx.rates.registers_per_sm),
+                        static_cast<double>(ctx.rates.shared_memory_per_sm_bytes)}};
     {
       const std::lock_guard lock(mutex_);
-      if (print != fingerprint_) {
-        times_.clear();
-        fingerprint_ = print;
-      } else if (const auto it = times_.find(key); it != times_.end()) {
-        return it->second;
-      }
+      if (const auto it = times_.find(key); it != times_.end()) return it->second;
     }
     const KernelTime t = flash_call_time(*s.impl.kernel_model, ctx.rates, kc);
     const std::lock_guard lock(mutex_);
-    if (print == fingerprint_) times_.emplace(key, t);
+    if (times_.size() >= kMemoEntries) times_.clear();
+    times_.emplace(key, t);
     return t;
   }
 
+  static constexpr std::size_t kMemoEntries = 1 << 16;
   mutable std::mutex mutex_;
-  mutable std::array<double, 9> fingerprint_{};
   mutable std::unordered_map<Key, KernelTime, KeyHash> times_;
 };
 

@@ -34,6 +34,8 @@ struct Interval {
 // The interval of the scenario's analytic step (quantity "time"): unavailable, at no cost, when
 // its profile carries no fitted uncertainty; else 2 analytic predictions per fitted parameter.
 [[nodiscard]] Interval step_interval(ResolvedScenario& s, double level = 0.9);
+// The same around `analytic_step`, the scenario's analytic step already predicted (one prediction fewer).
+[[nodiscard]] Interval step_interval_around(ResolvedScenario& s, double analytic_step, double level = 0.9);
 
 // The same from a log-space standard deviation already known.
 [[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);

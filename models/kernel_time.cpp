@@ -144,7 +144,8 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
   // Slots' free times, earliest first. Fewer CTAs than slots: each starts at once.
   std::priority_queue<double, std::vector<double>, std::greater<>> free;
   std::int64_t first = 0;  // index of the first CTA scheduled exactly
-  if (n <= exact_limit) {
+  // (The fluid start needs more CTAs than its exact tail of 8 x slots.)
+  if (n <= exact_limit || n <= 8 * slots) {
     for (std::int64_t s = 0; s < std::min(slots, n); ++s) free.push(0.0);
   } else {
     // The bulk as a fluid: the CTAs before the last 8 x slots keep every slot busy, so the slots
@@ -159,6 +160,30 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
     const double base = bulk / static_cast<double>(slots);
     for (std::int64_t s = 0; s < slots; ++s)
       free.push(std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5)));
+  }
+  // CTAs of one duration (a full call, a varlen call's even spread) on slots whose free times lie
+  // within one duration of each other: each CTA finishes after every slot is free again, so the
+  // slots take CTAs in turn, earliest first: no heap needed.
+  const double w0 = pattern.front();
+  const bool even = std::all_of(pattern.begin(), pattern.end(), [&](double w) { return w == w0; });
+  if (even && w0 > 0) {
+    std::vector<double> start;
+    start.reserve(free.size());
+    for (; !free.empty(); free.pop()) start.push_back(free.top());
+    if (start.back() - start.front() <= w0) {
+      const auto used = static_cast<std::int64_t>(start.size());
+      const std::int64_t tail = n - first;
+      double end = 0;
+      for (std::int64_t i = 0; i < used && i < tail; ++i) {
+        const std::int64_t count = tail / used + (i < tail % used ? 1 : 0);
+        // Added one CTA at a time, as the heap would: the same bits (fits are sensitive to them).
+        double finish = start[static_cast<std::size_t>(i)];
+        for (std::int64_t c = 0; c < count; ++c) finish += w0;
+        end = std::max(end, finish);
+      }
+      return end;
+    }
+    for (const double f : start) free.push(f);
   }
   double end = 0;
   for (std::int64_t i = first; i < n; ++i) {

@@ -94,7 +94,7 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
   t.prediction = models::predict(s);
   t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
   // Relative bounds, so the simulator's step and the gradient synchronisation scale them.
-  t.step_interval = models::step_interval(s);
+  if (grid_.intervals) t.step_interval = models::step_interval_around(s, t.prediction.step_s);
   if (t.step_interval.available) {
     t.step_interval.lo /= t.prediction.step_s;
     t.step_interval.hi /= t.prediction.step_s;

@@ -192,10 +192,13 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
       const auto e = v.is_string() ? v.get<std::string>() : std::string();
       if (e != "analytic" && e != "des") throw InputError(file, 0, k, "expected \"analytic\" or \"des\", got " + v.dump());
       g.engine = e == "des" ? Engine::Des : Engine::Analytic;
+    } else if (k == "intervals") {
+      if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
+      g.intervals = v.get<bool>();
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, impl, cp, mesh or mp and sp, dp, n_seq, batch, layout, "
-                       "mask, tile, topology, zero, recompute, profile, kv_buffers, engine)");
+                       "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals)");
     }
   }
   if (mp_sp) {
@@ -238,6 +241,8 @@ json SweepGrid::to_json() const {
   j["profile"] = profile.empty() ? "default" : profile;
   j["kv_buffers"] = kv_buffers;
   j["engine"] = to_string(engine);
+  // Only when off: the default keeps the fingerprint of outputs written before the field existed.
+  if (!intervals) j["intervals"] = false;
   return j;
 }
 

@@ -62,6 +62,9 @@ struct SweepGrid {
   std::string profile;         // empty: each (hardware, implementation)'s own
   std::int64_t kv_buffers = 2;
   Engine engine = Engine::Analytic;
+  // Rows carry the 90 % interval of the step where the profile is fitted (models/interval.hpp):
+  // two more predictions per fitted parameter, each point. Off for sweeps where speed matters more.
+  bool intervals = true;
 
   // Number of points; InputError (field "sweep") past 2^40 or when an axis is empty.
   [[nodiscard]] std::int64_t size() const;
@@ -69,7 +72,7 @@ struct SweepGrid {
   [[nodiscard]] SweepPoint point(std::int64_t index) const;
 
   // The sweep file: an object whose keys are the axes above (a value or a list of values) and
-  // profile, kv_buffers, engine; mesh as "MPxSP" strings, or mp and sp lists crossed. Unknown
+  // profile, kv_buffers, engine, intervals (true or false); mesh as "MPxSP" strings, or mp and sp lists crossed. Unknown
   // keys and wrong types are InputErrors naming the file and the field.
   [[nodiscard]] static SweepGrid from_json(const nlohmann::json& j, const std::string& file);
   [[nodiscard]] nlohmann::json to_json() const;

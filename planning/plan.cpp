@@ -311,10 +311,14 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
     }
     if (kept.size() * 2 > limit) limit *= 2;  // rows equal in the figures to the top plans stay
   };
-  const auto ranges = runnable_points(grid, catalog);
+  // The search ranks on step times alone; intervals (2 predictions per fitted parameter) are
+  // computed after, for the rows listed.
+  SweepGrid search = grid;
+  search.intervals = false;
+  const auto ranges = runnable_points(search, catalog);
   out.excluded = ranges.excluded;
   for_each_result(
-      grid, catalog, options,
+      search, catalog, options,
       [&](SweepResult&& x) {
         ++out.searched;
         out.evaluated += x.ok;
@@ -326,6 +330,13 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
       },
       &ranges.ranges);
   out.plans = best_plans(std::move(kept), r);
+  if (grid.intervals) {
+    Evaluator ev(catalog, grid);
+    for (auto& choice : out.plans) {
+      choice.plan.step_interval = ev.evaluate(choice.plan.point).step_interval;
+      for (auto& t : choice.ties) t.step_interval = ev.evaluate(t.point).step_interval;
+    }
+  }
   return out;
 }
 

@@ -116,6 +116,12 @@ TEST_CASE("plan: the first plan is the best row of the equivalent sweep, for eve
     REQUIRE(streamed.plans.size() == direct.size());
     for (std::size_t i = 0; i < direct.size(); ++i) {
       CHECK(streamed.plans[i].plan.point.index == direct[i].plan.point.index);
+      // The search computes intervals for the listed rows only: the same as the sweep's.
+      const auto& si = streamed.plans[i].plan.step_interval;
+      const auto& di = direct[i].plan.step_interval;
+      CHECK(si.available == di.available);
+      CHECK(si.lo == di.lo);
+      CHECK(si.hi == di.hi);
       REQUIRE(streamed.plans[i].ties.size() == direct[i].ties.size());
       for (std::size_t k = 0; k < direct[i].ties.size(); ++k)
         CHECK(streamed.plans[i].ties[k].point.index == direct[i].ties[k].point.index);
@@ -123,6 +129,38 @@ TEST_CASE("plan: the first plan is the best row of the equivalent sweep, for eve
     CHECK(streamed.searched + streamed.excluded == grid.size());
     CHECK(streamed.feasible == feasible_rows);
   }
+}
+
+TEST_CASE("plan: the listed plans carry the intervals their sweep rows carry", "[planning][plan]") {
+  const models::Catalog cat;
+  PlanRequest req = small_request(Goal::MaxThroughput);
+  req.impls = {"ring-flash-attn"};  // fitted to step times on a100-80gb: rows have intervals
+  req.model = "ringattn-1b";
+  req.n_seq = 32768;
+  req.devices = 8;
+  req.top = 3;
+  const auto grid = plan_grid(req, cat);
+  const auto direct = best_plans(evaluate_all(grid, cat, {}), req);
+  const auto streamed = search_plans(grid, cat, req, {}, 16);
+  REQUIRE(!direct.empty());
+  REQUIRE(streamed.plans.size() == direct.size());
+  for (std::size_t i = 0; i < direct.size(); ++i) {
+    const auto& s = streamed.plans[i];
+    const auto& d = direct[i];
+    REQUIRE(s.plan.point.index == d.plan.point.index);
+    CHECK(s.plan.step_interval.available);
+    CHECK(s.plan.step_interval.lo == d.plan.step_interval.lo);
+    CHECK(s.plan.step_interval.hi == d.plan.step_interval.hi);
+    REQUIRE(s.ties.size() == d.ties.size());
+    for (std::size_t k = 0; k < d.ties.size(); ++k) CHECK(s.ties[k].step_interval.hi == d.ties[k].step_interval.hi);
+  }
+  // Asked for without intervals, the search lists the same plans with none.
+  auto off = grid;
+  off.intervals = false;
+  const auto bare = search_plans(off, cat, req, {}, 16);
+  REQUIRE(bare.plans.size() == direct.size());
+  CHECK(bare.plans.front().plan.point.index == direct.front().plan.point.index);
+  CHECK_FALSE(bare.plans.front().plan.step_interval.available);
 }
 
 TEST_CASE("plan: the points left out before evaluation are points the evaluator refuses", "[planning][plan]") {

@@ -2,6 +2,7 @@
 // unsharded output, resume after an interruption at any byte, skipped rows, bad sweep files.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -80,6 +81,78 @@ TEST_CASE("sweep: the same bytes for one thread and for many", "[planning][sweep
   CHECK(expect == g.size());
   CHECK(one.find("nan") == std::string::npos);
   CHECK(one.find("inf") == std::string::npos);
+}
+
+TEST_CASE("sweep: rows of a fitted profile carry the step's interval; intervals off empties it and nothing else",
+          "[planning][sweep]") {
+  SweepGrid g;
+  g.hardware = {"a100-80gb"};  // ring-flash-attn (the default) and jax-blockwise are fitted there
+  g.model = {"ringattn-1b"};
+  g.impl = {"", "jax-blockwise", "ringsim-tiles"};
+  g.mesh = {{1, 4}, {1, 8}};
+  g.n_seq = {32768};
+  g.layout = {"contiguous", "zigzag"};
+  const auto rows = [](const std::string& csv) {
+    std::vector<std::vector<std::string>> out;
+    std::istringstream in(csv);
+    std::string line;
+    std::vector<std::string> header;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
+      if (header.empty()) header = f;
+      else out.push_back(f);
+    }
+    out.insert(out.begin(), header);
+    return out;
+  };
+  const auto with = rows(run_to_string(g, 2));
+  auto off = g;
+  off.intervals = false;
+  const auto without = rows(run_to_string(off, 2));
+  REQUIRE(with.size() == without.size());
+  const auto& header = with.front();
+  const auto col = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE(it != header.end());
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t status = col("status"), step = col("step_s"), lo = col("step_s_lo"), hi = col("step_s_hi"),
+                    impl = col("impl"), tlo = col("tokens_per_s_lo"), thi = col("tokens_per_s_hi");
+  std::int64_t bounded = 0, unbounded = 0;
+  for (std::size_t i = 1; i < with.size(); ++i) {
+    const auto& a = with[i];
+    const auto& b = without[i];
+    REQUIRE(a.size() == b.size());
+    if (a[status] != "ok") continue;
+    // ringsim-tiles runs on spec defaults here (no fit), jax-blockwise's fit is to speedup ratios
+    // (no time residuals): no interval either way. ring-flash-attn's is fitted to step times.
+    if (a[impl] != "ring-flash-attn") {
+      CHECK(a[lo].empty());
+      ++unbounded;
+    } else {
+      REQUIRE_FALSE(a[lo].empty());
+      CHECK(std::stod(a[lo]) < std::stod(a[step]));
+      CHECK(std::stod(a[step]) < std::stod(a[hi]));
+      ++bounded;
+    }
+    for (std::size_t c = 0; c < a.size(); ++c) {
+      if (c == lo || c == hi || c == tlo || c == thi) CHECK(b[c].empty());
+      else CHECK(a[c] == b[c]);
+    }
+  }
+  CHECK(bounded > 0);
+  CHECK(unbounded > 0);
+  // The file form of the switch, and the fingerprint tells the two sweeps apart.
+  auto j = g.to_json();
+  CHECK_FALSE(j.contains("intervals"));
+  j["intervals"] = false;
+  CHECK_FALSE(SweepGrid::from_json(j, "s.json").intervals);
+  CHECK(SweepGrid::from_json(j, "s.json").fingerprint() != g.fingerprint());
+  j["intervals"] = "no";
+  CHECK_THROWS_AS(SweepGrid::from_json(j, "s.json"), InputError);
 }
 
 TEST_CASE("sweep: combinations that do not go together are skipped rows with the reason", "[planning][sweep]") {
