@@ -28,11 +28,17 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   one->spec = s.docs;
   one->lengths = {s.n_seq};
   scenario_ = resolve(s, parts, std::move(one));
-  if (!scenario_.attention->additive() || !scenario_.ring_scenario().attention->additive())
+  // A ring's round is timed block by block when the family is not additive (the flash family's
+  // varlen call per step: CTA waves and a host floor per step). The compute tables of all-gather
+  // and Ulysses would need each document's call shapes per rank, which the per-document counting
+  // does not give (it counts element pairs): only additive families run them.
+  ring_additive_ = scenario_.ring_scenario().attention->additive();
+  if (!scenario_.program->compute.empty() && !scenario_.attention->additive())
     throw InputError({}, 0, "kernel",
                      "implementation " + scenario_.impl.name + "'s kernel family " +
-                         std::string(scenario_.attention->family()) +
-                         " is not additive over blocks; plans from a length distribution need one that is (blockwise)");
+                         std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp +
+                         "'s calls per document shape; plans from a length distribution time those strategies only "
+                         "with a family additive over blocks (blockwise), and rings with any");
   rest_ = step_rest(scenario_);
   const double device_heads = static_cast<double>(scenario_.cost->heads_per_device());
   for (const auto& t : scenario_.program->compute) {
@@ -55,7 +61,24 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
     ws.counter.ring(layout_, lengths, n_seq, n, ws.pairs);
     ws.rounds.assign(static_cast<std::size_t>(n), RingRoundWork{});
     const bool one_ring = prog.window <= 0 || prog.window >= n;
-    for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t i = 0; i < n && !ring_additive_; ++i) {
+      // Every position's block timed on its own, those without work included (a library still
+      // issues the step: the host floor), as predict times every device's block.
+      RingRoundWork& w = ws.rounds[static_cast<std::size_t>(i)];
+      for (std::int64_t p = 0; p < n; ++p) {
+        const std::int64_t k = one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
+        const std::int64_t pairs = ws.pairs.at(p, k);
+        const RoundCost rc = attention.block(rs, p, k, element_stats(pairs, c * c));
+        w.fwd_max_s = std::max(w.fwd_max_s, rc.fwd_s);
+        w.bwd_max_s = std::max(w.bwd_max_s, rc.bwd_s);
+        w.fwd_sum_s += rc.fwd_s;
+        w.bwd_sum_s += rc.bwd_s;
+        w.max_area = std::max(w.max_area, pairs);
+        w.sum_area += pairs;
+        w.sum_allowed += pairs;
+      }
+    }
+    for (std::int64_t i = 0; i < n && ring_additive_; ++i) {
       std::int64_t most = 0, sum = 0, busy = 0;
       for (std::int64_t p = 0; p < n; ++p) {
         // One ring: position p holds the block of p - i (mod n), Program::kv_position's case

@@ -26,7 +26,8 @@ class PackedModel {
   // (empty: "packed"); spec.tile is ignored (element granularity). InputError for a
   // configuration that cannot run (an implementation that lacks the strategy, the layout or
   // packed documents; a split that does not fit; n_seq not divisible as the layout needs), and
-  // for a kernel family whose time is not additive over blocks.
+  // for all-gather or Ulysses calls timed by a kernel family not additive over blocks (a ring's
+  // blocks are timed one by one then).
   PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts);
 
   [[nodiscard]] const ResolvedScenario& scenario() const noexcept { return scenario_; }
@@ -54,7 +55,8 @@ class PackedModel {
   DocLayout layout_;
   std::int64_t quantum_ = 1;
   StepRest rest_;
-  std::vector<double> table_heads_;  // per compute table: its calls' heads over the device's heads
+  std::vector<double> table_heads_;
+  bool ring_additive_ = true;  // the ring's kernel family times summed blocks (else block by block)  // per compute table: its calls' heads over the device's heads
 };
 
 }  // namespace ringsim::models

@@ -41,24 +41,10 @@ void check_close(double got, double want, const char* what) {
   CHECK(std::abs(got - want) <= 1e-9 * std::max(1e-30, std::abs(want)));
 }
 
-}  // namespace
-
-TEST_CASE("packed model: every strategy's prediction equals predict at 1 x 1 tiles", "[packed][oracle]") {
+// Every configuration's packed prediction against predict of the same batch, on random batches.
+// `blockwise`: timed by the additive blockwise family instead of the implementation's own.
+void check_against_predict(const std::vector<Config>& configs, bool blockwise) {
   const Catalog catalog;
-  const std::vector<Config> configs = {
-      {"ringsim-tiles", "ring", 4, {"contiguous", "striped", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:4"}},
-      // torch-cp's ring (SDPA) takes no document mask: packed documents go through its flex
-      // all-gather path only (configs/ring_steps: no varlen entry), so it is not here.
-      {"torch-cp", "allgather", 4, {"contiguous", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:4"}},
-      {"te-all-gather", "allgather", 4, {"zigzag", "doc-zigzag"}},
-      {"rfa-llama3", "allgather", 2, {"contiguous"}},
-      {"te-a2a", "ulysses", 4, {"zigzag", "doc-zigzag"}},
-      {"verl-ulysses", "ulysses", 2, {"contiguous"}},
-      {"te-a2a-p2p", "usp:2x2", 4, {"doc-zigzag"}},  // TE THD: each document in 2N chunks
-      // No implementation in the catalog runs a double ring over packed documents; the model's
-      // path for it (the window schedule) is checked with ringsim-tiles made to offer one.
-      {"ringsim-tiles", "double-ring:2", 4, {"contiguous", "striped", "doc-zigzag", "ptrr:4"}},
-  };
   std::mt19937_64 rng(5);
   for (const auto& cfg : configs) {
     for (const auto& layout : cfg.layouts) {
@@ -75,10 +61,7 @@ TEST_CASE("packed model: every strategy's prediction equals predict at 1 x 1 til
       spec.tile = TileShape{1, 1};
       auto parts = resolve_parts(spec, catalog);
       if (cfg.cp.starts_with("double-ring")) parts.impl.strategies.push_back("double-ring");
-      // The exact counting is under test: every library's strategy and layouts, timed by the
-      // additive blockwise family (the GPU libraries' flash family times each ring step's
-      // calls, which the packed model does not take; PackedModel refuses it).
-      parts.attention = make_attention_cost("blockwise");
+      if (blockwise) parts.attention = make_attention_cost("blockwise");
       const PackedModel model(spec, parts);
       PackedModel::Workspace ws;
       for (int trial = 0; trial < 6; ++trial) {
@@ -106,6 +89,41 @@ TEST_CASE("packed model: every strategy's prediction equals predict at 1 x 1 til
   }
 }
 
+}  // namespace
+
+TEST_CASE("packed model: every strategy's prediction equals predict at 1 x 1 tiles", "[packed][oracle]") {
+  // The exact counting is under test: every library's strategy and layouts, timed by the
+  // additive blockwise family (the GPU libraries' own flash family is the next test's).
+  check_against_predict(
+      {
+          {"ringsim-tiles", "ring", 4, {"contiguous", "striped", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:4"}},
+          // torch-cp's ring (SDPA) takes no document mask: packed documents go through its flex
+          // all-gather path only (configs/ring_steps: no varlen entry), so it is not here.
+          {"torch-cp", "allgather", 4, {"contiguous", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:4"}},
+          {"te-all-gather", "allgather", 4, {"zigzag", "doc-zigzag"}},
+          {"rfa-llama3", "allgather", 2, {"contiguous"}},
+          {"te-a2a", "ulysses", 4, {"zigzag", "doc-zigzag"}},
+          {"verl-ulysses", "ulysses", 2, {"contiguous"}},
+          {"te-a2a-p2p", "usp:2x2", 4, {"doc-zigzag"}},  // TE THD: each document in 2N chunks
+          // No implementation in the catalog runs a double ring over packed documents; the model's
+          // path for it (the window schedule) is checked with ringsim-tiles made to offer one.
+          {"ringsim-tiles", "double-ring:2", 4, {"contiguous", "striped", "doc-zigzag", "ptrr:4"}},
+      },
+      true);
+}
+
+TEST_CASE("packed model: a ring library's flash family, block by block, equals predict at 1 x 1 tiles",
+          "[packed][oracle]") {
+  // The flash family is not additive (CTA waves, a host floor per step): the packed model times
+  // each position's varlen step on its own, as predict times each device's.
+  check_against_predict(
+      {
+          {"ring-flash-attn", "ring", 4, {"contiguous", "doc-zigzag"}},
+          {"te-a2a-p2p", "usp:2x2", 4, {"doc-zigzag"}},
+      },
+      false);
+}
+
 TEST_CASE("packed model: configurations that cannot run say why", "[packed][errors]") {
   const Catalog catalog;
   ScenarioSpec spec;
@@ -124,4 +142,10 @@ TEST_CASE("packed model: configurations that cannot run say why", "[packed][erro
   spec.layout = "striped";
   spec.cp = "usp:2x2";  // ringsim-tiles runs rings only
   CHECK_THROWS_AS(PackedModel(spec, parts), InputError);
+  // An all-gather library's flash calls per document shape: not modelled over packed batches.
+  spec.cp = "allgather";
+  spec.layout = "doc-zigzag";
+  spec.impl = "te-all-gather";
+  const auto te = resolve_parts(spec, catalog);
+  CHECK_THROWS_AS(PackedModel(spec, te), InputError);
 }
