@@ -139,52 +139,56 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
   if (m == 0 || repeats <= 0 || slots <= 0) return 0;
   const std::int64_t n = m * repeats;
   if (exact_limit <= 0) exact_limit = 32 * slots;
-  double pattern_sum = 0;
-  for (const double w : pattern) pattern_sum += w;
   // Slots' free times, earliest first. Fewer CTAs than slots: each starts at once.
-  std::priority_queue<double, std::vector<double>, std::greater<>> free;
-  std::int64_t first = 0;  // index of the first CTA scheduled exactly
   // (The fluid start needs more CTAs than its exact tail of 8 x slots.)
-  if (n <= exact_limit || n <= 8 * slots) {
-    for (std::int64_t s = 0; s < std::min(slots, n); ++s) free.push(0.0);
-  } else {
+  const bool exact = n <= exact_limit || n <= 8 * slots;
+  const std::int64_t first = exact ? 0 : n - 8 * slots;  // index of the first CTA scheduled exactly
+  const std::int64_t used = exact ? std::min(slots, n) : slots;
+  // One pass over the pattern: its sum, the sum of its first `first % m` CTAs (the running sum
+  // there: the same bits as a sum of its own) and whether its CTAs are of one duration.
+  const double w0 = pattern.front();
+  const std::int64_t cut = first % m;
+  double pattern_sum = 0, prefix = 0;
+  bool even = true;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double w = pattern[static_cast<std::size_t>(i)];
+    if (i == cut) prefix = pattern_sum;
+    pattern_sum += w;
+    even = even && w == w0;
+  }
+  double base = 0, mean = 0;
+  if (!exact) {
     // The bulk as a fluid: the CTAs before the last 8 x slots keep every slot busy, so the slots
     // finish them together, spread over about one mean CTA (where the next one starts).
-    first = n - 8 * slots;
-    const double bulk = pattern_sum * static_cast<double>(first / m) + [&] {
-      double s = 0;
-      for (std::int64_t i = 0; i < first % m; ++i) s += pattern[static_cast<std::size_t>(i)];
-      return s;
-    }();
-    const double mean = pattern_sum / static_cast<double>(m);
-    const double base = bulk / static_cast<double>(slots);
-    for (std::int64_t s = 0; s < slots; ++s)
-      free.push(std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5)));
+    const double bulk = pattern_sum * static_cast<double>(first / m) + prefix;
+    mean = pattern_sum / static_cast<double>(m);
+    base = bulk / static_cast<double>(slots);
   }
+  // Slot s's free time; non-decreasing in s.
+  const auto start_of = [&](std::int64_t s) {
+    return exact ? 0.0
+                 : std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
+  };
   // CTAs of one duration (a full call, a varlen call's even spread) on slots whose free times lie
   // within one duration of each other: each CTA finishes after every slot is free again, so the
-  // slots take CTAs in turn, earliest first: no heap needed.
-  const double w0 = pattern.front();
-  const bool even = std::all_of(pattern.begin(), pattern.end(), [&](double w) { return w == w0; });
-  if (even && w0 > 0) {
-    std::vector<double> start;
-    start.reserve(free.size());
-    for (; !free.empty(); free.pop()) start.push_back(free.top());
-    if (start.back() - start.front() <= w0) {
-      const auto used = static_cast<std::int64_t>(start.size());
-      const std::int64_t tail = n - first;
-      double end = 0;
-      for (std::int64_t i = 0; i < used && i < tail; ++i) {
-        const std::int64_t count = tail / used + (i < tail % used ? 1 : 0);
-        // Added one CTA at a time, as the heap would: the same bits (fits are sensitive to them).
-        double finish = start[static_cast<std::size_t>(i)];
-        for (std::int64_t c = 0; c < count; ++c) finish += w0;
-        end = std::max(end, finish);
-      }
-      return end;
-    }
-    for (const double f : start) free.push(f);
+  // slots take CTAs in turn, earliest first, and no heap is needed. The last to finish is the
+  // latest-starting slot of those with the most CTAs or of those with one fewer. Its finish is
+  // added one CTA at a time, as the heap would: the same bits (fits are sensitive to them).
+  if (even && w0 > 0 && start_of(used - 1) - start_of(0) <= w0) {
+    const std::int64_t tail = n - first, lo = tail / used, extra = tail % used;
+    const auto finish = [&](std::int64_t slot, std::int64_t count) {
+      double f = start_of(slot);
+      for (std::int64_t c = 0; c < count; ++c) f += w0;
+      return f;
+    };
+    double end = 0;
+    if (extra > 0) end = finish(extra - 1, lo + 1);
+    if (lo > 0) end = std::max(end, finish(used - 1, lo));
+    return end;
   }
+  std::vector<double> starts(static_cast<std::size_t>(used));
+  for (std::int64_t s = 0; s < used; ++s) starts[static_cast<std::size_t>(s)] = start_of(s);
+  std::priority_queue<double, std::vector<double>, std::greater<>> free(std::greater<>{}, std::move(starts));
   double end = 0;
   for (std::int64_t i = first; i < n; ++i) {
     const double start = free.top();
@@ -193,6 +197,26 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
     end = std::max(end, finish);
     free.push(finish);
   }
+  return end;
+}
+
+double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots, std::int64_t exact_limit) {
+  if (ctas <= 0 || slots <= 0 || !(duration > 0)) return 0;
+  if (exact_limit <= 0) exact_limit = 32 * slots;
+  // list_schedule_makespan's fluid start and exact tail, with every CTA `duration` long: the
+  // slots' free times spread over less than one CTA, so the tail goes to the slots in turn.
+  const bool exact = ctas <= exact_limit || ctas <= 8 * slots;
+  const std::int64_t first = exact ? 0 : ctas - 8 * slots;
+  const std::int64_t used = exact ? std::min(slots, ctas) : slots;
+  const double base = duration * static_cast<double>(first) / static_cast<double>(slots);
+  const auto start_of = [&](std::int64_t s) {
+    return exact ? 0.0
+                 : std::max(0.0, base + duration * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
+  };
+  const std::int64_t tail = ctas - first, lo = tail / used, extra = tail % used;
+  double end = 0;
+  if (extra > 0) end = start_of(extra - 1) + static_cast<double>(lo + 1) * duration;
+  if (lo > 0) end = std::max(end, start_of(used - 1) + static_cast<double>(lo) * duration);
   return end;
 }
 
@@ -338,8 +362,10 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
                         w.visited_elements / area * r.tile_overhead_s +
                         static_cast<double>(ctas) * (r.cta_overhead_s + 2 * r.memory_latency_s);
     const std::int64_t k = ctas_per_sm(s, t, r);
-    const std::vector<double> pattern(static_cast<std::size_t>(ctas), work / static_cast<double>(ctas) * static_cast<double>(k));
-    return list_schedule_makespan(pattern, w.heads * w.batch, r.sm_count * k);
+    // Packed batches time a varlen step per ring position and round: the closed form, not a
+    // pattern of `ctas` equal CTAs.
+    return uniform_makespan(work / static_cast<double>(ctas) * static_cast<double>(k), ctas * w.heads * w.batch,
+                            r.sm_count * k);
   };
   out.fwd_s = pass(false, out.fwd_ctas);
   const double q_elements = static_cast<double>(w.q_len * w.heads * w.batch * w.head_dim);

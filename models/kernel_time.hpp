@@ -96,6 +96,10 @@ struct KernelRates {
 // 8 x slots CTAs are scheduled exactly from slots spread over one mean CTA.
 [[nodiscard]] double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats,
                                             std::int64_t slots, std::int64_t exact_limit = 0);
+// The same schedule for `ctas` CTAs of one duration, in closed form (O(1); equal to
+// list_schedule_makespan({duration}, ctas, slots) up to rounding).
+[[nodiscard]] double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots,
+                                      std::int64_t exact_limit = 0);
 
 struct KernelTime {
   double fwd_s = 0;

@@ -104,6 +104,22 @@ TEST_CASE("CTAs of one duration take the closed form the greedy schedule would g
   }
 }
 
+TEST_CASE("the closed form for CTAs of one duration equals the list schedule", "[kernel]") {
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const double w = std::uniform_real_distribution<double>(0.01, 5.0)(rng);
+    const std::int64_t ctas = std::uniform_int_distribution<std::int64_t>(1, 3000)(rng);
+    const std::int64_t slots = std::uniform_int_distribution<std::int64_t>(1, 300)(rng);
+    const std::int64_t limit = std::uniform_int_distribution<std::int64_t>(0, 40)(rng) * slots;
+    INFO(w << " x " << ctas << " on " << slots << ", exact up to " << limit);
+    CHECK(uniform_makespan(w, ctas, slots, limit) ==
+          Approx(list_schedule_makespan({w}, ctas, slots, limit)).epsilon(1e-12));
+    if (ctas <= 200) CHECK(uniform_makespan(w, ctas, slots, 1 << 20) == Approx(brute_makespan({w}, ctas, slots)).epsilon(1e-12));
+  }
+  CHECK(uniform_makespan(2.0, 10, 4) == Approx(3 * 2.0));
+  CHECK(uniform_makespan(2.0, 0, 4) == 0);
+}
+
 TEST_CASE("CTAs per SM follow registers and shared memory", "[kernel]") {
   auto s = toy_spec();
   auto r = toy_rates();
