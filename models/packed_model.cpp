@@ -32,19 +32,24 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   // varlen call per step: CTA waves and a host floor per step). The compute tables of all-gather
   // and Ulysses would need each document's call shapes per rank, which the per-document counting
   // does not give (it counts element pairs): only additive families run them.
+  // Ulysses' calls are one causal call per document on every rank, whatever the layout: they are
+  // built from the lengths and timed call by call. An all-gather rank's calls depend on how the
+  // layout cuts each document, which the counting does not give.
   ring_additive_ = scenario_.ring_scenario().attention->additive();
-  if (!scenario_.program->compute.empty() && !scenario_.attention->additive())
+  per_call_ = !scenario_.attention->additive() && scenario_.program->kind == StrategyKind::Ulysses;
+  if (!scenario_.program->compute.empty() && !scenario_.attention->additive() && !per_call_)
     throw InputError({}, 0, "kernel",
                      "implementation " + scenario_.impl.name + "'s kernel family " +
                          std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp +
-                         "'s calls per document shape; plans from a length distribution time those strategies only "
-                         "with a family additive over blocks (blockwise), and rings with any");
+                         "'s calls per document piece of each rank; plans from a length distribution time an "
+                         "all-gather only with a family additive over blocks (blockwise), rings and Ulysses with any");
   rest_ = step_rest(scenario_);
   const double device_heads = static_cast<double>(scenario_.cost->heads_per_device());
   for (const auto& t : scenario_.program->compute) {
     // Every call of a table attends the same heads (all-gather: a slice's; Ulysses: heads / U).
     const bool any = !t.lists.empty() && !t.lists.front().empty();
     table_heads_.push_back(any ? static_cast<double>(t.lists.front().front().heads) / device_heads : 1.0);
+    table_call_.push_back(any ? t.lists.front().front() : AttentionCall{});
   }
 }
 
@@ -115,8 +120,30 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
       ws.ranks.pairs.assign(static_cast<std::size_t>(n), t.pairs);
       ws.ranks.area.assign(static_cast<std::size_t>(n), t.area);
     }
+    if (per_call_) {
+      // Ulysses under a family timed per call: as models::ulysses_calls and the program's
+      // builder, one causal call per document length (documents of one length merged into a
+      // batch), with the heads of the stand-in's call; padding attends nothing.
+      ws.shapes.clear();
+      for (const auto len : lengths) ++ws.shapes[len];
+    }
     for (std::size_t t = 0; t < prog.compute.size(); ++t) {
       auto& table = ws.tables[t];
+      if (per_call_) {
+        double seconds = 0;
+        for (const auto& [len, count] : ws.shapes) {
+          AttentionCall call = table_call_[t];
+          call.q_len = call.k_len = len;
+          call.causal = true;
+          call.diagonal = 0;
+          call.batch = count * s.spec.batch;
+          const RoundCost rc = s.attention->call(s, call);
+          seconds += prog.compute[t].backward ? rc.bwd_s : rc.fwd_s;
+        }
+        table.seconds.assign(static_cast<std::size_t>(n), seconds);
+        table.tiles.assign(static_cast<std::size_t>(n), 0);
+        continue;
+      }
       table.seconds.resize(static_cast<std::size_t>(n));
       table.tiles.assign(static_cast<std::size_t>(n), 0);
       for (std::int64_t r = 0; r < n; ++r) {

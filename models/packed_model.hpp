@@ -11,10 +11,12 @@
 // skip masked pairs exactly. At the profile's tile a kernel also computes the masked pairs of
 // the tiles it visits; docs/planning.md measures that difference on the worked example.
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
 #include "models/analytic.hpp"
+#include "models/attention_cost.hpp"
 #include "models/document_work.hpp"
 #include "models/scenario.hpp"
 
@@ -26,8 +28,8 @@ class PackedModel {
   // (empty: "packed"); spec.tile is ignored (element granularity). InputError for a
   // configuration that cannot run (an implementation that lacks the strategy, the layout or
   // packed documents; a split that does not fit; n_seq not divisible as the layout needs), and
-  // for all-gather or Ulysses calls timed by a kernel family not additive over blocks (a ring's
-  // blocks are timed one by one then).
+  // for all-gather calls timed by a kernel family not additive over blocks (a ring's blocks and
+  // Ulysses' calls per document are then timed one by one).
   PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts);
 
   [[nodiscard]] const ResolvedScenario& scenario() const noexcept { return scenario_; }
@@ -44,6 +46,7 @@ class PackedModel {
     RankWork ranks;
     std::vector<RingRoundWork> rounds;
     std::vector<TableCost> tables;
+    std::map<std::int64_t, std::int64_t> shapes;  // Ulysses per call: documents per length
   };
   // One batch: documents in sequence order (each >= 1 and a multiple of document_quantum()),
   // summing to at most n_seq; the rest is padding that attends nothing. Thread-safe with one
@@ -55,8 +58,10 @@ class PackedModel {
   DocLayout layout_;
   std::int64_t quantum_ = 1;
   StepRest rest_;
-  std::vector<double> table_heads_;
-  bool ring_additive_ = true;  // the ring's kernel family times summed blocks (else block by block)  // per compute table: its calls' heads over the device's heads
+  std::vector<double> table_heads_;  // per compute table: its calls' heads over the device's heads
+  std::vector<AttentionCall> table_call_;  // per compute table: the stand-in's call (heads, kv heads)
+  bool ring_additive_ = true;  // the ring's kernel family times summed blocks (else block by block)
+  bool per_call_ = false;      // Ulysses timed call by call (a family not additive over blocks)
 };
 
 }  // namespace ringsim::models

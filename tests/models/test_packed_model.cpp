@@ -112,14 +112,18 @@ TEST_CASE("packed model: every strategy's prediction equals predict at 1 x 1 til
       true);
 }
 
-TEST_CASE("packed model: a ring library's flash family, block by block, equals predict at 1 x 1 tiles",
+TEST_CASE("packed model: the libraries' flash family, block by block and call by call, equals predict at 1 x 1 tiles",
           "[packed][oracle]") {
   // The flash family is not additive (CTA waves, a host floor per step): the packed model times
-  // each position's varlen step on its own, as predict times each device's.
+  // each position's varlen step on its own, as predict times each device's, and Ulysses' calls
+  // per document length.
   check_against_predict(
       {
           {"ring-flash-attn", "ring", 4, {"contiguous", "doc-zigzag"}},
           {"te-a2a-p2p", "usp:2x2", 4, {"doc-zigzag"}},
+          // Ulysses: one flash call per document length on every rank.
+          {"te-a2a", "ulysses", 4, {"zigzag", "doc-zigzag"}},
+          {"verl-ulysses", "ulysses", 2, {"contiguous"}},
       },
       false);
 }
