@@ -49,9 +49,8 @@ double analytic_step(models::ResolvedScenario& s, const models::Profile& p) {
 }
 
 // Intervals come from the profile's fitted uncertainty carried through the analytic model; a
-// simulated step keeps the analytic interval's relative width.
-models::Interval step_interval(LayoutResult& r) {
-  const double analytic = models::predict(r.scenario).step_s;
+// simulated step keeps the analytic interval's relative width. `analytic`: the row's analytic step.
+models::Interval step_interval(LayoutResult& r, double analytic) {
   auto i = models::step_interval_around(r.scenario, analytic);
   if (i.available) {
     i.lo *= r.prediction.step_s / analytic;
@@ -96,6 +95,7 @@ nlohmann::json json_opt(bool available, double v) { return available ? nlohmann:
 // The prediction of a resolved row (its step, the simulator's with --engine des, and interval).
 void predict_row(LayoutResult& r, Engine engine) {
   r.prediction = models::predict(r.scenario);
+  const double analytic = r.prediction.step_s;
   if (engine == Engine::Des) {
     sim::StepOptions options;
     announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
@@ -107,7 +107,7 @@ void predict_row(LayoutResult& r, Engine engine) {
     r.prediction.tokens_per_s = sim.tokens_per_s;
     r.prediction.mfu = sim.mfu;
   }
-  r.step = step_interval(r);
+  r.step = step_interval(r, analytic);
 }
 
 LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,

@@ -133,17 +133,38 @@ std::int64_t ctas_per_sm(const KernelSpec& spec, const KernelTile& tile, const K
   return std::max<std::int64_t>(1, std::min(by_regs, by_smem));
 }
 
+namespace {
+
+// Where the exactly scheduled CTAs of n on `slots` slots start. Up to `exact_limit` CTAs (and
+// whenever the fluid start would leave fewer than its tail of 8 x slots) every CTA is scheduled,
+// on min(slots, n) slots free at 0. Beyond, the CTAs before the last 8 x slots are a fluid bulk
+// that keeps every slot busy, so the slots finish it together, spread over about one mean CTA
+// (where the next one starts): the caller sets `base` (the bulk over the slots) and `mean`.
+struct TailStart {
+  std::int64_t slots;
+  bool exact;
+  std::int64_t first;  // index of the first CTA scheduled exactly
+  std::int64_t used;   // slots the exact part runs on
+  double base = 0, mean = 0;
+  TailStart(std::int64_t n, std::int64_t slots_, std::int64_t exact_limit)
+      : slots(slots_), exact(n <= (exact_limit > 0 ? exact_limit : 32 * slots_) || n <= 8 * slots_),
+        first(exact ? 0 : n - 8 * slots_), used(exact ? std::min(slots_, n) : slots_) {}
+  // Slot s's free time; non-decreasing in s.
+  [[nodiscard]] double start(std::int64_t s) const {
+    return exact ? 0.0
+                 : std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
+  }
+};
+
+}  // namespace
+
 double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots,
                               std::int64_t exact_limit) {
   const auto m = static_cast<std::int64_t>(pattern.size());
   if (m == 0 || repeats <= 0 || slots <= 0) return 0;
   const std::int64_t n = m * repeats;
-  if (exact_limit <= 0) exact_limit = 32 * slots;
-  // Slots' free times, earliest first. Fewer CTAs than slots: each starts at once.
-  // (The fluid start needs more CTAs than its exact tail of 8 x slots.)
-  const bool exact = n <= exact_limit || n <= 8 * slots;
-  const std::int64_t first = exact ? 0 : n - 8 * slots;  // index of the first CTA scheduled exactly
-  const std::int64_t used = exact ? std::min(slots, n) : slots;
+  TailStart tail_start(n, slots, exact_limit);
+  const std::int64_t first = tail_start.first, used = tail_start.used;
   // One pass over the pattern: its sum, the sum of its first `first % m` CTAs (the running sum
   // there: the same bits as a sum of its own) and whether its CTAs are of one duration.
   const double w0 = pattern.front();
@@ -156,19 +177,12 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
     pattern_sum += w;
     even = even && w == w0;
   }
-  double base = 0, mean = 0;
-  if (!exact) {
-    // The bulk as a fluid: the CTAs before the last 8 x slots keep every slot busy, so the slots
-    // finish them together, spread over about one mean CTA (where the next one starts).
+  if (!tail_start.exact) {
     const double bulk = pattern_sum * static_cast<double>(first / m) + prefix;
-    mean = pattern_sum / static_cast<double>(m);
-    base = bulk / static_cast<double>(slots);
+    tail_start.mean = pattern_sum / static_cast<double>(m);
+    tail_start.base = bulk / static_cast<double>(slots);
   }
-  // Slot s's free time; non-decreasing in s.
-  const auto start_of = [&](std::int64_t s) {
-    return exact ? 0.0
-                 : std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
-  };
+  const auto start_of = [&](std::int64_t s) { return tail_start.start(s); };
   // CTAs of one duration (a full call, a varlen call's even spread) on slots whose free times lie
   // within one duration of each other: each CTA finishes after every slot is free again, so the
   // slots take CTAs in turn, earliest first, and no heap is needed. The last to finish is the
@@ -202,17 +216,15 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
 
 double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots, std::int64_t exact_limit) {
   if (ctas <= 0 || slots <= 0 || !(duration > 0)) return 0;
-  if (exact_limit <= 0) exact_limit = 32 * slots;
   // list_schedule_makespan's fluid start and exact tail, with every CTA `duration` long: the
   // slots' free times spread over less than one CTA, so the tail goes to the slots in turn.
-  const bool exact = ctas <= exact_limit || ctas <= 8 * slots;
-  const std::int64_t first = exact ? 0 : ctas - 8 * slots;
-  const std::int64_t used = exact ? std::min(slots, ctas) : slots;
-  const double base = duration * static_cast<double>(first) / static_cast<double>(slots);
-  const auto start_of = [&](std::int64_t s) {
-    return exact ? 0.0
-                 : std::max(0.0, base + duration * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
-  };
+  TailStart tail_start(ctas, slots, exact_limit);
+  const std::int64_t first = tail_start.first, used = tail_start.used;
+  if (!tail_start.exact) {
+    tail_start.base = duration * static_cast<double>(first) / static_cast<double>(slots);
+    tail_start.mean = duration;
+  }
+  const auto start_of = [&](std::int64_t s) { return tail_start.start(s); };
   const std::int64_t tail = ctas - first, lo = tail / used, extra = tail % used;
   double end = 0;
   if (extra > 0) end = start_of(extra - 1) + static_cast<double>(lo + 1) * duration;

@@ -28,13 +28,11 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   one->spec = s.docs;
   one->lengths = {s.n_seq};
   scenario_ = resolve(s, parts, std::move(one));
-  // A ring's round is timed block by block when the family is not additive (the flash family's
-  // varlen call per step: CTA waves and a host floor per step). The compute tables of all-gather
-  // and Ulysses would need each document's call shapes per rank, which the per-document counting
-  // does not give (it counts element pairs): only additive families run them.
-  // Ulysses' calls are one causal call per document on every rank, whatever the layout: they are
-  // built from the lengths and timed call by call. An all-gather rank's calls depend on how the
-  // layout cuts each document, which the counting does not give.
+  // A family that is not additive (the flash family: CTA waves, a host floor per step or call)
+  // cannot time summed counts. A ring's round is then timed block by block; Ulysses' calls, one
+  // causal call per document on every rank whatever the layout, are built from the lengths and
+  // timed call by call. An all-gather rank's calls depend on how the layout cuts each document,
+  // which the counting (element pairs) does not give: refused.
   ring_additive_ = scenario_.ring_scenario().attention->additive();
   per_call_ = !scenario_.attention->additive() && scenario_.program->kind == StrategyKind::Ulysses;
   if (!scenario_.program->compute.empty() && !scenario_.attention->additive() && !per_call_)
@@ -58,20 +56,23 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
   const Program& prog = *s.program;
   const std::int64_t n_seq = s.spec.n_seq;
   if (prog.has_ring()) {
-    // Each round: the busiest position's block and the sum over positions with work, timed as
-    // one block each (an additive kernel family: the sum's time is the positions' total).
     const ResolvedScenario& rs = s.ring_scenario();
     const std::int64_t n = rs.spec.sp, c = rs.layout->block();
     const AttentionCost& attention = *rs.attention;
     ws.counter.ring(layout_, lengths, n_seq, n, ws.pairs);
     ws.rounds.assign(static_cast<std::size_t>(n), RingRoundWork{});
     const bool one_ring = prog.window <= 0 || prog.window >= n;
+    // The K/V position that position p holds in round i. One ring: the block of p - i (mod n),
+    // Program::kv_position's case without its division.
+    const auto kv_of = [&](std::int64_t p, std::int64_t i) {
+      return one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
+    };
     for (std::int64_t i = 0; i < n && !ring_additive_; ++i) {
       // Every position's block timed on its own, those without work included (a library still
       // issues the step: the host floor), as predict times every device's block.
       RingRoundWork& w = ws.rounds[static_cast<std::size_t>(i)];
       for (std::int64_t p = 0; p < n; ++p) {
-        const std::int64_t k = one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
+        const std::int64_t k = kv_of(p, i);
         const std::int64_t pairs = ws.pairs.at(p, k);
         const RoundCost rc = attention.block(rs, p, k, element_stats(pairs, c * c));
         w.fwd_max_s = std::max(w.fwd_max_s, rc.fwd_s);
@@ -83,13 +84,12 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
         w.sum_allowed += pairs;
       }
     }
+    // An additive family: each round's busiest position's block and the sum over positions with
+    // work, timed as one block each (the sum's time is the positions' total).
     for (std::int64_t i = 0; i < n && ring_additive_; ++i) {
       std::int64_t most = 0, sum = 0, busy = 0;
       for (std::int64_t p = 0; p < n; ++p) {
-        // One ring: position p holds the block of p - i (mod n), Program::kv_position's case
-        // without its division.
-        const std::int64_t k = one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
-        const std::int64_t pairs = ws.pairs.at(p, k);
+        const std::int64_t pairs = ws.pairs.at(p, kv_of(p, i));
         most = std::max(most, pairs);
         sum += pairs;
         busy += pairs > 0;
