@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "io/interrupt.hpp"
 #include "io/output_file.hpp"
 #include "models/error.hpp"
 
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  // Ctrl-C or a scheduler's SIGTERM leaves no hidden temporary beside an output (a sweep's
+  // journal is not one: its complete rows stay for --resume).
+  ringsim::io::install_interrupt_cleanup();
   for (const auto& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {

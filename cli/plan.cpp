@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -100,6 +101,9 @@ int run_plan(int argc, char** argv) {
   const auto format = one_of(r, "format", {"table", "csv", "json"});
   // Opened before the search: an unusable -o fails at once, not after it.
   io::Output output(r["output"].as<std::string>());
+  const auto emit_path = r["emit-sweep"].as<std::string>();
+  std::unique_ptr<io::Output> emit;
+  if (!emit_path.empty()) emit = std::make_unique<io::Output>(emit_path);
   const auto file = r["file"].as<std::string>();
   const auto req = planning::plan_request_from_json(request_json(file, r), file.empty() ? "command line" : file);
   const models::Catalog catalog;
@@ -112,7 +116,9 @@ int run_plan(int argc, char** argv) {
                      fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
                                  "--cp, --layout, --tile, --zero, --recompute, fewer --devices) or raise --max-points",
                                  points, max_points));
-  if (const auto emit = r["emit-sweep"].as<std::string>(); !emit.empty()) write_output(emit, grid.to_json().dump(2) + "\n");
+  // Written with the plan, once the search finished: an interrupted or failed plan leaves no sweep
+  // file behind (nor replaces an existing one).
+  if (emit) emit->write(grid.to_json().dump(2) + "\n");
 
   planning::SweepOptions opt;
   opt.threads = parse_threads(r["threads"].as<std::string>());
@@ -212,6 +218,7 @@ int run_plan(int argc, char** argv) {
     }
   }
   output.write(out);
+  if (emit) emit->commit();
   output.commit();
   return 0;
 }

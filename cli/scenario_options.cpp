@@ -87,6 +87,9 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   s.mask = r["mask"].as<std::string>();
   s.profile = r["profile"].as<std::string>();
   s.impl = r["impl"].as<std::string>();
+  // An empty --impl is a mistake (a shell variable left unset), not a request for the default.
+  if (r.count("impl") && models::trim(s.impl).empty())
+    throw InputError({}, 0, "impl", "is empty: name an implementation, or leave --impl out for the default");
   for (auto& cp : models::split(r["cp"].as<std::string>(), ',')) {
     if (cp.empty()) throw InputError({}, 0, "cp", "empty strategy name in the list");
     a.cps.push_back(cp);

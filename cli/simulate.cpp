@@ -106,14 +106,10 @@ int run_simulate(int argc, char** argv) {
       out += fmt::format("{:<{}} {:>10} {:>12} {:>6} {:>10} {:>10} {:>9} {:>11} {:>10} {:>9} {:>9}\n",
                          with_cp ? "strategy layout" : "layout", lw, "step",
                          "tokens/s", "MFU", "busiest", "exposed", "imbalance", "analytic", "events", "passes", "speedup");
-      if (trace_out) {
-        trace_out->write(sim::chrome_trace_json(res));
-        trace_out->commit();
-      }
-      if (matrix_out) {
-        matrix_out->write(sim::matrices_csv(res));
-        matrix_out->commit();
-      }
+      // Written to the temporaries now, renamed over the targets only after every layout ran:
+      // a later layout that fails leaves the existing files untouched.
+      if (trace_out) trace_out->write(sim::chrome_trace_json(res));
+      if (matrix_out) matrix_out->write(sim::matrices_csv(res));
     }
     double busiest = 0;
     for (double b : res.busy_s) busiest = std::max(busiest, b);
@@ -134,6 +130,8 @@ int run_simulate(int argc, char** argv) {
                        {"passes_simulated", res.passes_simulated}, {"passes_replayed", res.passes_reused},
                        {"link_bytes", links}});
   }
+  if (trace_out) trace_out->commit();
+  if (matrix_out) matrix_out->commit();
   if (format == "json") {
     write_output("-", results.dump(2) + "\n");
     return 0;

@@ -54,14 +54,22 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
   for (const auto& a : kAxisFlags) {
     if (!r.count(a.flag)) continue;
     nlohmann::json values = nlohmann::json::array();
-    for (const auto& v : models::split(r[a.flag].as<std::string>(), ',')) values.push_back(std::string(models::trim(v)));
+    // Counts become JSON integers here (the flag named in an error): the sweep file takes only
+    // integers for them, so a file's "n_seq": ["8192"] is refused rather than read as a number.
+    const std::string field = a.field;
+    const bool count = field == "n_seq" || field == "batch" || field == "dp" || field == "mp" || field == "sp";
+    for (const auto& v : models::split(r[a.flag].as<std::string>(), ',')) {
+      const std::string value(models::trim(v));
+      if (count) values.push_back(models::parse_positive_int(value, a.flag));
+      else values.push_back(value);
+    }
     j[a.field] = values;
     // --mesh replaces mp/sp from the file and the other way round.
     if (std::string(a.field) == "mesh") j.erase("mp"), j.erase("sp");
     if (std::string(a.field) == "mp" || std::string(a.field) == "sp") j.erase("mesh");
   }
   if (r.count("profile")) j["profile"] = r["profile"].as<std::string>();
-  if (r.count("kv-buffers")) j["kv_buffers"] = r["kv-buffers"].as<std::string>();
+  if (r.count("kv-buffers")) j["kv_buffers"] = models::parse_positive_int(r["kv-buffers"].as<std::string>(), "kv-buffers");
   if (r.count("engine")) j["engine"] = r["engine"].as<std::string>();
   if (r.count("no-intervals")) j["intervals"] = false;
   return planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);

@@ -1,5 +1,7 @@
 #include "io/output_file.hpp"
 
+#include "io/interrupt.hpp"
+
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -95,7 +97,10 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
     // O_EXCL with O_CREAT fails on anything already at that name, a link included (links are
     // not followed); the mode is subject to the umask like any new file's.
     fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd_ >= 0) return;
+    if (fd_ >= 0) {
+      slot_ = register_temporary(temporary_);
+      return;
+    }
     if (errno != EEXIST) break;
   }
   const int err = errno;
@@ -111,6 +116,9 @@ void AtomicFile::discard() noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  // Forgotten only once gone: a signal in between finds it and unlinks a missing name (harmless).
+  unregister_temporary(slot_);
+  slot_ = -1;
   temporary_.clear();
 }
 
@@ -166,6 +174,8 @@ void AtomicFile::commit() {
     discard();
     throw OutputError(target_, err, describe("cannot write", target_, err));
   }
+  unregister_temporary(slot_);
+  slot_ = -1;
   committed_ = true;
 }
 

@@ -7,7 +7,8 @@
 // name makes the exclusive create fail and another name be drawn. A character device or a
 // named pipe at the target (/dev/null, a terminal, a pipe someone reads) is written directly
 // instead (a pipe without a reader is an error, not a wait); a directory or a block device is
-// refused. Shared by every front-end
+// refused. The temporary is also removed when SIGINT or SIGTERM ends the run, once the front-end
+// has called install_interrupt_cleanup() (io/interrupt.hpp). Shared by every front-end
 // that writes files (ringsim's -o, trace and matrix files; the GUI's scenario and PNG export).
 #include <cstddef>
 #include <memory>
@@ -57,6 +58,7 @@ class AtomicFile {
   std::string buffer_;
   std::size_t written_ = 0;
   int fd_ = -1;
+  int slot_ = -1;  // io/interrupt.hpp: removed on SIGINT/SIGTERM while it exists
   bool committed_ = false;
 };
 

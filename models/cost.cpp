@@ -133,8 +133,8 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   if (const auto* u = f.find("uncertainty")) {
     if (!u->is_object()) throw InputError(file, 0, "uncertainty", "expected an object");
     Profile::Uncertainty un;
-    if (u->contains("parameters")) {
-      const auto& names = (*u)["parameters"];
+    if (const auto* names_field = f.find("uncertainty.parameters")) {
+      const auto& names = *names_field;
       if (!names.is_array()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
       for (const auto& n : names) {
         if (!n.is_string()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
@@ -174,6 +174,7 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
     p.default_tile.q = f.integer("default_tile.q", 1, std::int64_t{1} << 20);
     p.default_tile.k = f.integer("default_tile.k", 1, std::int64_t{1} << 20);
   }
+  f.reject_unread("profile file");
   p.validate(file);
   return p;
 }

@@ -21,8 +21,8 @@ constexpr std::int64_t kDefaultPtrrBlock = 128;  // torch's flex_attention Block
 std::string document_family(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
 
 // Lengths of a file: integers separated by commas, whitespace or newlines; '#' starts a
-// comment; the first content line may be a header of words. Read through InputFile (a regular
-// file of bounded size and line length).
+// comment; the first content line may be a header (is_lengths_header). Read through InputFile
+// (a regular file of bounded size and line length).
 Documents read_lengths(const std::string& path, std::int64_t n_seq) {
   InputFile in(path, "docs", "document lengths file", kMaxDataFileBytes);
   Documents d;
@@ -33,16 +33,22 @@ Documents read_lengths(const std::string& path, std::int64_t n_seq) {
   while (in.next_line(line)) {
     const std::int64_t line_no = in.line_number();
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream ls(line);
+    // Whitespace separates like a comma, but a comma with nothing before or after it is an
+    // empty field ("4096," or "1,,2"): a truncated line, not a list.
     std::vector<std::string> words;
-    for (std::string w; ls >> w;) words.push_back(w);
+    bool empty_field = false;
+    for (auto& field : split(line, ',')) {
+      std::istringstream ls(field);
+      std::size_t here = 0;
+      for (std::string w; ls >> w; ++here) words.push_back(w);
+      if (here == 0) empty_field = true;
+    }
     if (words.empty()) continue;
-    const bool header = !content_seen && std::all_of(words.begin(), words.end(), [](const std::string& w) {
-      return std::isalpha(static_cast<unsigned char>(w.front())) != 0;
-    });
+    const bool header = !content_seen && is_lengths_header(words);
     content_seen = true;
     if (header) continue;
+    if (empty_field)
+      throw InputError(path, line_no, "docs", "document length: an empty field between commas (a truncated line?)");
     for (const auto& w : words) {
       std::int64_t v = 0;
       try {
@@ -75,6 +81,19 @@ double uniform01(std::mt19937_64& rng) {
 
 }  // namespace
 
+bool is_lengths_header(const std::vector<std::string>& fields) {
+  const auto lower = [](std::string w) {
+    for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return w;
+  };
+  if (fields.empty() || fields.size() > 2) return false;
+  const auto first = lower(fields[0]);
+  if (first != "length" && first != "lengths" && first != "tokens") return false;
+  if (fields.size() == 1) return true;
+  const auto second = lower(fields[1]);
+  return second == "count" || second == "documents";
+}
+
 std::int64_t Documents::total() const noexcept {
   return std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0});
 }
@@ -98,7 +117,8 @@ std::int64_t Documents::causal_pairs() const noexcept {
 
 LognormalDraws::LognormalDraws(double mean, double sigma, std::uint64_t seed)
     : mu_(0), sigma_(sigma), rng_(seed) {
-  if (!(mean >= 1) || !std::isfinite(mean)) throw InputError({}, 0, "docs", "lognormal MEAN must be >= 1 token");
+  if (!(mean >= 1 && mean <= kMaxLognormalMean))
+    throw InputError({}, 0, "docs", "lognormal MEAN must be in [1, 2^40] tokens, got " + short_number(mean, 4));
   if (!(sigma >= 0) || sigma > 10) throw InputError({}, 0, "docs", "lognormal SIGMA must be in [0, 10]");
   mu_ = std::log(mean) - sigma * sigma / 2;  // E[exp(N(mu, sigma^2))] = mean
 }

@@ -5,7 +5,8 @@
 // models/mask.hpp's document mask); the layouts are token permutations counted like perm:FILE.
 //
 //   --docs FILE        document lengths, one per line or comma-separated ('#' comments, an
-//                      optional header line); they must sum to n_seq
+//                      optional header line naming the column: length, lengths or tokens); they
+//                      must sum to n_seq; an empty field (4096,) is an error
 //   --docs lognormal:MEAN:SIGMA:SEED[:Q]
 //                      lengths drawn from a log-normal of mean MEAN tokens and log-space standard
 //                      deviation SIGMA (a long tail for SIGMA >~ 1), rounded up to multiples of Q
@@ -54,9 +55,18 @@ struct Documents {
 // Log-normal draws of mean `mean` and log-space deviation `sigma` from the standardised
 // mt19937_64 stream (its output is fixed by the standard, distributions are not; Box-Muller on
 // 53-bit uniforms), so a seed gives the same lengths everywhere.
+// The longest mean document a log-normal spec may ask for: 2^40 tokens, the longest document any
+// reader accepts (a mean of 1e308 would make one document of all the tokens, which is no draw).
+inline constexpr double kMaxLognormalMean = 1099511627776.0;
+
+// The header a lengths file may start with: its fields name columns, case-insensitively:
+// length (or lengths, tokens) first, then count (or documents) for a histogram. Any other word
+// on the first line is an error, not a silently skipped header.
+[[nodiscard]] bool is_lengths_header(const std::vector<std::string>& fields);
+
 class LognormalDraws {
  public:
-  // InputError (field "docs") unless mean >= 1 and 0 <= sigma <= 10.
+  // InputError (field "docs") unless 1 <= mean <= kMaxLognormalMean and 0 <= sigma <= 10.
   LognormalDraws(double mean, double sigma, std::uint64_t seed);
   [[nodiscard]] double next();
 

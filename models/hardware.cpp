@@ -90,9 +90,24 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) h.sources.push_back(s.get<std::string>());
+  f.reject_unread("hardware file");
   return h;
 }
 
 Hardware Hardware::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+void check_topology_hosts(const std::string& topology, std::int64_t topology_devices, std::int64_t devices_per_node,
+                          std::int64_t mesh_devices) {
+  if (topology_devices < mesh_devices)
+    throw InputError({}, 0, "topology",
+                     "topology " + topology + " has " + std::to_string(topology_devices) + " devices; the mesh needs mp x sp = " +
+                         std::to_string(mesh_devices));
+  const std::int64_t g = std::max<std::int64_t>(1, devices_per_node);
+  if (mesh_devices > g && mesh_devices % g != 0)
+    throw InputError({}, 0, "topology",
+                     "the mesh's " + std::to_string(mesh_devices) + " devices do not fill whole nodes of topology " + topology +
+                         " (" + std::to_string(g) + " devices per node): use a mesh of at most " + std::to_string(g) +
+                         " devices or a multiple of " + std::to_string(g));
+}
 
 }  // namespace ringsim::models

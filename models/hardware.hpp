@@ -65,4 +65,12 @@ struct Hardware {
   [[nodiscard]] static Hardware load_file(const std::string& path);
 };
 
+// The check every command makes of a topology the user names for a mesh (simulate, predict and
+// sweep under the simulator, and the analytic sweep through the topology's node size): it must
+// hold the mesh's devices, and a mesh spanning several nodes takes whole nodes (schedulers
+// allocate nodes, and the analytic model counts the hops that leave a node as if every node were
+// full): nodes:3x3 cannot host 8 ranks. InputError (field "topology") otherwise.
+void check_topology_hosts(const std::string& topology, std::int64_t topology_devices, std::int64_t devices_per_node,
+                          std::int64_t mesh_devices);
+
 }  // namespace ringsim::models

@@ -141,6 +141,14 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
     if (k != "gpu" && k != "tpu") throw InputError(file, 0, "hardware_kinds", "expected \"gpu\" or \"tpu\", got '" + k + "'");
   im.layouts = string_list(f, "layouts");
   im.masks = string_list(f, "masks");
+  // Unknown names are this file's mistakes: located here rather than when a scenario asks.
+  try {
+    for (const auto& l : im.layouts)
+      check_known_layout(l);
+    for (const auto& m : im.masks) check_known_mask(m);
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
   im.strategies = string_list(f, "strategies");
   for (const auto& st : im.strategies)
     if (!contains(Strategy::families(), st))
@@ -166,6 +174,7 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
         throw InputError(file, 0, "protocol.ring_steps",
                          "kernel family flash on strategy " + st + " needs the calls of each ring step");
   }
+  f.reject_unread("implementation file");
   return im;
 }
 

@@ -53,6 +53,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& file)
 }
 
 const nlohmann::json* JsonFields::find(std::string_view path) const {
+  read_.emplace(path);
   const nlohmann::json* cur = &doc_;
   std::size_t start = 0;
   while (start <= path.size()) {
@@ -66,6 +67,63 @@ const nlohmann::json* JsonFields::find(std::string_view path) const {
     start = dot + 1;
   }
   return cur;
+}
+
+namespace {
+
+bool documentation_key(std::string_view k) {
+  return k == "description" || k == "source" || k == "sources" || k == "note" || k == "notes" || k == "comment" ||
+         k.ends_with("_note") || k.ends_with("_comment");
+}
+
+// The known key closest to a misspelt one (edit distance at most 3), for the message.
+std::string closest(std::string_view key, const std::set<std::string, std::less<>>& read, const std::string& prefix) {
+  std::string best;
+  std::size_t best_d = 4;
+  for (auto it = read.lower_bound(prefix); it != read.end() && it->starts_with(prefix); ++it) {
+    std::string_view cand(*it);
+    cand.remove_prefix(prefix.size());
+    if (cand.find('.') != std::string_view::npos) continue;
+    std::vector<std::size_t> row(cand.size() + 1);
+    for (std::size_t j = 0; j <= cand.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= key.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= cand.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (key[i - 1] == cand[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    if (row[cand.size()] < best_d) {
+      best_d = row[cand.size()];
+      best = std::string(cand);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void JsonFields::reject_unread(std::string_view kind) const {
+  // Depth-first over the objects whose members were looked up one by one.
+  const auto walk = [&](const auto& self, const nlohmann::json& obj, const std::string& prefix) -> void {
+    for (const auto& [key, value] : obj.items()) {
+      const std::string path = prefix + key;
+      const std::string inner = path + ".";
+      const auto below = read_.lower_bound(inner);
+      const bool members_read = below != read_.end() && below->starts_with(inner);
+      if (members_read && value.is_object()) {
+        self(self, value, inner);
+        continue;
+      }
+      if (read_.count(path) || documentation_key(key)) continue;
+      std::string message = "unknown field in a " + std::string(kind);
+      if (const auto near = closest(key, read_, prefix); !near.empty()) message += " (did you mean " + prefix + near + "?)";
+      throw InputError(file_, 0, path, message);
+    }
+  };
+  if (doc_.is_object()) walk(walk, doc_, "");
 }
 
 const nlohmann::json& JsonFields::require(std::string_view path) const {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,14 @@ class JsonFields {
                                       std::string fallback) const;
   [[nodiscard]] const nlohmann::json* find(std::string_view path) const;
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  // Throws InputError naming the file and the first field that no accessor has looked up: a
+  // misspelt key (matmul_eficiency) would otherwise silently take its default, and a file of
+  // another kind (a hardware file given as a profile) would run on defaults. Call it after every
+  // field was read. An object looked up whole (read raw by its caller) counts as read with its
+  // contents; an object only some of whose members were looked up is checked member by member.
+  // Documentation keys are always allowed: description, source, sources, note, notes, comment
+  // and any key ending in _note or _comment. `kind` names the file's role ("profile file").
+  void reject_unread(std::string_view kind) const;
 
  private:
   [[nodiscard]] const nlohmann::json& require(std::string_view path) const;
@@ -54,6 +63,7 @@ class JsonFields {
                                            std::int64_t hi) const;
   const nlohmann::json& doc_;
   std::string file_;
+  mutable std::set<std::string, std::less<>> read_;  // every path find() was asked for
 };
 
 }  // namespace ringsim::models

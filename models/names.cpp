@@ -51,6 +51,10 @@ void check_profile_name(std::string_view name) {
     check_catalog_name(name, "profile", "profile");
     return;
   }
+  if (slash + 1 == name.size() || slash == 0)
+    throw InputError({}, 0, "profile",
+                     "'" + excerpt(name) + "' is not a profile: expected NAME, IMPL/NAME (configs/profiles/IMPL/NAME.json) "
+                     "or a FILE.json (a folder is not a profile)");
   check_catalog_name(name.substr(0, slash), "profile", "profile implementation");
   check_catalog_name(name.substr(slash + 1), "profile", "profile");
 }

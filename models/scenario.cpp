@@ -75,6 +75,10 @@ const std::vector<Implementation>& Catalog::implementations() const {
       all.push_back(Implementation::load_file(path, (fs::path(root_) / "configs").string()));
       if (all.back().name != name)
         throw InputError(path, 0, "name", "expected \"" + name + "\" (the file's name), got \"" + all.back().name + "\"");
+      // The kernel family is looked up in the cost model's registry here, where the file is known.
+      const auto& families = attention_cost_families();
+      if (std::find(families.begin(), families.end(), all.back().kernel) == families.end())
+        throw InputError(path, 0, "kernel", "unknown kernel family '" + all.back().kernel + "' (known: " + join(families) + ")");
     }
     impls_->all = std::move(all);
   }
@@ -124,8 +128,16 @@ std::optional<std::string> Catalog::profile_implementation(const std::string& na
     check_path(name_or_path, "profile");
     if (!fs::exists(name_or_path)) return std::nullopt;  // profile() reports it
     const auto j = read_json_file(name_or_path);
-    if (j.is_object() && j.contains("implementation") && j["implementation"].is_string())
-      return j["implementation"].get<std::string>();
+    if (j.is_object() && j.contains("implementation") && j["implementation"].is_string()) {
+      const auto impl = j["implementation"].get<std::string>();
+      // An unknown implementation is the profile file's mistake: named with its file and field.
+      try {
+        (void)implementation(impl);
+      } catch (const InputError& e) {
+        throw InputError(name_or_path, 0, "implementation", e.message());
+      }
+      return impl;
+    }
     return std::nullopt;
   }
   if (const auto slash = name_or_path.find('/'); slash != std::string::npos) {

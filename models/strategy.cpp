@@ -105,8 +105,7 @@ RankGroups Strategy::ring_groups(std::int64_t sp) const noexcept {
   return {r, 1};
 }
 
-void Strategy::check(const ModelConfig& m, std::int64_t mp, std::int64_t sp, bool kv_head_replication,
-                     const std::string& impl) const {
+void Strategy::check_shape(std::int64_t sp) const {
   auto fail = [&](const std::string& what) { throw InputError({}, 0, "cp", spec + ": " + what); };
   std::int64_t ranks = 0;
   const bool fits = mul_fits(ulysses, ring, ranks);
@@ -116,6 +115,12 @@ void Strategy::check(const ModelConfig& m, std::int64_t mp, std::int64_t sp, boo
          std::to_string(sp));
   if (kind == StrategyKind::DoubleRing && sp % window != 0)
     fail("the window W = " + std::to_string(window) + " does not divide the ring size sp = " + std::to_string(sp));
+}
+
+void Strategy::check(const ModelConfig& m, std::int64_t mp, std::int64_t sp, bool kv_head_replication,
+                     const std::string& impl) const {
+  auto fail = [&](const std::string& what) { throw InputError({}, 0, "cp", spec + ": " + what); };
+  check_shape(sp);
   if (!has_ulysses()) return;
   const std::int64_t u = ulysses_degree(sp);
   const std::int64_t q_per_tp = m.heads / mp;

@@ -85,6 +85,10 @@ struct Strategy {
   // implementation in the message.
   void check(const ModelConfig& model, std::int64_t mp, std::int64_t sp, bool kv_head_replication,
              const std::string& impl) const;
+  // The part of check() that needs only the group size: U x R == sp for a hybrid, W divides sp
+  // for a double ring. Every command checks a strategy against its devices through this one
+  // function (check() calls it; plan-docs calls it for the strategies a user names).
+  void check_shape(std::int64_t sp) const;
   [[nodiscard]] UlyssesHeads ulysses_heads(const ModelConfig& model, std::int64_t mp, std::int64_t sp) const;
 };
 

@@ -63,6 +63,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j, const std::string& f
   if (j.contains("sources") && j["sources"].is_array())
     for (const auto& s : j["sources"])
       if (s.is_string()) m.sources.push_back(s.get<std::string>());
+  f.reject_unread("model file");
   return m;
 }
 

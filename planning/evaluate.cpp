@@ -85,10 +85,7 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
   if (!p.topology.empty()) {
     // The analytic model sees a topology through its node size: which hops leave a node.
     const auto shape = parse_topology_shape(p.topology);
-    if (shape.devices < mesh_devices)
-      throw InputError({}, 0, "topology",
-                       fmt::format("topology {} has {} devices; the mesh needs mp x sp = {}", p.topology, shape.devices,
-                                   mesh_devices));
+    models::check_topology_hosts(p.topology, shape.devices, shape.devices_per_node, mesh_devices);
     if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
   }
   t.prediction = models::predict(s);

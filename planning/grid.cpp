@@ -56,9 +56,11 @@ std::string text_or_default(const json& v) {
   auto s = text(v);
   return s == "default" ? std::string() : s;
 }
+// A JSON integer only: a string ("8192") is a type error in a sweep file, as in every other
+// config file (the command line's flags are turned into integers before they get here).
 std::int64_t positive(const json& v) {
   if (v.is_number_integer() && v.get<std::int64_t>() > 0) return v.get<std::int64_t>();
-  if (v.is_string()) return models::parse_positive_int(v.get<std::string>(), "value");
+  if (v.is_number_unsigned()) throw InputError("expected a positive integer below 2^63, got " + v.dump());
   throw InputError("expected a positive integer, got " + v.dump());
 }
 // Data-parallel replicas, mp and sp, and K/V buffers: bounded so that the device and byte

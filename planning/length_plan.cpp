@@ -172,7 +172,9 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
   const auto hw = r.hardware.ends_with(".json") ? models::Hardware::load_file(r.hardware) : catalog.hardware(r.hardware);
   const auto strategies = r.strategies.empty() ? strategies_of(r.sp) : r.strategies;
   const auto layouts = r.layouts.empty() ? default_layouts() : r.layouts;
-  for (const auto& c : strategies) (void)models::Strategy::parse(c);
+  // A strategy the user named that cannot split the devices is bad input, as in predict (the
+  // defaults are built for r.sp and always can).
+  for (const auto& c : strategies) models::Strategy::parse(c).check_shape(r.sp);
   for (const auto& l : layouts) (void)models::DocLayout::parse(l);
   for (const auto& i : r.impls) (void)catalog.implementation(i);
   std::map<std::string, models::ScenarioParts> parts;
@@ -267,7 +269,15 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     auto it = packing_of_quantum.find(q);
     if (it == packing_of_quantum.end()) {
       it = packing_of_quantum.emplace(q, static_cast<std::int64_t>(plan.packings.size())).first;
-      plan.packings.push_back(pack_documents(sample.lengths, r.n_seq, q, r.packing));
+      try {
+        plan.packings.push_back(pack_documents(sample.lengths, r.n_seq, q, r.packing));
+      } catch (const models::InputError& e) {
+        // A sample too large to pack is the lengths file's (or generator's) doing: name it.
+        if (!e.file().empty() || e.field() != "lengths") throw;
+        const bool generated = sample.source.starts_with("lognormal:");
+        throw models::InputError(generated ? std::string() : sample.source, 0, "lengths",
+                                 generated ? sample.source + ": " + e.message() : e.message());
+      }
     }
     plan.candidates[c].packing = it->second;
   }

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 
 #include "models/documents.hpp"
 #include "models/error.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim::planning {
@@ -25,37 +25,43 @@ std::string too_many() {
          " documents: plan from a sample (the file's first lines, or a histogram with scaled counts)";
 }
 
-// Fields of a line: separated by commas and whitespace.
-std::vector<std::string> fields_of(std::string line) {
-  std::replace(line.begin(), line.end(), ',', ' ');
-  std::replace(line.begin(), line.end(), '\t', ' ');
+// The fields of a line: split at commas only, each trimmed of spaces and TABs.
+std::vector<std::string> fields_of(const std::string& line) {
   std::vector<std::string> out;
-  for (auto& f : models::split(line, ' '))
-    if (!f.empty()) out.push_back(std::move(f));
+  for (auto& f : models::split(line, ',')) {
+    const auto b = f.find_first_not_of(" \t");
+    const auto e = f.find_last_not_of(" \t");
+    out.push_back(b == std::string::npos ? std::string() : f.substr(b, e - b + 1));
+  }
   return out;
 }
 
 LengthSample read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "lengths", "cannot open the document lengths file");
+  models::InputFile in(path, "lengths", "document lengths file", models::kMaxDataFileBytes);
   LengthSample s;
   s.source = path;
   std::string line;
-  std::int64_t line_no = 0;
   bool content_seen = false;
-  while (std::getline(in, line)) {
-    ++line_no;
+  while (in.next_line(line)) {
+    const std::int64_t line_no = in.line_number();
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const auto f = fields_of(line);
-    if (f.empty()) continue;
-    const bool header = !content_seen && std::all_of(f.begin(), f.end(), [](const std::string& w) {
-      return std::isalpha(static_cast<unsigned char>(w.front())) != 0;
-    });
+    const bool header = !content_seen && models::is_lengths_header(f);
     content_seen = true;
     if (header) continue;
     if (f.size() > 2)
       throw InputError(path, line_no, "lengths",
                        "expected LENGTH or LENGTH,COUNT (a histogram row), got " + std::to_string(f.size()) + " fields");
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const char* what = i == 0 ? "LENGTH" : "COUNT";
+      if (f[i].empty())
+        throw InputError(path, line_no, "lengths", std::string("expected LENGTH or LENGTH,COUNT: the ") + what + " is empty");
+      if (f[i].find_first_of(" \t") != std::string::npos)
+        throw InputError(path, line_no, "lengths",
+                         std::string("expected LENGTH or LENGTH,COUNT separated by a comma: the ") + what + " '" + f[i] +
+                             "' holds several words");
+    }
     std::int64_t length = 0, count = 1;
     try {
       length = models::parse_positive_int(f[0], "lengths");

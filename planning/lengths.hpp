@@ -4,10 +4,14 @@
 //
 //   FILE     one entry per line: LENGTH (one document) or LENGTH,COUNT (a histogram row:
 //            COUNT documents of LENGTH tokens; NeMo's packing tools start from such a
-//            histogram); '#' starts a comment; the first line may be a header of words
-//            ("length,count"); fields may be separated by a comma or whitespace
+//            histogram); '#' starts a comment; the first line may be a header naming the
+//            columns (length,count: models::is_lengths_header). Only a comma separates the two
+//            fields; spaces around a field are ignored, an empty field ("4096,") or a field of
+//            two words ("4096 3", a TAB) is an error. A regular file of at most
+//            models::kMaxDataFileBytes, read through models::InputFile (a FIFO or /dev/zero is
+//            refused before anything is read)
 //   lognormal:MEAN:SIGMA:SEED:COUNT
-//            COUNT lengths drawn from a log-normal of mean MEAN tokens and log-space deviation
+//            COUNT lengths drawn from a log-normal of mean MEAN tokens (1 to 2^40) and log-space deviation
 //            SIGMA (models::LognormalDraws: the same seed gives the same lengths everywhere)
 //
 // Order is kept (file order, histogram rows expanded in row order): packers that fill in

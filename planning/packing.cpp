@@ -85,16 +85,24 @@ Packs pack_documents(std::span<const std::int64_t> lengths, std::int64_t n_seq, 
   struct Piece {
     std::int64_t tokens, padded;
   };
-  // Sizes first: a few huge documents must not allocate without bound.
-  constexpr std::int64_t kMaxPieces = std::int64_t{1} << 26;
-  std::int64_t count = 0;
+  // Sizes first: a few huge documents must not allocate or compute without bound.
+  std::int64_t count = 0, full = 0, rest = 0;  // pieces; tokens as full sequences + the rest
   for (const auto l : lengths) {
     if (l <= 0) throw InputError({}, 0, "lengths", "document lengths must be positive");
     count += (l + n_seq - 1) / n_seq;
     if (count > kMaxPieces)
       throw InputError({}, 0, "lengths",
-                       "the documents make more than 2^26 pieces of at most n_seq = " + std::to_string(n_seq) +
+                       "the documents make more than 2^24 pieces of at most n_seq = " + std::to_string(n_seq) +
                            " tokens: plan from a smaller sample");
+    full += l / n_seq;
+    rest += l % n_seq;
+    full += rest / n_seq;
+    rest %= n_seq;
+    if (full > kMaxPackedSequences)
+      throw InputError({}, 0, "lengths",
+                       "the documents fill more than 2^19 sequences of n_seq = " + std::to_string(n_seq) +
+                           " tokens, each predicted under every candidate: plan from a smaller sample (the file's first "
+                           "lines, or a histogram with scaled counts)");
   }
   std::vector<Piece> pieces;
   pieces.reserve(static_cast<std::size_t>(count));
@@ -146,6 +154,11 @@ Packs pack_documents(std::span<const std::int64_t> lengths, std::int64_t n_seq, 
     }
   }
 
+  // Padding and packing can need up to twice the full sequences counted above.
+  if (packs > kMaxPackedSequences)
+    throw InputError({}, 0, "lengths",
+                     "the documents pack into " + std::to_string(packs) + " sequences of n_seq = " + std::to_string(n_seq) +
+                         " tokens, more than 2^19, each predicted under every candidate: plan from a smaller sample");
   // Packs in the order they were opened, each with its documents in the order they came.
   out.offsets.assign(static_cast<std::size_t>(packs + 1), 0);
   for (const auto p : pack_of) ++out.offsets[static_cast<std::size_t>(p + 1)];

@@ -61,7 +61,17 @@ struct Packs {
   }
 };
 
-// InputError (field "seq") when n_seq is not a positive multiple of the quantum.
+// Caps on the work a sample generates, checked before anything is allocated: the pieces (documents
+// after cutting, 2^24, as many as a sample may hold documents) and the packed sequences (2^19: the
+// planner predicts every sequence under every candidate, about 50 us each on one core, so 2^19
+// sequences take under half a minute; a 2^24-document sample of 4k-token documents fills 2^19
+// sequences of 128k). The sequences are bounded below by tokens / n_seq before packing and
+// counted after it.
+inline constexpr std::int64_t kMaxPieces = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxPackedSequences = std::int64_t{1} << 19;
+
+// InputError (field "seq") when n_seq is not a positive multiple of the quantum; InputError
+// (field "lengths") past kMaxPieces or kMaxPackedSequences.
 [[nodiscard]] Packs pack_documents(std::span<const std::int64_t> lengths, std::int64_t n_seq, std::int64_t quantum,
                                    Packing how);
 

@@ -53,6 +53,19 @@ struct Rows {
       if (keep) idx.push_back(i);
     }
     if (idx.empty()) throw InputError(t.file, 0, "where", "no row with status ok matches the selection");
+    // The axes that pair and place rows must be counts in every selected row: a row whose n_seq
+    // is "lots" would otherwise pair with nothing and vanish from the chart without a word.
+    for (const char* axis : {"mp", "sp", "dp", "devices", "n_seq", "batch"}) {
+      if (!t.column(axis)) continue;
+      for (const auto i : idx) {
+        const auto& cell = text(i, axis);
+        try {
+          (void)models::parse_positive_int(cell, axis);
+        } catch (const InputError& e) {
+          throw InputError(t.file, t.lines[i], axis, e.message());
+        }
+      }
+    }
   }
   [[nodiscard]] std::size_t col(const std::string& name) const {
     const auto c = t.column(name);

@@ -1,6 +1,7 @@
 #include "planning/sweep.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -221,6 +222,31 @@ std::int64_t row_index(const std::string& line) {
   return v;
 }
 
+// InputError naming the file, the row and the column of the first cell of `line` that is not a
+// finite number where a number belongs: nan or inf (any case or sign) never comes out of a sweep,
+// so it was written by hand or by another program. `columns` is the CSV header.
+void check_finite_cells(const std::string& line, const std::string& columns, const std::string& path,
+                        std::int64_t line_no) {
+  std::size_t start = 0, column = 0;
+  bool quoted = false;
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    if (i < line.size() && line[i] == '"') quoted = !quoted;
+    if (i < line.size() && (quoted || line[i] != ',')) continue;
+    std::string cell = line.substr(start, i - start);
+    for (auto& ch : cell) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!cell.empty() && (cell[0] == '+' || cell[0] == '-')) cell.erase(0, 1);
+    if (cell == "nan" || cell == "inf" || cell == "infinity") {
+      const auto names = models::split(columns, ',');
+      const std::string name = column < names.size() ? names[column] : "column " + std::to_string(column + 1);
+      throw InputError(path, line_no, name,
+                       "'" + line.substr(start, i - start) + "' is not a finite number: the file was changed; remove it or "
+                       "write elsewhere");
+    }
+    start = i + 1;
+    ++column;
+  }
+}
+
 // A sweep output (to resume or merge): a regular file of bounded size (models/input_file.hpp).
 std::string read_all(const std::string& path) {
   return models::InputFile(path, {}, "sweep output", models::kMaxDataFileBytes).read_all();
@@ -238,6 +264,10 @@ std::pair<std::size_t, std::int64_t> complete_prefix(const std::string& text, co
                      "the file is not this sweep's output (its first lines differ: another grid, shard or version); "
                      "remove it or write elsewhere");
   }
+  // The column header is the preamble's last line.
+  const std::string columns = preamble.substr(preamble.rfind('\n', preamble.size() - 2) + 1,
+                                              preamble.size() - 2 - preamble.rfind('\n', preamble.size() - 2));
+  const auto preamble_lines = static_cast<std::int64_t>(std::count(preamble.begin(), preamble.end(), '\n'));
   std::size_t pos = preamble.size();
   std::int64_t rows = 0;
   while (pos < text.size()) {
@@ -249,10 +279,60 @@ std::pair<std::size_t, std::int64_t> complete_prefix(const std::string& text, co
                        fmt::format("row {} of the file is not the sweep's point {}: the file was changed; remove it "
                                    "or write elsewhere",
                                    rows + 1, shard.index(rows)));
+    check_finite_cells(line, columns, path, preamble_lines + rows + 1);
     ++rows;
     pos = nl + 1;
   }
   return {pos, rows};
+}
+
+// The rows of a resumed file that are computed again and compared byte for byte: every row when
+// they are cheap (analytic points, at most kRecomputeAllRows), else kRecomputeSample rows spread
+// evenly over the file, the last one included (simulator points take milliseconds each).
+constexpr std::int64_t kRecomputeAllRows = std::int64_t{1} << 16;
+constexpr std::int64_t kRecomputeSample = 64;
+
+std::vector<std::int64_t> rows_to_recompute(const SweepGrid& grid, std::int64_t rows) {
+  std::vector<std::int64_t> out;
+  if (rows <= 0) return out;
+  const std::int64_t want = grid.engine == Engine::Des ? std::min<std::int64_t>(rows, 8)
+                            : rows <= kRecomputeAllRows ? rows
+                                                        : kRecomputeSample;
+  for (std::int64_t i = 0; i < want; ++i) out.push_back(want == rows ? i : (rows - 1) * i / std::max<std::int64_t>(1, want - 1));
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// InputError naming the file and the row when a kept row differs from what the sweep computes for
+// its point (an edited value): resuming would otherwise pass it on with exit 0.
+void verify_resumed_rows(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
+                         const std::string& text, std::size_t preamble_bytes, std::int64_t rows, const std::string& path) {
+  const auto pick = rows_to_recompute(grid, rows);
+  if (pick.empty()) return;
+  std::vector<std::string_view> lines;
+  lines.reserve(static_cast<std::size_t>(rows));
+  for (std::size_t pos = preamble_bytes; static_cast<std::int64_t>(lines.size()) < rows;) {
+    const auto nl = text.find('\n', pos);
+    lines.emplace_back(text.data() + pos, nl - pos);
+    pos = nl + 1;
+  }
+  std::string computed;
+  ordered_loop<TextChunk>(
+      grid, catalog, options, static_cast<std::int64_t>(pick.size()),
+      [&](std::int64_t j) { return options.shard.index(pick[static_cast<std::size_t>(j)]); },
+      [](Evaluator& ev, const SweepPoint& p, TextChunk& out) { append_csv_row(ev.evaluate(p), out.text); },
+      [&](TextChunk& c, std::int64_t) { computed += c.text; });
+  std::size_t at = 0;
+  for (const auto j : pick) {
+    const auto nl = computed.find('\n', at);
+    const std::string_view want(computed.data() + at, nl - at);
+    at = nl + 1;
+    if (lines[static_cast<std::size_t>(j)] != want)
+      throw InputError(path, 0, "resume",
+                       fmt::format("row {} (the sweep's point {}) differs from what the sweep computes for it: the file "
+                                   "was changed; remove it or write elsewhere",
+                                   j + 1, options.shard.index(j)));
+  }
 }
 
 }  // namespace
@@ -273,8 +353,13 @@ SweepSummary run_sweep_to_file(const SweepGrid& grid, const models::Catalog& cat
   std::int64_t first = 0;
   std::size_t keep = 0;
   std::error_code ec;
+  // A link at the output is refused before it is read, as the journal refuses to write through it.
+  if (std::filesystem::is_symlink(path, ec))
+    throw io::OutputError(path, ELOOP, "cannot write " + path + ": it is a symbolic link (not followed)");
   if (resume && std::filesystem::exists(path, ec)) {
-    std::tie(keep, first) = complete_prefix(read_all(path), preamble, options.shard, shard_points, path);
+    const std::string text = read_all(path);
+    std::tie(keep, first) = complete_prefix(text, preamble, options.shard, shard_points, path);
+    if (first > 0) verify_resumed_rows(grid, catalog, options, text, preamble.size(), first, path);
   }
   // Written in place, row by row: an interrupted sweep keeps every complete row for --resume.
   io::JournalFile f(path, keep);
@@ -333,6 +418,7 @@ std::string merge_shards(const std::vector<std::string>& paths) {
       if (row_index(line) != shard.index(static_cast<std::int64_t>(rows.size())))
         throw InputError(path, 0, "index", fmt::format("row {} is not the shard's point {}", rows.size() + 1,
                                                        shard.index(static_cast<std::int64_t>(rows.size()))));
+      check_finite_cells(line, header, path, static_cast<std::int64_t>(rows.size()) + (nn > 1 ? 4 : 3));
       rows.push_back(line);
     }
     if (static_cast<std::int64_t>(rows.size()) != shard.points(total))

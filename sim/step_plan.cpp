@@ -1,5 +1,7 @@
 #include "sim/step_plan.hpp"
 
+#include "models/hardware.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -33,6 +35,10 @@ StepPlan::StepPlan(const models::ResolvedScenario& scenario, const StepOptions& 
                       params(hw.inter_node_bandwidth_bytes_per_s, hw.inter_node_latency_s),
                       params(hw.intra_link_bandwidth_bytes_per_s, hw.intra_link_latency_s)};
   topology = std::make_unique<Topology>(Topology::parse(o.topology.empty() ? default_topology(hw, d) : o.topology, fabric));
+  // A topology the user named is checked as every command checks it; the default one is built
+  // for the mesh (its last node may be partly used, as a job of 12 GPUs on nodes of 8 is).
+  if (!o.topology.empty())
+    models::check_topology_hosts(topology->spec(), topology->device_count(), topology->devices_per_node(), mp * sp);
   embedding = std::make_unique<RingEmbedding>(*topology, mp, sp, o.placement);
   build_geometry();
   build_phases();

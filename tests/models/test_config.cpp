@@ -2,6 +2,7 @@
 #include <fstream>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "models/error.hpp"
 #include "models/scenario.hpp"
@@ -57,4 +58,48 @@ TEST_CASE("bad config files name the file, line and field", "[config][errors]") 
   const auto hw = cat.hardware("a100-80gb");
   CHECK_THROWS_AS(cat.profile("no-such-profile", hw), InputError);
   CHECK_THROWS_AS(ModelConfig::attention_pseudo("attn:8:8"), InputError);
+}
+
+TEST_CASE("config readers refuse fields they do not read, naming file, field and the closest known one",
+          "[config][errors]") {
+  const Catalog cat;
+  const auto root = std::string(RINGSIM_SOURCE_ROOT);
+  const auto read = [](const std::string& path) {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f);
+  };
+  const auto error_of = [](auto&& load) -> std::pair<std::string, std::string> {
+    try {
+      load();
+    } catch (const InputError& e) {
+      return {e.field(), e.message()};
+    }
+    return {"no error", ""};
+  };
+  auto profile = read(root + "/configs/profiles/ring-flash-attn/a100-80gb.json");
+  const auto hw = cat.hardware("a100-80gb");
+  CHECK(error_of([&] { (void)Profile::from_json(profile, "p.json", Profile::spec_default(hw)); }).first == "no error");
+  profile["matmul_eficiency"] = 0.5;
+  const auto [field, message] = error_of([&] { (void)Profile::from_json(profile, "p.json", Profile::spec_default(hw)); });
+  CHECK(field == "matmul_eficiency");
+  CHECK(message.find("did you mean matmul_efficiency") != std::string::npos);
+  profile.erase("matmul_eficiency");
+  profile["provenance"]["calibated"] = true;  // nested objects are checked member by member
+  CHECK(error_of([&] { (void)Profile::from_json(profile, "p.json", Profile::spec_default(hw)); }).first == "provenance.calibated");
+  profile["provenance"].erase("calibated");
+  profile["notes"] = "free text";  // documentation keys are always allowed
+  profile["kernel_note"] = "free text";
+  CHECK(error_of([&] { (void)Profile::from_json(profile, "p.json", Profile::spec_default(hw)); }).first == "no error");
+  // A hardware or model file given as a profile is refused, not run on defaults.
+  CHECK(error_of([&] { (void)Profile::from_json(read(root + "/configs/hardware/h100-sxm.json"), "h.json", Profile::spec_default(hw)); }).first !=
+        "no error");
+  CHECK(error_of([&] { (void)Profile::from_json(read(root + "/configs/models/llama3-8b.json"), "m.json", Profile::spec_default(hw)); }).first !=
+        "no error");
+  auto h = read(root + "/configs/hardware/h100-sxm.json");
+  CHECK(error_of([&] { (void)Hardware::from_json(h, "h.json"); }).first == "no error");
+  h["intra_node"]["latency_ss"] = h["intra_node"]["latency_s"];
+  CHECK(error_of([&] { (void)Hardware::from_json(h, "h.json"); }).first == "intra_node.latency_ss");
+  auto m = read(root + "/configs/models/llama3-8b.json");
+  m["kv_head"] = 8;
+  CHECK(error_of([&] { (void)ModelConfig::from_json(m, "m.json"); }).first == "kv_head");
 }

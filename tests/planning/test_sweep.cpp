@@ -251,6 +251,50 @@ TEST_CASE("sweep: --resume after an interruption at any byte loses nothing and d
   CHECK(test::read_file(path) == whole);
 }
 
+TEST_CASE("sweep: --resume refuses a kept row that was edited or holds nan, and merge refuses nan", "[planning][sweep]") {
+  const auto g = small_grid();
+  const test::TempDir dir;
+  const auto path = dir.file("sweep.csv");
+  SweepOptions o;
+  o.threads = 2;
+  (void)run_sweep_to_file(g, models::Catalog(), path, false, o);
+  const auto whole = test::read_file(path);
+  // The step_s cell of the row of point `row`: after ",ok,".
+  const auto edit = [&](std::int64_t row, const std::string& value) {
+    auto text = whole;
+    const auto at = text.find("\n" + std::to_string(row) + ",");
+    const auto ok = text.find(",ok,", at);
+    REQUIRE(ok < text.find('\n', at + 1));  // the row itself is a computed row
+    const auto end = text.find(',', ok + 4);
+    text.replace(ok + 4, end - ok - 4, value);
+    return text;
+  };
+  const auto rows = static_cast<std::int64_t>(g.size());
+  REQUIRE(rows >= 4);
+  for (const std::int64_t row : {std::int64_t{0}, rows / 2, rows - 2}) {
+    for (const std::string value : {"nan", "-inf", "0.123456", "1e-300"}) {
+      INFO("row " << row << " step_s = " << value);
+      // Cut after the edited row (the last row cut off): resume keeps the edited row, and must not.
+      auto text = edit(row, value);
+      text.resize(text.rfind('\n', text.size() - 2) + 1);
+      test::write_file(path, text);
+      CHECK_THROWS_AS(run_sweep_to_file(g, models::Catalog(), path, true, o), InputError);
+      CHECK(test::read_file(path) == text);  // refused, not rewritten
+    }
+  }
+  // The rows as the sweep wrote them resume.
+  test::write_file(path, whole.substr(0, whole.rfind('\n', whole.size() - 2) + 1));
+  (void)run_sweep_to_file(g, models::Catalog(), path, true, o);
+  CHECK(test::read_file(path) == whole);
+  // merge: structure alone is not enough either.
+  test::write_file(dir.file("whole.csv"), whole);
+  CHECK(merge_shards({dir.file("whole.csv")}) == whole);
+  for (const std::string value : {"nan", "inf", "-Infinity"}) {
+    test::write_file(dir.file("bad.csv"), edit(1, value));
+    CHECK_THROWS_AS(merge_shards({dir.file("bad.csv")}), InputError);
+  }
+}
+
 TEST_CASE("sweep: the sweep file names the field that is wrong", "[planning][sweep]") {
   const models::Catalog cat;
   const auto field_of = [&](const std::string& text) -> std::string {
@@ -267,6 +311,8 @@ TEST_CASE("sweep: the sweep file names the field that is wrong", "[planning][swe
   CHECK(field_of(R"({"mesh": ["2x"]})") == "mesh[0]");
   CHECK(field_of(R"({"n_seq": [1024, -5]})") == "n_seq[1]");
   CHECK(field_of(R"({"n_seq": []})") == "n_seq");
+  CHECK(field_of(R"({"n_seq": ["8192"]})") == "n_seq[0]");  // a string is not a count
+  CHECK(field_of(R"({"dp": "2"})") == "dp");
   CHECK(field_of(R"({"layout": "diagonal"})") == "layout");
   CHECK(field_of(R"({"impl": "nope"})") == "impl");
   CHECK(field_of(R"({"cp": "nope"})") == "cp");

@@ -127,6 +127,9 @@ std::vector<HostileCase> hardware_cases(const HostileFixture& fx, const std::str
       {"/hbm_bytes/value", plus(rates, {{"1e6", A}, {"1e15", A}, {"1e16", R}})},
       {"/hbm_bandwidth_bytes_per_s/value", plus(rates, {{"1e3", A}, {"1e15", A}})},
       {"/intra_node/link_bandwidth_bytes_per_s_per_direction/value", plus(rates, {{"1e3", A}, {"1e15", A}})},
+      {"/intra_node/link_bandwith_bytes_per_s_per_direction", {{"{\"value\": 1e9, \"source\": \"x\"}", R}}},
+      {"/hbm_bandwith_bytes_per_s", {{"1", R}}},
+      {"/device_note", {{"\"a note\"", A}}},
       {"/inter_node/bandwidth_bytes_per_s_per_device/value", plus(rates, {{"1e3", A}})},
       {"/intra_node/latency_s/value", plus(kNeverNumbers, {{"2", R}, {"null", R}, {"0", A}, {"1", A}})},
       {"/inter_node/latency_s/value", plus(kNeverNumbers, {{"2", R}, {"0", A}})},
@@ -204,6 +207,9 @@ std::vector<HostileCase> profile_cases(const HostileFixture& fx) {
   // Each field with values inside and just outside its documented range.
   const std::vector<std::pair<std::string, Values>> fields = {
       {"/matmul_efficiency", plus(bad, {{"0", R}, {"1.01", R}, {"0.001", A}, {"1", A}})},
+      {"/matmul_eficiency", {{"0.5", R}}},
+      {"/provenance/calibated", {{"true", R}}},
+      {"/default_tile/qq", {{"64", R}}},
       {"/attention_efficiency", plus(bad, {{"0", R}, {"2", R}, {"0.001", A}, {"1", A}})},
       {"/memory_efficiency", plus(bad, {{"0", R}, {"0.001", A}})},
       {"/link_efficiency", plus(bad, {{"0", R}, {"1", A}})},
@@ -384,7 +390,8 @@ std::vector<HostileCase> docs_file_cases(const HostileFixture& fx) {
   };
   std::string ones;
   for (int i = 0; i < 64; ++i) ones += "1\n";
-  const Values texts = {{"64", A}, {"32,32", A}, {"32 32 # two", A}, {"length\n64\n", A}, {"length,x\n64\n", A},
+  const Values texts = {{"64", A}, {"32,32", A}, {"32 32 # two", A}, {"length\n64\n", A}, {"length,x\n64\n", R},
+                        {"abc\n64\n", R}, {"32,32,", R}, {"32,,32", R}, {"tokens\n64\n", A}, {"Lengths\n32,32\n", A},
                         {"# lengths\n\n16\r\n48\r\n", A}, {ones, A}, {"\t16 ,16,\t32 ", A},
                         {"600\n400\n", R}, {"32", R}, {"32 33", R}, {"0 64", R}, {"-1 65", R}, {"x", R},
                         {"1e400", R}, {"64.0", R}, {"6.4e1", R}, {"0x40", R}, {"+64", R}, {"", R},
@@ -399,6 +406,21 @@ std::vector<HostileCase> docs_file_cases(const HostileFixture& fx) {
   add("lengths 16 x 4 with allgather", "16\n16\n16\n16\n", A, {"--cp", "allgather", "--impl", "torch-cp", "--layout", "doc-zigzag"});
   add("lengths 1 x 64 with ulysses", ones, A, {"--cp", "ulysses", "--layout", "contiguous"});
   add("lengths with a full mask", "64", R, {"--mask", "full"});
+  // plan-docs' lengths files (LENGTH or LENGTH,COUNT per line), on a small mesh.
+  auto plan_docs = [&](const std::string& what, const std::string& text, Expect e, const std::vector<std::string>& extra = {}) {
+    const auto f = fx.tmp.write("lengths-" + std::to_string(n++) + ".txt", text);
+    HostileCase c{"lengths", what, {"plan-docs", f, "--seq", "8192", "--mesh", "1x4", "--model", "attn:8:8:64"}, e};
+    c.args.insert(c.args.end(), extra.begin(), extra.end());
+    out.push_back(std::move(c));
+  };
+  const Values lengths = {{"4096\n", A}, {"4096,3\n", A}, {"length,count\n4096,3\n", A}, {" 4096 , 3 \n", A},
+                          {"abc\n100\n", R}, {"4096\t3\n", R}, {"4096 3\n", R}, {"4096,\n", R}, {",3\n", R},
+                          {"4096,3,1\n", R}, {"length,count\n", R}, {"1099511627776\n", R}, {"1099511627777\n", R},
+                          {"8192,16777216\n", R}, {"8192,16777217\n", R}, {"8192,524289\n", R}};
+  for (const auto& [text, e] : lengths) plan_docs("plan-docs lengths '" + file_name(text) + "'", text, e);
+  plan_docs("plan-docs usp:3x3 on 4 devices", "4096\n", R, {"--cp", "usp:3x3"});
+  plan_docs("plan-docs double-ring:3 on 4 devices", "4096\n", R, {"--cp", "double-ring:3"});
+  plan_docs("plan-docs usp:2x2 on 4 devices", "4096\n", A, {"--cp", "usp:2x2"});
   return out;
 }
 
@@ -424,20 +446,13 @@ std::vector<HostileCase> json_field_cases(const HostileFixture& fx, const std::s
 }
 
 Values with_never(Values v) { return plus(kNeverNumbers, v); }
-// Sweep and plan axes read numbers from strings too (flags become strings): "12" is a count.
-Values with_never_but_strings(Values v) {
-  Values out;
-  for (const auto& [raw, e] : kNeverNumbers) out.push_back({raw, raw == "\"12\"" ? E : e});
-  return plus(out, v);
-}
-
 }  // namespace
 
 std::vector<HostileCase> sweep_file_cases(const HostileFixture& fx) {
   const json base = {{"hardware", "a100-80gb"}, {"model", "ringattn-1b"}, {"mesh", {"1x4", "2x4"}},
                      {"n_seq", {8192, 16384}}, {"layout", {"contiguous", "striped"}}};
-  const Values counts = with_never_but_strings({{"0", R}, {"0.5", R}, {"[]", R}, {"[8192, 0]", R}, {"[8192, \"many\"]", R},
-                                    {"9223372036854775807", A}, {"[[8192]]", R}, {"\"8192\"", A}, {"8192.0", R}});
+  const Values counts = with_never({{"0", R}, {"0.5", R}, {"[]", R}, {"[8192, 0]", R}, {"[8192, \"many\"]", R},
+                                    {"9223372036854775807", A}, {"[[8192]]", R}, {"\"8192\"", R}, {"8192.0", R}});
   const std::string big = "\"" + fx.huge + "\"";
   const std::vector<std::pair<std::string, Values>> fields = {
       {"/hardware", {{"5", R}, {"\"z80\"", R}, {"\"../x\"", R}, {big, R}, {"[]", R}, {"[\"a100-80gb\", 5]", R},
@@ -450,9 +465,9 @@ std::vector<HostileCase> sweep_file_cases(const HostileFixture& fx) {
       {"/mesh", {{"\"0x4\"", R}, {"\"1x\"", R}, {"4", R}, {"[]", R}, {"\"1x9223372036854775807\"", R},
                  {"\"9223372036854775807x9223372036854775807\"", R}, {"\"1048576x1048576\"", A}, {"\"1x1\"", A}}},
       {"/mp", {{"[1, 2]", R}}},
-      {"/dp", with_never_but_strings({{"0", R}, {"0.5", R}, {"9223372036854775807", R}, {"1048577", R}, {"[1, 2, 1048576]", A}})},
+      {"/dp", with_never({{"0", R}, {"0.5", R}, {"9223372036854775807", R}, {"1048577", R}, {"[1, 2, 1048576]", A}})},
       {"/n_seq", counts},
-      {"/batch", with_never_but_strings({{"0", R}, {"[1, 4294967296]", A}, {"9223372036854775807", A}})},
+      {"/batch", with_never({{"0", R}, {"[1, 4294967296]", A}, {"9223372036854775807", A}})},
       {"/layout", {{"\"spiral\"", R}, {"\"cyclic:0\"", E}, {"\"perm:/dev/zero\"", A}, {"5", R}, {big, R}}},
       {"/mask", {{"\"diagonal\"", R}, {"\"window:0\"", E}, {"\"lsh:2:100000000\"", A}, {"\"docs:/dev/zero\"", A},
                  {"[\"causal\", \"window:9223372036854775807\"]", A}}},
@@ -464,7 +479,7 @@ std::vector<HostileCase> sweep_file_cases(const HostileFixture& fx) {
       {"/recompute", {{"\"sometimes\"", R}, {"1", R}, {"[\"none\", \"profile\"]", A}}},
       {"/profile", {{"[\"a\"]", R}, {big, R}, {"\"/dev/zero.json\"", R}, {"\"../../x\"", R}, {"\"default\"", A},
                     {"\"jax-blockwise/a100-80gb\"", A}}},
-      {"/kv_buffers", with_never_but_strings({{"0", R}, {"[2]", R}, {"9223372036854775807", R}, {"1", A}, {"2", A}})},
+      {"/kv_buffers", with_never({{"0", R}, {"[2]", R}, {"9223372036854775807", R}, {"1", A}, {"2", A}})},
       {"/engine", {{"\"quantum\"", R}, {"1", R}, {"null", R}, {"\"des\"", A}}},
       {"/unknown_axis", {{"1", R}}},
   };
@@ -606,6 +621,15 @@ std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::st
              {"a row index of 2^63", std::string(shard_b).replace(shard_b.find("\n1,"), 3, "\n9223372036854775808,")},
              {"an empty file", ""}}) {
       out.push_back({"merge", what, {"merge", a, file(text)}, R});
+    }
+    // A value that no sweep writes (nan, inf) in an otherwise well-formed shard: refused too.
+    for (const char* value : {"nan", "inf", "-inf", "NaN"}) {
+      auto text = shard_b;
+      const auto row = text.find("\n1,");
+      const auto ok = text.find(",ok,", row);
+      const auto end = text.find(',', ok + 4);
+      text.replace(ok + 4, end - ok - 4, value);
+      out.push_back({"merge", std::string("a step_s of ") + value, {"merge", a, file(text)}, R});
     }
   }
   return out;
