@@ -14,6 +14,7 @@
 #include "calibration/scfa.hpp"
 #include "calibration/tables.hpp"
 #include "calibration/timings.hpp"
+#include "cli/calibrate_probes.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
@@ -649,6 +650,11 @@ int run_calibrate(int argc, char** argv) {
                  ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
                  ("profiles-dir", "--from-times: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
                  ("no-logo", "--from-times: skip the leave-one-group-out refits")
+                 ("from-probes", "NCCL point-to-point probes (data/components/links/): fit each hop type's latency and bandwidth",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("as", "--from-probes: PROBE=HARDWARE,...: the catalog GPU of each probed one (by the prefix of its name)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("links-dir", "--from-probes: write HARDWARE.json per GPU here (configs/links)", cxxopts::value<std::string>()->default_value(""))
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are", cxxopts::value<std::string>()->default_value(""))
                  ("keep-cycles", "--derive-from: parameters copied as SM cycles (rescaled by the clocks)", cxxopts::value<std::string>()->default_value(""))
@@ -670,9 +676,12 @@ int run_calibrate(int argc, char** argv) {
   const bool f = !a["from-scfa"].as<std::string>().empty();
   const bool m = !a["from-times"].as<std::string>().empty();
   const bool d = !a["derive-from"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) + int(m) + int(d) != 1)
+  const bool p = !a["from-probes"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) != 1)
     throw InputError({}, 0, "from-speedups",
-                     "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times and --derive-from");
+                     "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes and "
+                     "--derive-from");
+  if (p) return calibrate_from_probes(a);
   const models::Catalog catalog;
   if (d) return derive(a, catalog);
   if (f) return from_scfa(a, catalog);

@@ -72,6 +72,18 @@ double Profile::p2p_bytes_per_s(double link) const noexcept {
 
 double Profile::p2p_latency(double link) const noexcept { return link_latency(link) + p2p_latency_s; }
 
+Profile::Hop Profile::ring_hop(const Hardware& hw, bool inter_node) const noexcept {
+  if (hw.point_to_point) {
+    if (const auto& m = hw.point_to_point->hop(inter_node)) {
+      const double bw = p2p_bandwidth_bytes_per_s > 0 ? std::min(m->bandwidth_bytes_per_s, p2p_bandwidth_bytes_per_s)
+                                                      : m->bandwidth_bytes_per_s;
+      return {bw, m->latency_s + p2p_latency_s, true};
+    }
+  }
+  return inter_node ? Hop{p2p_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s), p2p_latency(hw.inter_node_latency_s), false}
+                    : Hop{p2p_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s), p2p_latency(hw.intra_link_latency_s), false};
+}
+
 const double* Profile::parameter(std::string_view name) const noexcept {
   return const_cast<Profile*>(this)->parameter(name);
 }
@@ -284,10 +296,10 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       inter_bytes_per_s_(profile.link_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
       intra_latency_s_(profile.link_latency(hw.intra_link_latency_s)),
       inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
-      ring_intra_bytes_per_s_(profile.p2p_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s)),
-      ring_inter_bytes_per_s_(profile.p2p_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
-      ring_intra_latency_s_(profile.p2p_latency(hw.intra_link_latency_s)),
-      ring_inter_latency_s_(profile.p2p_latency(hw.inter_node_latency_s)),
+      ring_intra_bytes_per_s_(profile.ring_hop(hw, false).bandwidth_bytes_per_s),
+      ring_inter_bytes_per_s_(profile.ring_hop(hw, true).bandwidth_bytes_per_s),
+      ring_intra_latency_s_(profile.ring_hop(hw, false).latency_s),
+      ring_inter_latency_s_(profile.ring_hop(hw, true).latency_s),
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);

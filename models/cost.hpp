@@ -131,6 +131,16 @@ struct Profile {
   // limited by it.
   [[nodiscard]] double p2p_bytes_per_s(double link_bytes_per_s) const noexcept;
   [[nodiscard]] double p2p_latency(double link_latency_s) const noexcept;
+  // A ring hop of one type on `hw`: the hardware's measured point-to-point figures when it has
+  // them (configs/links: a measured property of the hop type, models/point_to_point.hpp), else
+  // p2p_bytes_per_s and p2p_latency of the link spec. The profile's p2p limit and extra latency
+  // apply to both (shipped profiles set neither).
+  struct Hop {
+    double bandwidth_bytes_per_s = 0;
+    double latency_s = 0;
+    bool measured = false;
+  };
+  [[nodiscard]] Hop ring_hop(const Hardware& hw, bool inter_node) const noexcept;
   [[nodiscard]] const double* parameter(std::string_view name) const noexcept;
 
   [[nodiscard]] static Profile spec_default(const Hardware& hw);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/point_to_point.hpp"
+
 namespace ringsim::models {
 
 enum class Precision { BF16, FP16, TF32, FP32, FP8 };
@@ -47,6 +49,9 @@ struct Hardware {
   // Latency of one dependent global-memory load (a loop step that waits for its load), seconds.
   double memory_latency_s = 0;
   std::vector<std::string> sources;
+  // Ring hops as measured on this hardware (configs/links/NAME.json, attached by the catalog);
+  // absent: the link spec at the profile's link_efficiency.
+  std::optional<PointToPoint> point_to_point;
 
   [[nodiscard]] bool has_compute_units() const noexcept {
     return sm_count > 0 && sm_clock_hz > 0 && sfu_ops_per_clock_per_sm > 0 && shared_memory_per_sm_bytes > 0 &&

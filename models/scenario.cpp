@@ -53,7 +53,15 @@ Hardware Catalog::hardware(const std::string& name) const {
   const auto path = fs::path(root_) / "configs" / "hardware" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "hardware", "unknown hardware '" + name + "' (known: " + join(hardware_names()) + ")");
-  return Hardware::load_file(path.string());
+  auto hw = Hardware::load_file(path.string());
+  // Measured ring hops, when probes of this hardware were fitted (ringsim calibrate --from-probes).
+  if (const auto links = fs::path(root_) / "configs" / "links" / (name + ".json"); fs::exists(links)) {
+    hw.point_to_point = PointToPoint::load_file(links.string());
+    if (hw.point_to_point->hardware != name)
+      throw InputError(links.string(), 0, "hardware",
+                       "expected \"" + name + "\" (the file's name), got \"" + hw.point_to_point->hardware + "\"");
+  }
+  return hw;
 }
 
 ModelConfig Catalog::model(const std::string& name) const {

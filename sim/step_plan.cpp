@@ -309,19 +309,27 @@ void StepPlan::build_routes() {
   hops.assign(2 * dn, HopParams{1, 0});
   hop_latency_s.assign(2 * dn, 0.0);
   hop_bandwidth_bytes_per_s.assign(2 * dn, std::numeric_limits<double>::infinity());
-  // A ring hop is the library's point-to-point send/recv: at most its p2p limit, with its extra
-  // latency (models::Profile::p2p_bytes_per_s). A hop sharing links with other traffic goes
-  // through the max-min network at the links' share instead, without that limit.
+  // A ring hop is the library's point-to-point send/recv. On hardware with measured hops
+  // (models::PointToPoint) a hop of that type takes the measured figures whole, the latency
+  // included, as the analytic model does (models::Profile::ring_hop); otherwise its links'
+  // bandwidth, at most the profile's p2p limit, plus its extra latency. A hop sharing links with
+  // other traffic goes through the max-min network at the links' share instead.
   const double p2p_cap = s.profile.p2p_bandwidth_bytes_per_s > 0 ? s.profile.p2p_bandwidth_bytes_per_s
                                                                   : std::numeric_limits<double>::infinity();
   auto hop = [&](const Route& route, char& is_direct, Tick& kv_ticks, std::size_t h) {
     double latency = route.empty() ? 0.0 : s.profile.p2p_latency_s, bw = std::numeric_limits<double>::infinity();
+    bool crosses_nodes = false;
     for (auto l : route) {
       if (uses[static_cast<std::size_t>(l)] > 1) is_direct = 0;
       latency += topology->link(l).latency_s;
       bw = std::min(bw, topology->link(l).bandwidth_bytes_per_s);
+      crosses_nodes = crosses_nodes || topology->link(l).kind == LinkKind::Nic;
     }
     if (!route.empty()) bw = std::min(bw, p2p_cap);
+    if (const auto measured = s.profile.ring_hop(s.hardware, crosses_nodes); !route.empty() && measured.measured) {
+      bw = measured.bandwidth_bytes_per_s;
+      latency = measured.latency_s;
+    }
     kv_ticks = clock.to_ticks(latency + (std::isfinite(bw) ? static_cast<double>(kv_bytes) / bw : 0.0));
     hop_latency_s[h] = latency;
     hop_bandwidth_bytes_per_s[h] = bw;
