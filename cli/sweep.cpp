@@ -65,8 +65,8 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
     }
     j[a.field] = values;
     // --mesh replaces mp/sp from the file and the other way round.
-    if (std::string(a.field) == "mesh") j.erase("mp"), j.erase("sp");
-    if (std::string(a.field) == "mp" || std::string(a.field) == "sp") j.erase("mesh");
+    if (field == "mesh") j.erase("mp"), j.erase("sp");
+    if (field == "mp" || field == "sp") j.erase("mesh");
   }
   if (r.count("profile")) j["profile"] = r["profile"].as<std::string>();
   if (r.count("kv-buffers")) j["kv_buffers"] = models::parse_positive_int(r["kv-buffers"].as<std::string>(), "kv-buffers");

@@ -296,10 +296,8 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       inter_bytes_per_s_(profile.link_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
       intra_latency_s_(profile.link_latency(hw.intra_link_latency_s)),
       inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
-      ring_intra_bytes_per_s_(profile.ring_hop(hw, false).bandwidth_bytes_per_s),
-      ring_inter_bytes_per_s_(profile.ring_hop(hw, true).bandwidth_bytes_per_s),
-      ring_intra_latency_s_(profile.ring_hop(hw, false).latency_s),
-      ring_inter_latency_s_(profile.ring_hop(hw, true).latency_s),
+      ring_intra_(profile.ring_hop(hw, false)),
+      ring_inter_(profile.ring_hop(hw, true)),
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);
@@ -393,11 +391,11 @@ double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
 }
 
 double CostModel::ring_bandwidth_bytes_per_s(bool inter_node) const noexcept {
-  return inter_node ? ring_inter_bytes_per_s_ : ring_intra_bytes_per_s_;
+  return (inter_node ? ring_inter_ : ring_intra_).bandwidth_bytes_per_s;
 }
 
 double CostModel::ring_latency_s(bool inter_node) const noexcept {
-  return inter_node ? ring_inter_latency_s_ : ring_intra_latency_s_;
+  return (inter_node ? ring_inter_ : ring_intra_).latency_s;
 }
 
 double CostModel::ring_transfer_s(double bytes, bool inter_node) const noexcept {

@@ -212,8 +212,7 @@ class CostModel {
   double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
   double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency
   double intra_latency_s_, inter_latency_s_;  // the profile's override, else the hardware's
-  double ring_intra_bytes_per_s_, ring_inter_bytes_per_s_;  // ... at most the library's p2p limit
-  double ring_intra_latency_s_, ring_inter_latency_s_;      // ... plus its p2p latency
+  Profile::Hop ring_intra_, ring_inter_;  // a ring hop of each type (Profile::ring_hop)
   std::int64_t mp_;
   std::int64_t batch_;
   std::int64_t heads_per_device_;

@@ -52,9 +52,6 @@ struct Documents {
                                            std::int64_t n_seq);
 };
 
-// Log-normal draws of mean `mean` and log-space deviation `sigma` from the standardised
-// mt19937_64 stream (its output is fixed by the standard, distributions are not; Box-Muller on
-// 53-bit uniforms), so a seed gives the same lengths everywhere.
 // The longest mean document a log-normal spec may ask for: 2^40 tokens, the longest document any
 // reader accepts (a mean of 1e308 would make one document of all the tokens, which is no draw).
 inline constexpr double kMaxLognormalMean = 1099511627776.0;
@@ -64,6 +61,9 @@ inline constexpr double kMaxLognormalMean = 1099511627776.0;
 // on the first line is an error, not a silently skipped header.
 [[nodiscard]] bool is_lengths_header(const std::vector<std::string>& fields);
 
+// Log-normal draws of mean `mean` and log-space deviation `sigma` from the standardised
+// mt19937_64 stream (its output is fixed by the standard, distributions are not; Box-Muller on
+// 53-bit uniforms), so a seed gives the same lengths everywhere.
 class LognormalDraws {
  public:
   // InputError (field "docs") unless 1 <= mean <= kMaxLognormalMean and 0 <= sigma <= 10.

@@ -28,11 +28,7 @@ std::string too_many() {
 // The fields of a line: split at commas only, each trimmed of spaces and TABs.
 std::vector<std::string> fields_of(const std::string& line) {
   std::vector<std::string> out;
-  for (auto& f : models::split(line, ',')) {
-    const auto b = f.find_first_not_of(" \t");
-    const auto e = f.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? std::string() : f.substr(b, e - b + 1));
-  }
+  for (const auto& f : models::split(line, ',')) out.emplace_back(models::trim(f));
   return out;
 }
 

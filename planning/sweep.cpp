@@ -253,37 +253,43 @@ std::string read_all(const std::string& path) {
 }
 
 // How much of an existing sweep file is complete rows of this sweep: the byte length of the
-// preamble plus every whole row in order; rows beyond are dropped (cut by an interruption).
-std::pair<std::size_t, std::int64_t> complete_prefix(const std::string& text, const std::string& preamble,
-                                                     const Shard& shard, std::int64_t shard_points,
-                                                     const std::string& path) {
+// preamble plus every whole row in order, and those rows (views into `text`); rows beyond are
+// dropped (cut by an interruption).
+struct KeptRows {
+  std::size_t bytes = 0;
+  std::vector<std::string_view> lines;
+};
+KeptRows complete_prefix(const std::string& text, const std::string& preamble, const Shard& shard,
+                         std::int64_t shard_points, const std::string& path) {
   if (text.size() < preamble.size() || text.compare(0, preamble.size(), preamble) != 0) {
     // A file cut inside its preamble holds no row yet: start again.
-    if (preamble.compare(0, text.size(), text) == 0) return {0, 0};
+    if (preamble.compare(0, text.size(), text) == 0) return {};
     throw InputError(path, 1, "resume",
                      "the file is not this sweep's output (its first lines differ: another grid, shard or version); "
                      "remove it or write elsewhere");
   }
-  // The column header is the preamble's last line.
-  const std::string columns = preamble.substr(preamble.rfind('\n', preamble.size() - 2) + 1,
-                                              preamble.size() - 2 - preamble.rfind('\n', preamble.size() - 2));
+  // The column header is the preamble's last line (the preamble ends with a newline).
+  const auto header_start = preamble.rfind('\n', preamble.size() - 2) + 1;
+  const std::string columns = preamble.substr(header_start, preamble.size() - 1 - header_start);
   const auto preamble_lines = static_cast<std::int64_t>(std::count(preamble.begin(), preamble.end(), '\n'));
+  KeptRows kept;
   std::size_t pos = preamble.size();
-  std::int64_t rows = 0;
   while (pos < text.size()) {
     const auto nl = text.find('\n', pos);
     if (nl == std::string::npos) break;  // the row the interruption cut
     const std::string line = text.substr(pos, nl - pos);
+    const auto rows = static_cast<std::int64_t>(kept.lines.size());
     if (rows >= shard_points || row_index(line) != shard.index(rows))
       throw InputError(path, 0, "index",
                        fmt::format("row {} of the file is not the sweep's point {}: the file was changed; remove it "
                                    "or write elsewhere",
                                    rows + 1, shard.index(rows)));
     check_finite_cells(line, columns, path, preamble_lines + rows + 1);
-    ++rows;
+    kept.lines.emplace_back(text.data() + pos, nl - pos);
     pos = nl + 1;
   }
-  return {pos, rows};
+  kept.bytes = pos;
+  return kept;
 }
 
 // The rows of a resumed file that are computed again and compared byte for byte: every row when
@@ -306,16 +312,9 @@ std::vector<std::int64_t> rows_to_recompute(const SweepGrid& grid, std::int64_t 
 // InputError naming the file and the row when a kept row differs from what the sweep computes for
 // its point (an edited value): resuming would otherwise pass it on with exit 0.
 void verify_resumed_rows(const SweepGrid& grid, const models::Catalog& catalog, const SweepOptions& options,
-                         const std::string& text, std::size_t preamble_bytes, std::int64_t rows, const std::string& path) {
-  const auto pick = rows_to_recompute(grid, rows);
+                         const std::vector<std::string_view>& lines, const std::string& path) {
+  const auto pick = rows_to_recompute(grid, static_cast<std::int64_t>(lines.size()));
   if (pick.empty()) return;
-  std::vector<std::string_view> lines;
-  lines.reserve(static_cast<std::size_t>(rows));
-  for (std::size_t pos = preamble_bytes; static_cast<std::int64_t>(lines.size()) < rows;) {
-    const auto nl = text.find('\n', pos);
-    lines.emplace_back(text.data() + pos, nl - pos);
-    pos = nl + 1;
-  }
   std::string computed;
   ordered_loop<TextChunk>(
       grid, catalog, options, static_cast<std::int64_t>(pick.size()),
@@ -358,8 +357,10 @@ SweepSummary run_sweep_to_file(const SweepGrid& grid, const models::Catalog& cat
     throw io::OutputError(path, ELOOP, "cannot write " + path + ": it is a symbolic link (not followed)");
   if (resume && std::filesystem::exists(path, ec)) {
     const std::string text = read_all(path);
-    std::tie(keep, first) = complete_prefix(text, preamble, options.shard, shard_points, path);
-    if (first > 0) verify_resumed_rows(grid, catalog, options, text, preamble.size(), first, path);
+    const auto kept = complete_prefix(text, preamble, options.shard, shard_points, path);
+    keep = kept.bytes;
+    first = static_cast<std::int64_t>(kept.lines.size());
+    verify_resumed_rows(grid, catalog, options, kept.lines, path);
   }
   // Written in place, row by row: an interrupted sweep keeps every complete row for --resume.
   io::JournalFile f(path, keep);
