@@ -69,7 +69,7 @@ record() {
   rm -f "$out"/files/*-lengths.csv
   run workload --model ringattn-1b --mesh 1x4 --seq 4096 --layout striped
   run show --model ringattn-1b --mesh 1x4 --seq 4096 --layout zigzag
-  run check "$ROOT/data/ringflash_readme_2024.csv" --hardware h800
+  run check "$ROOT/data/striped_paper_calibration.csv"
   run agreement --help
   run calibrate --help
   # The worked examples and validation.py run on a copy of the tree: they write docs/ and configs/.
