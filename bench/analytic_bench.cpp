@@ -4,8 +4,8 @@
 // profile files are loaded once, as a sweep would.
 #include <benchmark/benchmark.h>
 
-#include "models/analytic.hpp"
-#include "models/attention_cost.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/families/attention_cost.hpp"
 
 using namespace ringsim::models;
 

@@ -11,8 +11,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "models/document_work.hpp"
-#include "models/packed_model.hpp"
+#include "models/workload/document_work.hpp"
+#include "models/analytic/packed_model.hpp"
 #include "planning/length_plan.hpp"
 #include "planning/lengths.hpp"
 #include "planning/packing.hpp"

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/sparse_io.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/sparse_io.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "models/program.hpp"
-#include "models/scenario.hpp"
+#include "models/program/program.hpp"
+#include "models/scenario/scenario.hpp"
 #include "sim/step.hpp"
 
 namespace {

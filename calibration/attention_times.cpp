@@ -4,10 +4,10 @@
 #include <cmath>
 #include <set>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
-#include "models/strategy.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+#include "models/implementations/strategy.hpp"
 
 namespace ringsim::calibration {
 

@@ -15,8 +15,8 @@
 
 #include "calibration/fit.hpp"
 #include "calibration/tables.hpp"
-#include "models/cost.hpp"
-#include "models/scenario.hpp"
+#include "models/cost/cost.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::calibration {
 

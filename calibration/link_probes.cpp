@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::calibration {
 

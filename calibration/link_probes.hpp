@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/point_to_point.hpp"
+#include "models/hardware/point_to_point.hpp"
 
 namespace ringsim::calibration {
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <memory>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::calibration {
 

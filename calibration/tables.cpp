@@ -4,8 +4,8 @@
 #include <cmath>
 #include <set>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::calibration {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "calibration/fit.hpp"
-#include "models/analytic.hpp"
-#include "models/attention_cost.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/families/attention_cost.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::calibration {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::calibration {
 

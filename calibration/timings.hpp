@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "calibration/fit.hpp"
-#include "models/cost.hpp"
-#include "models/hardware.hpp"
+#include "models/cost/cost.hpp"
+#include "models/hardware/hardware.hpp"
 
 namespace ringsim::calibration {
 

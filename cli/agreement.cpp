@@ -5,8 +5,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "planning/agreement.hpp"
 
 namespace ringsim::cli {

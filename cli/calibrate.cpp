@@ -18,9 +18,9 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
-#include "models/error.hpp"
-#include "models/interval.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 

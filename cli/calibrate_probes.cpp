@@ -9,9 +9,9 @@
 
 #include "calibration/link_probes.hpp"
 #include "cli/csv.hpp"
-#include "models/error.hpp"
-#include "models/names.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/names.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 

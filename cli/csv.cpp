@@ -1,9 +1,9 @@
 #include "cli/csv.hpp"
 
 #include "io/output_file.hpp"
-#include "models/error.hpp"
-#include "models/input_file.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "planning/table.hpp"
 
 namespace ringsim::cli {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli/scenario_options.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "sim/step_size.hpp"
 
 namespace ringsim::cli {

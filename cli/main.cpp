@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "io/interrupt.hpp"
 #include "io/output_file.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include "cli/csv.hpp"
 #include "cli/gpu_common.hpp"
 #include "kernels/schedule.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 

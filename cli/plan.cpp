@@ -16,9 +16,9 @@
 #include "cli/scenario_options.hpp"
 #include "cli/text_table.hpp"
 #include "io/output_file.hpp"
-#include "models/error.hpp"
-#include "models/json_fields.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/io/parse.hpp"
 #include "planning/plan.hpp"
 #include "planning/sweep.hpp"
 

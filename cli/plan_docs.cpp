@@ -14,9 +14,9 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/text_table.hpp"
-#include "models/error.hpp"
-#include "models/memory.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/memory/memory.hpp"
+#include "models/io/parse.hpp"
 #include "planning/length_plan.hpp"
 
 namespace ringsim::cli {

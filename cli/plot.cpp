@@ -2,7 +2,7 @@
 // communication heatmap, memory vs context) as SVG and/or PNG, without a display.
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "planning/plot.hpp"
 
 namespace ringsim::cli {

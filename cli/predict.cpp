@@ -12,12 +12,12 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "io/output_file.hpp"
-#include "models/analytic.hpp"
-#include "models/documents.hpp"
-#include "models/program.hpp"
-#include "models/error.hpp"
-#include "models/interval.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/workload/documents.hpp"
+#include "models/program/program.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/io/parse.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::cli {

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
-#include "models/strategy.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+#include "models/implementations/strategy.hpp"
 
 namespace ringsim::cli {
 

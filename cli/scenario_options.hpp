@@ -7,7 +7,7 @@
 #include <cxxopts.hpp>
 
 #include "cli/csv.hpp"
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::cli {
 

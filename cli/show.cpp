@@ -14,10 +14,10 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/work_summary.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/limits.hpp"
-#include "models/program.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/io/limits.hpp"
+#include "models/program/program.hpp"
 
 namespace ringsim::cli {
 

@@ -13,9 +13,9 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "io/output_file.hpp"
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "sim/step.hpp"
 #include "sim/trace.hpp"
 

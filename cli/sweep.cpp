@@ -9,9 +9,9 @@
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
-#include "models/error.hpp"
-#include "models/json_fields.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/io/parse.hpp"
 #include "planning/sweep.hpp"
 
 namespace ringsim::cli {

@@ -8,8 +8,8 @@
 #include "cli/gpu_common.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/validate_core.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 

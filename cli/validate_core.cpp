@@ -6,8 +6,8 @@
 
 #include "cli/gpu_common.hpp"
 #include "kernels/workload_schedule.hpp"
-#include "models/analytic.hpp"
-#include "models/error.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::cli {
 

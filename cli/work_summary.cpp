@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/scenario_options.hpp"
-#include "models/documents.hpp"
-#include "models/program.hpp"
+#include "models/workload/documents.hpp"
+#include "models/program/program.hpp"
 
 namespace ringsim::cli {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "models/documents.hpp"
-#include "models/scenario.hpp"
+#include "models/workload/documents.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::cli {
 

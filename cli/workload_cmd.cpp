@@ -11,9 +11,9 @@
 #include "cli/scenario_options.hpp"
 #include "cli/work_summary.hpp"
 #include "io/output_file.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/program.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/program/program.hpp"
 
 namespace ringsim::cli {
 

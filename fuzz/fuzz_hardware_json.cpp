@@ -2,9 +2,9 @@
 #include <cstdint>
 #include <string>
 
-#include "models/error.hpp"
-#include "models/hardware.hpp"
-#include "models/json_fields.hpp"
+#include "models/io/error.hpp"
+#include "models/hardware/hardware.hpp"
+#include "models/io/json_fields.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
-#include "models/error.hpp"
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/sparse_io.hpp"
-#include "models/workload.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/sparse_io.hpp"
+#include "models/workload/workload.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ringsim::models;

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
-#include "models/error.hpp"
-#include "models/layout.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/layout.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ringsim::models;

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/error.hpp"
-#include "models/json_fields.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/scenario/scenario.hpp"
 #include "planning/grid.hpp"
 #include "planning/plan.hpp"
 

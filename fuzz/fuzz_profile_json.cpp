@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/cost.hpp"
-#include "models/error.hpp"
-#include "models/json_fields.hpp"
+#include "models/cost/cost.hpp"
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
 
 namespace {
 

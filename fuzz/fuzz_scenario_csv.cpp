@@ -6,9 +6,9 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "fuzz/fuzz_support.hpp"
-#include "models/error.hpp"
-#include "models/names.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/names.hpp"
+#include "models/io/parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ringsim;

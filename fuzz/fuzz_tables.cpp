@@ -7,8 +7,8 @@
 
 #include "cli/csv.hpp"
 #include "fuzz/fuzz_support.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 #include "planning/check.hpp"
 #include "planning/plot.hpp"
 

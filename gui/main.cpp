@@ -10,7 +10,7 @@
 #include <QTimer>
 
 #include "gui/main_window.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace {
 

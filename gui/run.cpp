@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "models/error.hpp"
-#include "models/program.hpp"
+#include "models/io/error.hpp"
+#include "models/program/program.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::gui {

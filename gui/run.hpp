@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "models/analytic.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::gui {
 

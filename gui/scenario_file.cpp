@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "io/output_file.hpp"
-#include "models/error.hpp"
-#include "models/input_file.hpp"
-#include "models/json_fields.hpp"
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/json_fields.hpp"
 
 namespace ringsim::gui {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::gui {
 

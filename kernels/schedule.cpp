@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::kernels {
 namespace {

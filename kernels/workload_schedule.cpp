@@ -3,7 +3,7 @@
 #include <limits>
 #include <string>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::kernels {
 

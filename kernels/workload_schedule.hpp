@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/schedule.hpp"
-#include "models/workload.hpp"
+#include "models/workload/workload.hpp"
 
 namespace ringsim::kernels {
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "io/output_file.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::planning {
 

@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "models/analytic.hpp"
-#include "models/checked.hpp"
-#include "models/error.hpp"
-#include "models/limits.hpp"
-#include "models/implementation.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/checked.hpp"
+#include "models/io/error.hpp"
+#include "models/io/limits.hpp"
+#include "models/implementations/implementation.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::planning {
 

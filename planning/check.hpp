@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 #include "planning/table.hpp"
 
 namespace ringsim::planning {

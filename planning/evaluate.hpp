@@ -15,10 +15,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "models/error.hpp"
-#include "models/analytic.hpp"
-#include "models/interval.hpp"
-#include "models/memory.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/memory/memory.hpp"
 #include "planning/grid.hpp"
 
 namespace ringsim::planning {
@@ -35,7 +35,7 @@ struct SweepResult {
   std::string topology;        // as run ("default" when the hardware's)
   models::Recompute recompute = models::Recompute::None;
   models::Prediction prediction;  // step_s, tokens/s and MFU from the engine that ran
-  // The 90 % interval of step_s (models/interval.hpp: the profile's fitted uncertainty; the
+  // The 90 % interval of step_s (models/analytic/interval.hpp: the profile's fitted uncertainty; the
   // simulator's step keeps the analytic interval's relative width); unavailable for profiles
   // without one (derived or spec defaults).
   models::Interval step_interval;

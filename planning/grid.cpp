@@ -4,14 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/checked.hpp"
-#include "models/error.hpp"
-#include "models/limits.hpp"
-#include "models/names.hpp"
-#include "models/implementation.hpp"
-#include "models/json_fields.hpp"
-#include "models/parse.hpp"
-#include "models/strategy.hpp"
+#include "models/io/checked.hpp"
+#include "models/io/error.hpp"
+#include "models/io/limits.hpp"
+#include "models/io/names.hpp"
+#include "models/implementations/implementation.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/io/parse.hpp"
+#include "models/implementations/strategy.hpp"
 
 namespace ringsim::planning {
 

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "models/memory.hpp"
-#include "models/scenario.hpp"
+#include "models/memory/memory.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::planning {
 
@@ -62,7 +62,7 @@ struct SweepGrid {
   std::string profile;         // empty: each (hardware, implementation)'s own
   std::int64_t kv_buffers = 2;
   Engine engine = Engine::Analytic;
-  // Rows carry the 90 % interval of the step where the profile is fitted (models/interval.hpp):
+  // Rows carry the 90 % interval of the step where the profile is fitted (models/analytic/interval.hpp):
   // two more predictions per fitted parameter, each point. Off for sweeps where speed matters more.
   bool intervals = true;
 

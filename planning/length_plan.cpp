@@ -11,13 +11,13 @@
 #include <set>
 #include <thread>
 
-#include "models/document_work.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/implementation.hpp"
-#include "models/memory.hpp"
-#include "models/packed_model.hpp"
-#include "models/strategy.hpp"
+#include "models/workload/document_work.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/implementations/implementation.hpp"
+#include "models/memory/memory.hpp"
+#include "models/analytic/packed_model.hpp"
+#include "models/implementations/strategy.hpp"
 #include "planning/plan.hpp"
 
 namespace ringsim::planning {

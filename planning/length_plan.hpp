@@ -1,7 +1,7 @@
 #pragma once
 // Plans from a length distribution: a dataset's documents packed into sequences of n_seq tokens
 // (planning/packing.hpp), every packed sequence predicted under each candidate context-parallel
-// strategy, document layout and implementation of one mesh (models/packed_model.hpp: the
+// strategy, document layout and implementation of one mesh (models/analytic/packed_model.hpp: the
 // analytic model with the work counted per document), and, per bucket of sequences by their
 // longest document, the candidates ranked by tokens/s with why.
 //
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "models/analytic.hpp"
-#include "models/memory.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/memory/memory.hpp"
+#include "models/scenario/scenario.hpp"
 #include "planning/lengths.hpp"
 #include "planning/packing.hpp"
 

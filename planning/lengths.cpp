@@ -5,10 +5,10 @@
 #include <cmath>
 #include <numeric>
 
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/input_file.hpp"
-#include "models/parse.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::planning {
 

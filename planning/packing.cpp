@@ -5,8 +5,8 @@
 #include <random>
 #include <string_view>
 
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::planning {
 

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "models/error.hpp"
-#include "models/strategy.hpp"
+#include "models/io/error.hpp"
+#include "models/implementations/strategy.hpp"
 #include "planning/prefilter.hpp"
 
 namespace ringsim::planning {

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::planning {
 

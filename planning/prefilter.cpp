@@ -3,9 +3,9 @@
 #include <map>
 #include <optional>
 
-#include "models/error.hpp"
-#include "models/implementation.hpp"
-#include "models/strategy.hpp"
+#include "models/io/error.hpp"
+#include "models/implementations/implementation.hpp"
+#include "models/implementations/strategy.hpp"
 
 namespace ringsim::planning {
 

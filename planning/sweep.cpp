@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 
 #include "io/output_file.hpp"
-#include "models/error.hpp"
-#include "models/input_file.hpp"
-#include "models/parse.hpp"
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::planning {
 
@@ -247,7 +247,7 @@ void check_finite_cells(const std::string& line, const std::string& columns, con
   }
 }
 
-// A sweep output (to resume or merge): a regular file of bounded size (models/input_file.hpp).
+// A sweep output (to resume or merge): a regular file of bounded size (models/io/input_file.hpp).
 std::string read_all(const std::string& path) {
   return models::InputFile(path, {}, "sweep output", models::kMaxDataFileBytes).read_all();
 }

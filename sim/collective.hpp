@@ -8,14 +8,14 @@
 //     send/recv), so a device's flows share its links.
 // A group starts when all its members have reached the collective (the caller's rendezvous)
 // and ends, for every member at once, when its last flow has arrived.
-// models/collective_cost.hpp has the closed forms on the default placement; tests/sim checks
+// models/program/collective_cost.hpp has the closed forms on the default placement; tests/sim checks
 // the two agree on one node, on nodes with a NIC per GPU and on tori.
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
 
-#include "models/program.hpp"
+#include "models/program/program.hpp"
 #include "sim/engine.hpp"
 #include "sim/network.hpp"
 #include "sim/topology.hpp"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::sim {
 

@@ -9,7 +9,7 @@
 // - backward: the dK/dV accumulator of a block leaves a device once it has finished adding to
 //   it (round complete), and a round completes only once the accumulator it adds to has
 //   arrived; after the last round the accumulators travel one more hop, home, unless the
-//   implementation's walk ends at home (models/protocol.hpp);
+//   implementation's walk ends at home (models/implementations/protocol.hpp);
 // - protocols: concurrent K/V and dK/dV transfers share the hop; ordered ones leave a device one
 //   at a time, in the order they were issued; fused ones are one message per round, K/V of the
 //   next round with the accumulator of the last, sent when the round starts;

@@ -7,8 +7,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
 #include "sim/pass_sim.hpp"
 #include "sim/step_plan.hpp"
 #include "sim/step_size.hpp"

@@ -1,14 +1,14 @@
 #include "sim/step_plan.hpp"
 
-#include "models/hardware.hpp"
+#include "models/hardware/hardware.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
 
-#include "models/attention_cost.hpp"
-#include "models/error.hpp"
+#include "models/families/attention_cost.hpp"
+#include "models/io/error.hpp"
 
 namespace ringsim::sim::detail {
 
@@ -230,7 +230,7 @@ void StepPlan::build_costs() {
         const auto& b = w.block(((q - kv) % n + n) % n, q);
         auto [it, fresh] = index.try_emplace(&b, static_cast<std::uint32_t>(costs.size()));
         if (fresh) {
-          // The implementation's kernel family times the block (models/attention_cost.hpp).
+          // The implementation's kernel family times the block (models/families/attention_cost.hpp).
           const models::RoundCost rc = rs.attention->block(rs, q, kv, b);
           costs.push_back({overhead + clock.to_ticks(rc.fwd_s), overhead + clock.to_ticks(rc.bwd_s), rc.tiles});
         }
@@ -242,7 +242,7 @@ void StepPlan::build_costs() {
     costs.push_back({0, 0, 0});
     cost_of.assign(1, 0);
   }
-  // Non-ring compute, per rank, through the same kernel family (models/program.hpp).
+  // Non-ring compute, per rank, through the same kernel family (models/program/program.hpp).
   for (const auto& t : prog.compute) {
     const auto c = models::table_cost(s, t);
     std::vector<Tick> ticks;

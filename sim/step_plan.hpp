@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/program.hpp"
-#include "models/scenario.hpp"
+#include "models/program/program.hpp"
+#include "models/scenario/scenario.hpp"
 #include "sim/collective.hpp"
 #include "sim/engine.hpp"
 #include "sim/ps_hops.hpp"

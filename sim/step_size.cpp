@@ -3,10 +3,10 @@
 #include <cmath>
 #include <string>
 
-#include "models/error.hpp"
-#include "models/limits.hpp"
-#include "models/parse.hpp"
-#include "models/program.hpp"
+#include "models/io/error.hpp"
+#include "models/io/limits.hpp"
+#include "models/io/parse.hpp"
+#include "models/program/program.hpp"
 
 namespace ringsim::sim {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::sim {

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "models/mask.hpp"
+#include "models/workload/mask.hpp"
 
 namespace ringsim::kernels {
 

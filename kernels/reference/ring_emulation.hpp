@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/reference/attention.hpp"
-#include "models/layout.hpp"
-#include "models/mask.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
 
 namespace ringsim::kernels {
 

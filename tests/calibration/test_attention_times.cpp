@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/attention_times.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 using namespace ringsim;
 using calibration::TimeRow;

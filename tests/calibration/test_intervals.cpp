@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/fit.hpp"
-#include "models/cost.hpp"
-#include "models/interval.hpp"
+#include "models/cost/cost.hpp"
+#include "models/analytic/interval.hpp"
 
 using namespace ringsim;
 

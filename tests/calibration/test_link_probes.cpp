@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/link_probes.hpp"
-#include "models/cost.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/cost/cost.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim;
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/scfa.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 using namespace ringsim;
 using calibration::ScfaRow;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/tables.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 using namespace ringsim;
 using namespace ringsim::calibration;

@@ -3,8 +3,8 @@
 #include <random>
 
 #include "calibration/timings.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim;
 using namespace ringsim::calibration;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/reference/attention.hpp"
-#include "models/mask.hpp"
+#include "models/workload/mask.hpp"
 
 namespace ringsim::kernels::test {
 

@@ -13,7 +13,7 @@
 #include "kernels/reference/attention.hpp"
 #include "kernels/reference/ring_emulation.hpp"
 #include "kernel_test_util.hpp"
-#include "models/mask.hpp"
+#include "models/workload/mask.hpp"
 
 namespace rk = ringsim::kernels;
 namespace rm = ringsim::models;

@@ -13,11 +13,11 @@
 
 #include "kernel_test_util.hpp"
 #include "kernels/reference/ring_emulation.hpp"
-#include "models/balanced_layout.hpp"
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/sparse_gen.hpp"
-#include "models/sparse_mask.hpp"
+#include "models/workload/balanced_layout.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/sparse_gen.hpp"
+#include "models/workload/sparse_mask.hpp"
 
 namespace rk = ringsim::kernels;
 namespace rm = ringsim::models;

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/schedule.hpp"
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 
 using ringsim::kernels::build_schedule;
 using ringsim::kernels::pair_allowed;

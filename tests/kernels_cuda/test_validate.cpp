@@ -6,8 +6,8 @@
 
 #include "calibration/cupti/collector.hpp"
 #include "cli/validate_core.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace models = ringsim::models;
 using ringsim::cli::run_validation;

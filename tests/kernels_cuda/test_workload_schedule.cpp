@@ -9,11 +9,11 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/workload_schedule.hpp"
-#include "models/error.hpp"
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/sparse_io.hpp"
-#include "models/workload.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/sparse_io.hpp"
+#include "models/workload/workload.hpp"
 
 using ringsim::kernels::schedule_from_workload;
 using ringsim::kernels::TileItem;

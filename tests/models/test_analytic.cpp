@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

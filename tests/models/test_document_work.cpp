@@ -1,4 +1,4 @@
-// The per-document counting of packed batches (models/document_work.hpp) against the exact
+// The per-document counting of packed batches (models/workload/document_work.hpp) against the exact
 // counts: Workload's block counts at 1 x 1 tiles, the all-gather's kernel calls, and brute force
 // over every token pair, on random small batches of every layout, with and without padding.
 #include <algorithm>
@@ -7,14 +7,14 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/attention_cost.hpp"
-#include "models/document_work.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/program.hpp"
-#include "models/workload.hpp"
+#include "models/families/attention_cost.hpp"
+#include "models/workload/document_work.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/program/program.hpp"
+#include "models/workload/workload.hpp"
 
 using namespace ringsim::models;
 
@@ -203,7 +203,7 @@ TEST_CASE("document_work: all-gather pairs and areas equal its kernel calls and 
       CHECK(got.pairs == pairs);
       CHECK(got.area == area);
       if (padding) continue;
-      // Without padding: what the strategy's program issues (models/program.hpp), at 1 x 1 tiles.
+      // Without padding: what the strategy's program issues (models/program/program.hpp), at 1 x 1 tiles.
       const auto starts = with_padding_document(b).starts();
       for (std::int64_t r = 0; r < n; ++r) {
         BlockStats sum;

@@ -7,13 +7,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/mask.hpp"
-#include "models/program.hpp"
-#include "models/scenario.hpp"
-#include "models/workload.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/mask.hpp"
+#include "models/program/program.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/workload/workload.hpp"
 
 using namespace ringsim::models;
 namespace fs = std::filesystem;

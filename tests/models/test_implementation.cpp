@@ -8,10 +8,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/attention_cost.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/families/attention_cost.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim::models;
 namespace fs = std::filesystem;

@@ -9,9 +9,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/error.hpp"
-#include "models/kernel_time.hpp"
-#include "models/scenario.hpp"
+#include "models/io/error.hpp"
+#include "models/cost/kernel_time.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim::models;
 

@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/error.hpp"
-#include "models/layout.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/layout.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

@@ -7,9 +7,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/error.hpp"
-#include "models/mask.hpp"
-#include "models/workload.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/workload.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

@@ -1,14 +1,14 @@
-// The memory model (models/memory.hpp): per-device tokens, sharding, recomputation, the ring's
+// The memory model (models/memory/memory.hpp): per-device tokens, sharding, recomputation, the ring's
 // buffers, and the runs the Striped Attention paper made (they ran, so they fit).
 #include <catch2/catch.hpp>
 
 #include <fstream>
 #include <sstream>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/memory.hpp"
-#include "models/parse.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/memory/memory.hpp"
+#include "models/io/parse.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;

@@ -1,4 +1,4 @@
-// One configuration over many packed batches (models/packed_model.hpp) equals `predict` of the
+// One configuration over many packed batches (models/analytic/packed_model.hpp) equals `predict` of the
 // same scenario with those documents at 1 x 1 tiles (element granularity), for every strategy,
 // implementation and layout that runs packed documents, on random small batches.
 #include <cmath>
@@ -7,11 +7,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/packed_model.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/packed_model.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim::models;
 

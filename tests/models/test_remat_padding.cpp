@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;

@@ -8,14 +8,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/analytic.hpp"
-#include "models/attention_cost.hpp"
-#include "models/error.hpp"
-#include "models/interval.hpp"
-#include "models/json_fields.hpp"
-#include "models/kernel_time.hpp"
-#include "models/scenario.hpp"
-#include "models/ring_steps.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/families/attention_cost.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/cost/kernel_time.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/implementations/ring_steps.hpp"
 
 using namespace ringsim::models;
 

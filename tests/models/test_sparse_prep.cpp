@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/analytic.hpp"
-#include "models/error.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/io/error.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim::models;
 

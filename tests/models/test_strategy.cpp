@@ -9,12 +9,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/collective_cost.hpp"
-#include "models/documents.hpp"
-#include "models/error.hpp"
-#include "models/program.hpp"
-#include "models/scenario.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/program/collective_cost.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/program/program.hpp"
+#include "models/scenario/scenario.hpp"
 
 using namespace ringsim::models;
 

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/error.hpp"
-#include "models/packed_model.hpp"
+#include "models/io/error.hpp"
+#include "models/analytic/packed_model.hpp"
 #include "planning/length_plan.hpp"
 #include "planning/lengths.hpp"
 #include "planning/packing.hpp"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "planning/plan.hpp"
 #include "planning/prefilter.hpp"
 #include "planning/sweep.hpp"

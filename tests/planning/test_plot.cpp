@@ -7,7 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "planning/plot.hpp"
 #include "planning/sweep.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -11,14 +11,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "models/checked.hpp"
-#include "models/error.hpp"
-#include "models/input_file.hpp"
-#include "models/json_fields.hpp"
-#include "models/layout.hpp"
-#include "models/limits.hpp"
-#include "models/mask.hpp"
-#include "models/scenario.hpp"
+#include "models/io/checked.hpp"
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/workload/layout.hpp"
+#include "models/io/limits.hpp"
+#include "models/workload/mask.hpp"
+#include "models/scenario/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

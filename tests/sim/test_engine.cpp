@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "sim/engine.hpp"
 #include "sim/event_queue.hpp"
 

@@ -8,10 +8,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/analytic.hpp"
-#include "models/collective_cost.hpp"
-#include "models/error.hpp"
-#include "models/program.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/program/collective_cost.hpp"
+#include "models/io/error.hpp"
+#include "models/program/program.hpp"
 #include "sim/collective.hpp"
 #include "sim/step.hpp"
 #include "tests/support/scenario.hpp"

@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "models/error.hpp"
+#include "models/io/error.hpp"
 #include "sim/topology.hpp"
 
 using ringsim::models::InputError;

@@ -3,15 +3,15 @@
 // (sort the device's positions, filter / stable-sort by bucket id), counts every tile by testing
 // every pair with Mask::allowed, and decides visited tiles by the kernel's literal loops (the
 // counting loops of the public SCFA Triton kernels, restated). Shares no code with
-// models/sparse_tiles.cpp.
+// models/workload/sparse_tiles.cpp.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include "models/layout.hpp"
-#include "models/mask.hpp"
-#include "models/sparse_mask.hpp"
+#include "models/workload/layout.hpp"
+#include "models/workload/mask.hpp"
+#include "models/workload/sparse_mask.hpp"
 
 namespace ringsim::test {
 

@@ -1,4 +1,4 @@
-// The mask-derived layouts (models/balanced_layout.hpp). bucket-striped: a permutation that keeps
+// The mask-derived layouts (models/workload/balanced_layout.hpp). bucket-striped: a permutation that keeps
 // striped's one-token-per-row structure, equals striped when there is nothing to balance,
 // equalises per-device bucket counts, and lowers the ring's per-round maximum of visited tiles.
 // bucket-rotated: a permutation with exact block sizes that lets SCFA's causal trim work, which
@@ -9,11 +9,11 @@
 #include <cstdio>
 #include <vector>
 
-#include "models/balanced_layout.hpp"
-#include "models/error.hpp"
-#include "models/sparse_gen.hpp"
-#include "models/sparse_mask.hpp"
-#include "models/workload.hpp"
+#include "models/workload/balanced_layout.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/sparse_gen.hpp"
+#include "models/workload/sparse_mask.hpp"
+#include "models/workload/workload.hpp"
 
 using namespace ringsim;
 using models::Layout;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/error.hpp"
-#include "models/sparse_gen.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/sparse_gen.hpp"
 
 using namespace ringsim;
 

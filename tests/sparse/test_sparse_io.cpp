@@ -7,9 +7,9 @@
 #include <string>
 
 
-#include "models/error.hpp"
-#include "models/sparse_gen.hpp"
-#include "models/sparse_io.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/sparse_gen.hpp"
+#include "models/workload/sparse_io.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim;

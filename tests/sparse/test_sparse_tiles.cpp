@@ -10,12 +10,12 @@
 #include <string>
 #include <utility>
 
-#include "models/balanced_layout.hpp"
-#include "models/error.hpp"
-#include "models/sparse_gen.hpp"
-#include "models/sparse_mask.hpp"
-#include "models/sparse_rows_cache.hpp"
-#include "models/workload.hpp"
+#include "models/workload/balanced_layout.hpp"
+#include "models/io/error.hpp"
+#include "models/workload/sparse_gen.hpp"
+#include "models/workload/sparse_mask.hpp"
+#include "models/workload/sparse_rows_cache.hpp"
+#include "models/workload/workload.hpp"
 #include "oracle.hpp"
 
 using namespace ringsim;

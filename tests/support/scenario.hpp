@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "models/scenario.hpp"
+#include "models/scenario/scenario.hpp"
 
 namespace ringsim::test {
 

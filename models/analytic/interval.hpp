@@ -1,0 +1,43 @@
+#pragma once
+// Prediction intervals. A calibrated profile carries what its fit left uncertain
+// (Profile::Uncertainty): the covariance of its fitted parameters and the spread of the held-out
+// (leave-one-group-out) residuals in log space. A prediction's interval combines both: the
+// parameters' covariance carried through the prediction by central differences (the delta
+// method, in log space) and the held-out spread, added in quadrature, at a two-sided normal level.
+#include <functional>
+#include <string>
+
+#include "models/cost/cost.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace ringsim::models {
+
+struct Interval {
+  double lo = 0;
+  double hi = 0;
+  bool available = false;  // false: the profile carries no uncertainty for this quantity
+};
+
+// z such that a standard normal lies in [-z, z] with probability `level` (0 < level < 1).
+[[nodiscard]] double two_sided_normal_quantile(double level);
+
+// `quantity` is "time" or "ratio" (which held-out spread applies); `predict` recomputes the value
+// under a perturbed profile. A non-positive or non-finite value has no interval.
+[[nodiscard]] Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
+                                           const std::function<double(const Profile&)>& predict, double level = 0.9);
+
+// `f` of the scenario as it would be under profile `p`: the scenario's profile and cost model are
+// swapped for the call and restored after (also when `f` throws).
+[[nodiscard]] double under_profile(ResolvedScenario& s, const Profile& p,
+                                   const std::function<double(const ResolvedScenario&)>& f);
+
+// The interval of the scenario's analytic step (quantity "time"): unavailable, at no cost, when
+// its profile carries no fitted uncertainty; else 2 analytic predictions per fitted parameter.
+[[nodiscard]] Interval step_interval(ResolvedScenario& s, double level = 0.9);
+// The same around `analytic_step`, the scenario's analytic step already predicted (one prediction fewer).
+[[nodiscard]] Interval step_interval_around(ResolvedScenario& s, double analytic_step, double level = 0.9);
+
+// The same from a log-space standard deviation already known.
+[[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);
+
+}  // namespace ringsim::models

@@ -1,0 +1,162 @@
+#include "models/analytic/packed_model.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/families/attention_cost.hpp"
+#include "models/workload/documents.hpp"
+#include "models/io/error.hpp"
+#include "models/program/program.hpp"
+#include "models/implementations/strategy.hpp"
+
+namespace ringsim::models {
+
+PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) : layout_(DocLayout::parse(spec.layout)) {
+  ScenarioSpec s = spec;
+  if (s.docs.empty()) s.docs = "packed";
+  // The positions the layout spreads a batch over: the ring's (usp: its R), and the group's (usp
+  // lays the sequence out over all sp ranks too, before the all-to-all).
+  const Strategy strategy = Strategy::parse(s.cp);
+  const std::int64_t positions = strategy.has_ring() ? strategy.ring_degree(s.sp) : s.sp;
+  if (positions <= 0 || s.sp <= 0 || s.n_seq <= 0) throw InputError({}, 0, "cp", "the strategy needs a positive group size");
+  layout_.check(s.n_seq, s.sp);
+  layout_.check(s.n_seq, positions);
+  quantum_ = std::lcm(layout_.document_quantum(s.sp), layout_.document_quantum(positions));
+  // A stand-in batch of one document: the program's stages, transfers and the rest of the step
+  // depend on n_seq, not on the documents.
+  auto one = std::make_shared<Documents>();
+  one->spec = s.docs;
+  one->lengths = {s.n_seq};
+  scenario_ = resolve(s, parts, std::move(one));
+  // A family that is not additive (the flash family: CTA waves, a host floor per step or call)
+  // cannot time summed counts. A ring's round is then timed block by block; Ulysses' calls, one
+  // causal call per document on every rank whatever the layout, are built from the lengths and
+  // timed call by call. An all-gather rank's calls depend on how the layout cuts each document,
+  // which the counting (element pairs) does not give: refused.
+  ring_additive_ = scenario_.ring_scenario().attention->additive();
+  per_call_ = !scenario_.attention->additive() && scenario_.program->kind == StrategyKind::Ulysses;
+  if (!scenario_.program->compute.empty() && !scenario_.attention->additive() && !per_call_)
+    throw InputError({}, 0, "kernel",
+                     "implementation " + scenario_.impl.name + "'s kernel family " +
+                         std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp +
+                         "'s calls per document piece of each rank; plans from a length distribution time an "
+                         "all-gather only with a family additive over blocks (blockwise), rings and Ulysses with any");
+  rest_ = step_rest(scenario_);
+  const double device_heads = static_cast<double>(scenario_.cost->heads_per_device());
+  for (const auto& t : scenario_.program->compute) {
+    // Every call of a table attends the same heads (all-gather: a slice's; Ulysses: heads / U).
+    const bool any = !t.lists.empty() && !t.lists.front().empty();
+    table_heads_.push_back(any ? static_cast<double>(t.lists.front().front().heads) / device_heads : 1.0);
+    table_call_.push_back(any ? t.lists.front().front() : AttentionCall{});
+  }
+}
+
+Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace& ws) const {
+  const ResolvedScenario& s = scenario_;
+  const Program& prog = *s.program;
+  const std::int64_t n_seq = s.spec.n_seq;
+  if (prog.has_ring()) {
+    const ResolvedScenario& rs = s.ring_scenario();
+    const std::int64_t n = rs.spec.sp, c = rs.layout->block();
+    const AttentionCost& attention = *rs.attention;
+    ws.counter.ring(layout_, lengths, n_seq, n, ws.pairs);
+    ws.rounds.assign(static_cast<std::size_t>(n), RingRoundWork{});
+    const bool one_ring = prog.window <= 0 || prog.window >= n;
+    // The K/V position that position p holds in round i. One ring: the block of p - i (mod n),
+    // Program::kv_position's case without its division.
+    const auto kv_of = [&](std::int64_t p, std::int64_t i) {
+      return one_ring ? (p >= i ? p - i : p - i + n) : prog.kv_position(p, i);
+    };
+    for (std::int64_t i = 0; i < n && !ring_additive_; ++i) {
+      // Every position's block timed on its own, those without work included (a library still
+      // issues the step: the host floor), as predict times every device's block.
+      RingRoundWork& w = ws.rounds[static_cast<std::size_t>(i)];
+      for (std::int64_t p = 0; p < n; ++p) {
+        const std::int64_t k = kv_of(p, i);
+        const std::int64_t pairs = ws.pairs.at(p, k);
+        const RoundCost rc = attention.block(rs, p, k, element_stats(pairs, c * c));
+        w.fwd_max_s = std::max(w.fwd_max_s, rc.fwd_s);
+        w.bwd_max_s = std::max(w.bwd_max_s, rc.bwd_s);
+        w.fwd_sum_s += rc.fwd_s;
+        w.bwd_sum_s += rc.bwd_s;
+        w.max_area = std::max(w.max_area, pairs);
+        w.sum_area += pairs;
+        w.sum_allowed += pairs;
+      }
+    }
+    // An additive family: each round's busiest position's block and the sum over positions with
+    // work, timed as one block each (the sum's time is the positions' total).
+    for (std::int64_t i = 0; i < n && ring_additive_; ++i) {
+      std::int64_t most = 0, sum = 0, busy = 0;
+      for (std::int64_t p = 0; p < n; ++p) {
+        const std::int64_t pairs = ws.pairs.at(p, kv_of(p, i));
+        most = std::max(most, pairs);
+        sum += pairs;
+        busy += pairs > 0;
+      }
+      RingRoundWork& w = ws.rounds[static_cast<std::size_t>(i)];
+      w.max_area = most;
+      w.sum_area = sum;
+      w.sum_allowed = sum;
+      if (most == 0) continue;
+      const RoundCost busiest = attention.block(rs, 0, 0, element_stats(most, c * c));
+      const RoundCost total = attention.block(rs, 0, 0, element_stats(sum, busy * c * c));
+      w.fwd_max_s = busiest.fwd_s;
+      w.bwd_max_s = busiest.bwd_s;
+      w.fwd_sum_s = total.fwd_s;
+      w.bwd_sum_s = total.bwd_s;
+    }
+  }
+  std::int64_t table_pairs = 0;
+  ws.tables.resize(prog.compute.size());
+  if (!prog.compute.empty()) {
+    // Every rank's calls, as one block of their summed counts (all-gather: per rank; Ulysses:
+    // one causal call per document on every rank, with its share of the heads).
+    const std::int64_t n = s.spec.sp;
+    if (prog.kind == StrategyKind::AllGather) {
+      ws.counter.allgather(layout_, lengths, n_seq, n, ws.ranks);
+    } else {
+      const DocumentTotals t = document_totals(lengths);
+      ws.ranks.pairs.assign(static_cast<std::size_t>(n), t.pairs);
+      ws.ranks.area.assign(static_cast<std::size_t>(n), t.area);
+    }
+    if (per_call_) {
+      // Ulysses under a family timed per call: as models::ulysses_calls and the program's
+      // builder, one causal call per document length (documents of one length merged into a
+      // batch), with the heads of the stand-in's call; padding attends nothing.
+      ws.shapes.clear();
+      for (const auto len : lengths) ++ws.shapes[len];
+    }
+    for (std::size_t t = 0; t < prog.compute.size(); ++t) {
+      auto& table = ws.tables[t];
+      if (per_call_) {
+        double seconds = 0;
+        for (const auto& [len, count] : ws.shapes) {
+          AttentionCall call = table_call_[t];
+          call.q_len = call.k_len = len;
+          call.causal = true;
+          call.diagonal = 0;
+          call.batch = count * s.spec.batch;
+          const RoundCost rc = s.attention->call(s, call);
+          seconds += prog.compute[t].backward ? rc.bwd_s : rc.fwd_s;
+        }
+        table.seconds.assign(static_cast<std::size_t>(n), seconds);
+        table.tiles.assign(static_cast<std::size_t>(n), 0);
+        continue;
+      }
+      table.seconds.resize(static_cast<std::size_t>(n));
+      table.tiles.assign(static_cast<std::size_t>(n), 0);
+      for (std::int64_t r = 0; r < n; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        const RoundCost rc = s.attention->block(s, r, r, element_stats(ws.ranks.pairs[i], ws.ranks.area[i]));
+        table.seconds[i] = (prog.compute[t].backward ? rc.bwd_s : rc.fwd_s) * table_heads_[t];
+      }
+    }
+    for (const auto x : ws.ranks.pairs) table_pairs += x;
+  }
+  const auto round_work = [&](std::int64_t i) { return ws.rounds[static_cast<std::size_t>(i)]; };
+  const AttentionWork work{round_work, &ws.tables, table_pairs};
+  return models::predict(s, work, rest_, false);
+}
+
+}  // namespace ringsim::models

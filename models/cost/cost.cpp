@@ -1,0 +1,425 @@
+#include "models/cost/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+
+namespace ringsim::models {
+
+Profile Profile::spec_default(const Hardware& hw) {
+  Profile p;
+  p.name = hw.name + "-spec";
+  p.hardware = hw.name;
+  p.provenance.calibrated = false;
+  p.provenance.method = "spec defaults";
+  p.provenance.notes =
+      "uncalibrated: efficiencies are generic assumptions (matmul 60%, attention tiles 50%, links 80% of "
+      "the published peaks), perfect overlap, no fixed overheads";
+  // Precision of attention is an implementation choice; bf16 is what fused kernels use.
+  p.attention_precision = hw.peak_bf16_per_s ? Precision::BF16 : Precision::FP32;
+  p.matmul_precision = hw.peak_bf16_per_s ? Precision::BF16 : Precision::FP32;
+  p.default_tile = hw.kind == "tpu" ? TileShape{512, 512} : TileShape{128, 128};
+  return p;
+}
+
+double* Profile::parameter(std::string_view name) noexcept {
+  struct Entry {
+    const char* name;
+    double Profile::*field;
+  };
+  static constexpr Entry kFields[] = {
+      {"overlap", &Profile::overlap},
+      {"masked_tile_penalty", &Profile::masked_tile_penalty},
+      {"skipped_tile_cost", &Profile::skipped_tile_cost},
+      {"attention_efficiency", &Profile::attention_efficiency},
+      {"round_overhead_s", &Profile::round_overhead_s},
+      {"tile_overhead_s", &Profile::tile_overhead_s},
+      {"link_efficiency", &Profile::link_efficiency},
+      {"p2p_bandwidth_bytes_per_s", &Profile::p2p_bandwidth_bytes_per_s},
+      {"p2p_latency_s", &Profile::p2p_latency_s},
+      {"matmul_efficiency", &Profile::matmul_efficiency},
+      {"memory_efficiency", &Profile::memory_efficiency},
+      {"sparse_kernel_efficiency", &Profile::sparse_kernel_efficiency},
+      {"sparse_prep_bytes_per_element", &Profile::sparse_prep_bytes_per_element},
+      {"hash_sort_bytes_per_token", &Profile::hash_sort_bytes_per_token},
+      {"masked_tile_s", &Profile::masked_tile_s},
+      {"skipped_tile_s", &Profile::skipped_tile_s},
+      {"round_bytes_per_element", &Profile::round_bytes_per_element},
+      {"attention_bwd_efficiency", &Profile::attention_bwd_efficiency},
+      {"cta_overhead_s", &Profile::cta_overhead_s},
+      {"softmax_overlap", &Profile::softmax_overlap},
+      {"host_step_s", &Profile::host_step_s},
+      {"host_op_s", &Profile::host_op_s},
+      {"attention_bwd_factor", &Profile::attention_bwd_factor},
+  };
+  for (const auto& e : kFields)
+    if (name == e.name) return &(this->*e.field);
+  return nullptr;
+}
+
+double Profile::link_bytes_per_s(double link) const noexcept { return link * link_efficiency; }
+
+double Profile::link_latency(double link) const noexcept { return link_latency_s.value_or(link); }
+
+double Profile::p2p_bytes_per_s(double link) const noexcept {
+  const double b = link_bytes_per_s(link);
+  return p2p_bandwidth_bytes_per_s > 0 ? std::min(b, p2p_bandwidth_bytes_per_s) : b;
+}
+
+double Profile::p2p_latency(double link) const noexcept { return link_latency(link) + p2p_latency_s; }
+
+Profile::Hop Profile::ring_hop(const Hardware& hw, bool inter_node) const noexcept {
+  if (hw.point_to_point) {
+    if (const auto& m = hw.point_to_point->hop(inter_node)) {
+      const double bw = p2p_bandwidth_bytes_per_s > 0 ? std::min(m->bandwidth_bytes_per_s, p2p_bandwidth_bytes_per_s)
+                                                      : m->bandwidth_bytes_per_s;
+      return {bw, m->latency_s + p2p_latency_s, true};
+    }
+  }
+  return inter_node ? Hop{p2p_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s), p2p_latency(hw.inter_node_latency_s), false}
+                    : Hop{p2p_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s), p2p_latency(hw.intra_link_latency_s), false};
+}
+
+const double* Profile::parameter(std::string_view name) const noexcept {
+  return const_cast<Profile*>(this)->parameter(name);
+}
+
+Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Profile p) {
+  JsonFields f(j, file);
+  p.name = f.string("name");
+  p.hardware = f.string_or("hardware", p.hardware);
+  p.implementation = f.string_or("implementation", p.implementation);
+  p.version = f.integer_or("version", 1, std::int64_t{1} << 20, p.version);
+  if (f.find("provenance")) {
+    p.provenance.calibrated = f.boolean_or("provenance.calibrated", false);
+    p.provenance.method = f.string_or("provenance.method", "");
+    p.provenance.fitted_from = f.string_or("provenance.fitted_from", "");
+    p.provenance.date = f.string_or("provenance.date", "");
+    p.provenance.notes = f.string_or("provenance.notes", "");
+    p.provenance.residual = f.optional_number("provenance.residual");
+  }
+  auto prec = [&](const char* key, Precision& out) {
+    if (!f.find(key)) return;
+    try {
+      out = parse_precision(f.string(key));
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
+  };
+  prec("attention_precision", p.attention_precision);
+  prec("matmul_precision", p.matmul_precision);
+  auto num = [&](const char* key, double& out) {
+    if (auto v = f.optional_number(key)) out = *v;
+  };
+  num("matmul_efficiency", p.matmul_efficiency);
+  num("attention_efficiency", p.attention_efficiency);
+  num("memory_efficiency", p.memory_efficiency);
+  num("tile_overhead_s", p.tile_overhead_s);
+  num("round_overhead_s", p.round_overhead_s);
+  num("masked_tile_s", p.masked_tile_s);
+  num("skipped_tile_s", p.skipped_tile_s);
+  num("round_bytes_per_element", p.round_bytes_per_element);
+  num("attention_bwd_efficiency", p.attention_bwd_efficiency);
+  num("cta_overhead_s", p.cta_overhead_s);
+  num("softmax_overlap", p.softmax_overlap);
+  num("host_step_s", p.host_step_s);
+  num("host_op_s", p.host_op_s);
+  num("masked_tile_penalty", p.masked_tile_penalty);
+  num("skipped_tile_cost", p.skipped_tile_cost);
+  num("overlap", p.overlap);
+  num("link_efficiency", p.link_efficiency);
+  num("p2p_bandwidth_bytes_per_s", p.p2p_bandwidth_bytes_per_s);
+  num("p2p_latency_s", p.p2p_latency_s);
+  num("attention_bwd_factor", p.attention_bwd_factor);
+  num("sparse_kernel_efficiency", p.sparse_kernel_efficiency);
+  num("sparse_prep_bytes_per_element", p.sparse_prep_bytes_per_element);
+  num("hash_sort_bytes_per_token", p.hash_sort_bytes_per_token);
+  if (const auto* v = f.find("link_latency_s"); v && !v->is_null()) p.link_latency_s = f.number("link_latency_s");
+  p.kv_wire_bytes = f.integer_or("kv_wire_bytes", 1, 8, p.kv_wire_bytes);
+  p.dkv_wire_bytes = f.integer_or("dkv_wire_bytes", 1, 8, p.dkv_wire_bytes);
+  p.recompute = f.boolean_or("recompute", p.recompute);
+  if (const auto* u = f.find("uncertainty")) {
+    if (!u->is_object()) throw InputError(file, 0, "uncertainty", "expected an object");
+    Profile::Uncertainty un;
+    if (const auto* names_field = f.find("uncertainty.parameters")) {
+      const auto& names = *names_field;
+      if (!names.is_array()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
+      for (const auto& n : names) {
+        if (!n.is_string()) throw InputError(file, 0, "uncertainty.parameters", "expected an array of names");
+        un.parameters.push_back(n.get<std::string>());
+      }
+      const auto* cov = f.find("uncertainty.covariance");
+      if (!cov || !cov->is_array() || cov->size() != un.parameters.size())
+        throw InputError(file, 0, "uncertainty.covariance", "expected a square matrix, one row per parameter");
+      for (const auto& row : *cov) {
+        if (!row.is_array() || row.size() != un.parameters.size())
+          throw InputError(file, 0, "uncertainty.covariance", "expected a square matrix, one row per parameter");
+        std::vector<double> r;
+        for (const auto& x : row) {
+          if (!x.is_number() || !std::isfinite(x.get<double>()))
+            throw InputError(file, 0, "uncertainty.covariance", "expected finite numbers");
+          r.push_back(x.get<double>());
+        }
+        un.covariance.push_back(std::move(r));
+      }
+      for (std::size_t i = 0; i < un.covariance.size(); ++i)
+        if (un.covariance[i][i] < 0) throw InputError(file, 0, "uncertainty.covariance", "negative variance");
+    }
+    if (const auto* r = f.find("uncertainty.residual_log_sd")) {
+      if (!r->is_object()) throw InputError(file, 0, "uncertainty.residual_log_sd", "expected {quantity: sd}");
+      for (const auto& [q, v] : r->items()) {
+        if (q != "time" && q != "ratio")
+          throw InputError(file, 0, "uncertainty.residual_log_sd." + q, "expected the quantity time or ratio");
+        if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 10))
+          throw InputError(file, 0, "uncertainty.residual_log_sd." + q, "expected a value in [0, 10]");
+        un.residual_log_sd[q] = v.get<double>();
+      }
+    }
+    if (auto v = f.optional_number("uncertainty.held_out_points")) un.held_out_points = static_cast<std::int64_t>(*v);
+    p.uncertainty = std::move(un);
+  }
+  if (f.find("default_tile")) {
+    p.default_tile.q = f.integer("default_tile.q", 1, std::int64_t{1} << 20);
+    p.default_tile.k = f.integer("default_tile.k", 1, std::int64_t{1} << 20);
+  }
+  f.reject_unread("profile file");
+  p.validate(file);
+  return p;
+}
+
+void Profile::validate(const std::string& file) const {
+  auto in = [&](const char* key, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi))
+      throw InputError(file, 0, key, "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                                          std::to_string(v));
+  };
+  in("matmul_efficiency", matmul_efficiency, 1e-3, 1);
+  in("attention_efficiency", attention_efficiency, 1e-3, 1);
+  in("memory_efficiency", memory_efficiency, 1e-3, 1);
+  in("link_efficiency", link_efficiency, 1e-3, 1);
+  in("p2p_bandwidth_bytes_per_s", p2p_bandwidth_bytes_per_s, 0, 1e14);
+  in("p2p_latency_s", p2p_latency_s, 0, 0.1);
+  in("overlap", overlap, 0, 1);
+  in("tile_overhead_s", tile_overhead_s, 0, 1);
+  in("round_overhead_s", round_overhead_s, 0, 1);
+  in("masked_tile_penalty", masked_tile_penalty, 0, 10);
+  in("skipped_tile_cost", skipped_tile_cost, 0, 1);
+  in("masked_tile_s", masked_tile_s, 0, 1);
+  in("skipped_tile_s", skipped_tile_s, 0, 1);
+  in("round_bytes_per_element", round_bytes_per_element, 0, 1e4);
+  in("attention_bwd_efficiency", attention_bwd_efficiency, 0, 1);
+  in("cta_overhead_s", cta_overhead_s, 0, 1);
+  in("softmax_overlap", softmax_overlap, 0, 1);
+  in("host_step_s", host_step_s, 0, 1);
+  in("host_op_s", host_op_s, 0, 1);
+  in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
+  in("sparse_kernel_efficiency", sparse_kernel_efficiency, 0.01, 4);
+  in("sparse_prep_bytes_per_element", sparse_prep_bytes_per_element, 0, 1e4);
+  in("hash_sort_bytes_per_token", hash_sort_bytes_per_token, 0, 1e6);
+  if (attention_efficiency * sparse_kernel_efficiency > 1)
+    throw InputError(file, 0, "sparse_kernel_efficiency",
+                     "attention_efficiency x sparse_kernel_efficiency exceeds 1 (faster than peak)");
+  // Wire dtypes: fp8/int8, bf16/fp16, fp32.
+  for (const auto& [key, bytes] : {std::pair{"kv_wire_bytes", kv_wire_bytes}, std::pair{"dkv_wire_bytes", dkv_wire_bytes}})
+    if (bytes != 1 && bytes != 2 && bytes != 4)
+      throw InputError(file, 0, key, "expected 1, 2 or 4 bytes, got " + std::to_string(bytes));
+  if (link_latency_s) in("link_latency_s", *link_latency_s, 0, 1);
+  if (default_tile.q <= 0 || default_tile.k <= 0) throw InputError(file, 0, "default_tile", "expected positive q and k");
+}
+
+nlohmann::json Profile::to_json() const {
+  nlohmann::json j;
+  j["name"] = name;
+  j["hardware"] = hardware;
+  if (!implementation.empty()) j["implementation"] = implementation;
+  j["version"] = version;
+  j["provenance"] = {{"calibrated", provenance.calibrated}, {"method", provenance.method},
+                     {"fitted_from", provenance.fitted_from}, {"date", provenance.date}, {"notes", provenance.notes}};
+  if (provenance.residual) j["provenance"]["residual"] = *provenance.residual;
+  j["attention_precision"] = std::string(to_string(attention_precision));
+  j["matmul_precision"] = std::string(to_string(matmul_precision));
+  j["matmul_efficiency"] = matmul_efficiency;
+  j["attention_efficiency"] = attention_efficiency;
+  j["memory_efficiency"] = memory_efficiency;
+  j["tile_overhead_s"] = tile_overhead_s;
+  j["round_overhead_s"] = round_overhead_s;
+  j["masked_tile_penalty"] = masked_tile_penalty;
+  j["skipped_tile_cost"] = skipped_tile_cost;
+  j["overlap"] = overlap;
+  j["link_efficiency"] = link_efficiency;
+  if (p2p_bandwidth_bytes_per_s > 0) j["p2p_bandwidth_bytes_per_s"] = p2p_bandwidth_bytes_per_s;
+  if (p2p_latency_s > 0) j["p2p_latency_s"] = p2p_latency_s;
+  if (link_latency_s) j["link_latency_s"] = *link_latency_s;
+  j["kv_wire_bytes"] = kv_wire_bytes;
+  j["dkv_wire_bytes"] = dkv_wire_bytes;
+  j["attention_bwd_factor"] = attention_bwd_factor;
+  j["sparse_kernel_efficiency"] = sparse_kernel_efficiency;
+  j["sparse_prep_bytes_per_element"] = sparse_prep_bytes_per_element;
+  j["hash_sort_bytes_per_token"] = hash_sort_bytes_per_token;
+  j["masked_tile_s"] = masked_tile_s;
+  j["skipped_tile_s"] = skipped_tile_s;
+  j["round_bytes_per_element"] = round_bytes_per_element;
+  j["attention_bwd_efficiency"] = attention_bwd_efficiency;
+  j["cta_overhead_s"] = cta_overhead_s;
+  j["softmax_overlap"] = softmax_overlap;
+  j["host_step_s"] = host_step_s;
+  j["host_op_s"] = host_op_s;
+  j["recompute"] = recompute;
+  if (!uncertainty.empty())
+    j["uncertainty"] = {{"parameters", uncertainty.parameters},
+                        {"covariance", uncertainty.covariance},
+                        {"residual_log_sd", uncertainty.residual_log_sd},
+                        {"held_out_points", uncertainty.held_out_points}};
+  j["default_tile"] = {{"q", default_tile.q}, {"k", default_tile.k}};
+  return j;
+}
+
+CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConfig& model, std::int64_t mp,
+                     std::int64_t batch, std::int64_t mask_heads, MaskKind mask_kind)
+    : head_dim_(static_cast<double>(model.head_dim)),
+      padded_head_dim_(static_cast<double>(hw.padded_to_matrix_unit(model.head_dim))),
+      tile_overhead_s_(profile.tile_overhead_s),
+      attention_bwd_factor_(profile.attention_bwd_factor),
+      recompute_attention_(profile.recompute),
+      masked_tile_penalty_(profile.masked_tile_penalty),
+      skipped_tile_cost_(profile.skipped_tile_cost),
+      masked_tile_s_(profile.masked_tile_s),
+      skipped_tile_s_(profile.skipped_tile_s),
+      round_bytes_per_element_(profile.round_bytes_per_element),
+      overlap_(profile.overlap),
+      memory_bytes_per_s_(hw.hbm_bandwidth_bytes_per_s * profile.memory_efficiency),
+      intra_bytes_per_s_(profile.link_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s)),
+      inter_bytes_per_s_(profile.link_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s)),
+      intra_latency_s_(profile.link_latency(hw.intra_link_latency_s)),
+      inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
+      ring_intra_(profile.ring_hop(hw, false)),
+      ring_inter_(profile.ring_hop(hw, true)),
+      mp_(mp),
+      batch_(batch) {
+  model.check_parallelism(mp);
+  heads_per_device_ = model.heads / mp;
+  kv_heads_per_device_ = std::max<std::int64_t>(1, model.kv_heads / mp);
+  // Structured masks count a tile once for all heads; per-head sparse masks count each head's
+  // tiles, over the model's heads, so each counted tile then stands for heads / mask_heads heads.
+  if (mask_heads > 1) {
+    if (model.heads % mask_heads != 0)
+      throw InputError({}, 0, "mask",
+                       "the mask has " + std::to_string(mask_heads) + " heads, which does not divide the model's " +
+                           std::to_string(model.heads));
+    head_multiplier_ = static_cast<double>(model.heads) / static_cast<double>(mask_heads) / static_cast<double>(mp);
+  } else {
+    head_multiplier_ = static_cast<double>(heads_per_device_);
+  }
+  attn_flops_per_s_ = hw.peak_flops_per_s(profile.attention_precision) * profile.attention_efficiency;
+  matmul_flops_per_s_ = hw.peak_flops_per_s(profile.matmul_precision) * profile.matmul_efficiency;
+  index_mask_ = mask_kind == MaskKind::QKDrop || mask_kind == MaskKind::Hash;
+  if (index_mask_) {
+    attn_flops_per_s_ *= profile.sparse_kernel_efficiency;
+    // Per local token: every head of the device, every sequence of the batch.
+    const double token_heads = static_cast<double>(heads_per_device_) * static_cast<double>(batch);
+    prep_fwd_bytes_per_token_ = token_heads * profile.sparse_prep_bytes_per_element * head_dim_;
+    prep_bwd_bytes_per_token_ = prep_fwd_bytes_per_token_;
+    // The backward reuses the forward's permutation: it sorts nothing.
+    if (mask_kind == MaskKind::Hash) prep_fwd_bytes_per_token_ += token_heads * profile.hash_sort_bytes_per_token;
+  }
+}
+
+double CostModel::sparse_prep_fwd_s(std::int64_t tokens) const noexcept {
+  return prep_fwd_bytes_per_token_ * static_cast<double>(tokens) / memory_bytes_per_s_;
+}
+
+double CostModel::sparse_prep_bwd_s(std::int64_t tokens) const noexcept {
+  return prep_bwd_bytes_per_token_ * static_cast<double>(tokens) / memory_bytes_per_s_;
+}
+
+double CostModel::attention_fwd_flops(const BlockStats& b) const noexcept {
+  return 4.0 * static_cast<double>(b.visited_area) * padded_head_dim_ * head_multiplier_ *
+         static_cast<double>(batch_);
+}
+
+double CostModel::attention_useful_fwd_flops(const BlockStats& b) const noexcept {
+  return 4.0 * static_cast<double>(b.allowed_pairs) * head_dim_ * head_multiplier_ *
+         static_cast<double>(batch_);
+}
+
+double CostModel::masked_factor(const BlockStats& b) const noexcept {
+  if (b.visited_area <= 0) return 1.0;
+  return 1.0 + (masked_tile_penalty_ * static_cast<double>(b.masked_area) +
+                skipped_tile_cost_ * static_cast<double>(b.skipped_area)) /
+                   static_cast<double>(b.visited_area);
+}
+
+double CostModel::tile_constants_s(const BlockStats& b) const noexcept {
+  return static_cast<double>(b.tiles_visited * batch_) * tile_overhead_s_ +
+         static_cast<double>(b.tiles_masked) * masked_tile_s_ +
+         static_cast<double>(b.tiles_total - b.tiles_visited) * skipped_tile_s_;
+}
+
+double CostModel::round_memory_s(std::int64_t tokens) const noexcept {
+  return round_bytes_per_element_ * static_cast<double>(tokens) * static_cast<double>(heads_per_device_) * head_dim_ *
+         static_cast<double>(batch_) / memory_bytes_per_s_;
+}
+
+double CostModel::attention_fwd_s(const BlockStats& b) const noexcept {
+  return tile_constants_s(b) + attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+}
+
+double CostModel::attention_bwd_s(const BlockStats& b) const noexcept {
+  const double bwd = tile_constants_s(b) +
+                     attention_bwd_factor_ * attention_fwd_flops(b) * masked_factor(b) / attn_flops_per_s_;
+  // Rematerialised blocks recompute the forward ring before the backward ring. It is charged to
+  // the backward round of the same block: the busiest device of a round is the same in both
+  // passes, so with transfers hidden behind compute the two rings' rounds add up the same way.
+  return recompute_attention_ ? bwd + attention_fwd_s(b) : bwd;
+}
+
+double CostModel::link_bandwidth_bytes_per_s(bool inter_node) const noexcept {
+  return inter_node ? inter_bytes_per_s_ : intra_bytes_per_s_;
+}
+
+double CostModel::link_latency_s(bool inter_node) const noexcept {
+  return inter_node ? inter_latency_s_ : intra_latency_s_;
+}
+
+double CostModel::transfer_s(double bytes, bool inter_node) const noexcept {
+  if (bytes <= 0) return 0;
+  return link_latency_s(inter_node) + bytes / link_bandwidth_bytes_per_s(inter_node);
+}
+
+double CostModel::ring_bandwidth_bytes_per_s(bool inter_node) const noexcept {
+  return (inter_node ? ring_inter_ : ring_intra_).bandwidth_bytes_per_s;
+}
+
+double CostModel::ring_latency_s(bool inter_node) const noexcept {
+  return (inter_node ? ring_inter_ : ring_intra_).latency_s;
+}
+
+double CostModel::ring_transfer_s(double bytes, bool inter_node) const noexcept {
+  if (bytes <= 0) return 0;
+  return ring_latency_s(inter_node) + bytes / ring_bandwidth_bytes_per_s(inter_node);
+}
+
+double CostModel::overlapped_s(double compute_s, double transfer) const noexcept {
+  return std::max(compute_s, transfer) + (1.0 - overlap_) * std::min(compute_s, transfer);
+}
+
+double CostModel::op_s(const Op& op, bool collective_inter_node) const noexcept {
+  switch (op.kind) {
+    case OpKind::Matmul: return op.flops / matmul_flops_per_s_;
+    case OpKind::Memory: return op.bytes / memory_bytes_per_s_;
+    case OpKind::Collective: {
+      // Ring all-reduce over mp devices: 2 (mp - 1) steps of bytes / mp each.
+      if (mp_ <= 1) return 0;
+      const double m = static_cast<double>(mp_);
+      return 2 * (m - 1) * link_latency_s(collective_inter_node) +
+             2 * (m - 1) / m * op.bytes / link_bandwidth_bytes_per_s(collective_inter_node);
+    }
+  }
+  return 0;
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,389 @@
+#include "models/cost/kernel_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+
+#include <nlohmann/json.hpp>
+
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+
+namespace ringsim::models {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string& file, const std::string& at) {
+  if (!arr.is_array() || arr.empty()) throw InputError(file, 0, at, "expected a non-empty array of tile configurations");
+  std::vector<KernelTile> out;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string here = at + "[" + std::to_string(i) + "]";
+    JsonFields f(arr[i], file);
+    auto count = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+      double v = 0;
+      try {
+        v = f.number(key);
+      } catch (const InputError& e) {
+        throw InputError(file, 0, here + "." + key, e.message());
+      }
+      if (v < static_cast<double>(lo) || v > static_cast<double>(hi) || v != std::floor(v))
+        throw InputError(file, 0, here + "." + key,
+                         "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return static_cast<std::int64_t>(v);
+    };
+    KernelTile t;
+    t.max_head_dim = count("max_head_dim", 1, 1024);
+    t.block_m = count("block_m", 1, 4096);
+    t.block_n = count("block_n", 1, 4096);
+    t.warps = count("warps", 1, 32);
+    t.smem_bytes = count("smem_bytes", 0, 1 << 24);
+    if (!out.empty() && t.max_head_dim <= out.back().max_head_dim)
+      throw InputError(file, 0, here + ".max_head_dim", "tile configurations must list increasing max_head_dim");
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
+  const auto& v = backward ? bwd_tiles : fwd_tiles;
+  for (const auto& t : v)
+    if (head_dim <= t.max_head_dim) return t;
+  throw InputError({}, 0, "head_dim",
+                   "kernel " + name + " has no " + (backward ? "backward" : "forward") + " tile for head dim " +
+                       std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");
+}
+
+KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, 0, "", "expected a JSON object describing a kernel");
+  JsonFields f(j, file);
+  KernelSpec k;
+  auto located = [&](const char* key, auto&& get) {
+    try {
+      return get();
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
+  };
+  k.name = located("name", [&] { return f.string("name"); });
+  k.description = located("description", [&] { return f.string("description"); });
+  k.notes = located("notes", [&] { return f.string_or("notes", ""); });
+  k.sources = code_sources_from_json(f.find("sources"), file, "a kernel");
+  k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, "fwd_tiles");
+  k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, "bwd_tiles");
+  auto num = [&](const char* key, double& out, double lo, double hi) {
+    const auto v = located(key, [&] { return f.optional_number(key); });
+    if (!v) return;
+    if (!(*v >= lo && *v <= hi))
+      throw InputError(file, 0, key, "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    out = *v;
+  };
+  double regs = static_cast<double>(k.registers_per_thread), fl = 1, bl = 1;
+  num("registers_per_thread", regs, 16, 255);
+  num("fwd_exp_per_element", k.fwd_exp_per_element, 0, 16);
+  num("bwd_exp_per_element", k.bwd_exp_per_element, 0, 16);
+  num("fwd_alu_per_element", k.fwd_alu_per_element, 0, 64);
+  num("bwd_alu_per_element", k.bwd_alu_per_element, 0, 64);
+  num("mask_alu_per_element", k.mask_alu_per_element, 0, 64);
+  num("bwd_flops_factor", k.bwd_flops_factor, 1, 10);
+  num("bwd_pre_bytes_per_q_element", k.bwd_pre_bytes_per_q_element, 0, 256);
+  num("bwd_post_bytes_per_q_element", k.bwd_post_bytes_per_q_element, 0, 256);
+  num("fwd_launches", fl, 1, 16);
+  num("bwd_launches", bl, 1, 16);
+  k.registers_per_thread = static_cast<std::int64_t>(regs);
+  k.fwd_launches = static_cast<std::int64_t>(fl);
+  k.bwd_launches = static_cast<std::int64_t>(bl);
+  return k;
+}
+
+KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
+  if (!hw.has_compute_units())
+    throw InputError({}, 0, "hardware",
+                     hw.name + " gives no compute_units (SM count, clock, shared memory, registers), which the "
+                               "kernel-time model needs");
+  KernelRates r;
+  const double sm = static_cast<double>(hw.sm_count);
+  r.sm_count = hw.sm_count;
+  r.registers_per_sm = hw.registers_per_sm;
+  r.shared_memory_per_sm_bytes = hw.shared_memory_per_sm_bytes;
+  const double peak = hw.peak_flops_per_s(p.attention_precision) / sm;
+  r.fwd_flops_per_s = peak * p.attention_efficiency;
+  r.bwd_flops_per_s = peak * (p.attention_bwd_efficiency > 0 ? p.attention_bwd_efficiency : p.attention_efficiency);
+  r.exp_per_s = hw.sfu_ops_per_clock_per_sm * hw.sm_clock_hz;
+  // A fused multiply-add is two FLOPs of the fp32 peak but one operation.
+  r.alu_per_s = hw.peak_flops_per_s(Precision::FP32) / 2 / sm;
+  r.hbm_bytes_per_s = hw.hbm_bandwidth_bytes_per_s * p.memory_efficiency;
+  r.memory_latency_s = hw.memory_latency_s;
+  r.tile_overhead_s = p.tile_overhead_s;
+  r.cta_overhead_s = p.cta_overhead_s;
+  r.softmax_overlap = p.softmax_overlap;
+  return r;
+}
+
+std::int64_t ctas_per_sm(const KernelSpec& spec, const KernelTile& tile, const KernelRates& r) {
+  const std::int64_t by_regs = r.registers_per_sm / std::max<std::int64_t>(1, tile.warps * 32 * spec.registers_per_thread);
+  const std::int64_t by_smem =
+      tile.smem_bytes > 0 ? r.shared_memory_per_sm_bytes / tile.smem_bytes : std::numeric_limits<std::int64_t>::max();
+  return std::max<std::int64_t>(1, std::min(by_regs, by_smem));
+}
+
+namespace {
+
+// Where the exactly scheduled CTAs of n on `slots` slots start. Up to `exact_limit` CTAs (and
+// whenever the fluid start would leave fewer than its tail of 8 x slots) every CTA is scheduled,
+// on min(slots, n) slots free at 0. Beyond, the CTAs before the last 8 x slots are a fluid bulk
+// that keeps every slot busy, so the slots finish it together, spread over about one mean CTA
+// (where the next one starts): the caller sets `base` (the bulk over the slots) and `mean`.
+struct TailStart {
+  std::int64_t slots;
+  bool exact;
+  std::int64_t first;  // index of the first CTA scheduled exactly
+  std::int64_t used;   // slots the exact part runs on
+  double base = 0, mean = 0;
+  TailStart(std::int64_t n, std::int64_t slots_, std::int64_t exact_limit)
+      : slots(slots_), exact(n <= (exact_limit > 0 ? exact_limit : 32 * slots_) || n <= 8 * slots_),
+        first(exact ? 0 : n - 8 * slots_), used(exact ? std::min(slots_, n) : slots_) {}
+  // Slot s's free time; non-decreasing in s.
+  [[nodiscard]] double start(std::int64_t s) const {
+    return exact ? 0.0
+                 : std::max(0.0, base + mean * ((static_cast<double>(s) + 0.5) / static_cast<double>(slots) - 0.5));
+  }
+};
+
+}  // namespace
+
+double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots,
+                              std::int64_t exact_limit) {
+  const auto m = static_cast<std::int64_t>(pattern.size());
+  if (m == 0 || repeats <= 0 || slots <= 0) return 0;
+  const std::int64_t n = m * repeats;
+  TailStart tail_start(n, slots, exact_limit);
+  const std::int64_t first = tail_start.first, used = tail_start.used;
+  // One pass over the pattern: its sum, the sum of its first `first % m` CTAs (the running sum
+  // there: the same bits as a sum of its own) and whether its CTAs are of one duration.
+  const double w0 = pattern.front();
+  const std::int64_t cut = first % m;
+  double pattern_sum = 0, prefix = 0;
+  bool even = true;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double w = pattern[static_cast<std::size_t>(i)];
+    if (i == cut) prefix = pattern_sum;
+    pattern_sum += w;
+    even = even && w == w0;
+  }
+  if (!tail_start.exact) {
+    const double bulk = pattern_sum * static_cast<double>(first / m) + prefix;
+    tail_start.mean = pattern_sum / static_cast<double>(m);
+    tail_start.base = bulk / static_cast<double>(slots);
+  }
+  const auto start_of = [&](std::int64_t s) { return tail_start.start(s); };
+  // CTAs of one duration (a full call, a varlen call's even spread) on slots whose free times lie
+  // within one duration of each other: each CTA finishes after every slot is free again, so the
+  // slots take CTAs in turn, earliest first, and no heap is needed. The last to finish is the
+  // latest-starting slot of those with the most CTAs or of those with one fewer. Its finish is
+  // added one CTA at a time, as the heap would: the same bits (fits are sensitive to them).
+  if (even && w0 > 0 && start_of(used - 1) - start_of(0) <= w0) {
+    const std::int64_t tail = n - first, lo = tail / used, extra = tail % used;
+    const auto finish = [&](std::int64_t slot, std::int64_t count) {
+      double f = start_of(slot);
+      for (std::int64_t c = 0; c < count; ++c) f += w0;
+      return f;
+    };
+    double end = 0;
+    if (extra > 0) end = finish(extra - 1, lo + 1);
+    if (lo > 0) end = std::max(end, finish(used - 1, lo));
+    return end;
+  }
+  std::vector<double> starts(static_cast<std::size_t>(used));
+  for (std::int64_t s = 0; s < used; ++s) starts[static_cast<std::size_t>(s)] = start_of(s);
+  std::priority_queue<double, std::vector<double>, std::greater<>> free(std::greater<>{}, std::move(starts));
+  double end = 0;
+  for (std::int64_t i = first; i < n; ++i) {
+    const double start = free.top();
+    free.pop();
+    const double finish = start + pattern[static_cast<std::size_t>(i % m)];
+    end = std::max(end, finish);
+    free.push(finish);
+  }
+  return end;
+}
+
+double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots, std::int64_t exact_limit) {
+  if (ctas <= 0 || slots <= 0 || !(duration > 0)) return 0;
+  // list_schedule_makespan's fluid start and exact tail, with every CTA `duration` long: the
+  // slots' free times spread over less than one CTA, so the tail goes to the slots in turn.
+  TailStart tail_start(ctas, slots, exact_limit);
+  const std::int64_t first = tail_start.first, used = tail_start.used;
+  if (!tail_start.exact) {
+    tail_start.base = duration * static_cast<double>(first) / static_cast<double>(slots);
+    tail_start.mean = duration;
+  }
+  const auto start_of = [&](std::int64_t s) { return tail_start.start(s); };
+  const std::int64_t tail = ctas - first, lo = tail / used, extra = tail % used;
+  double end = 0;
+  if (extra > 0) end = start_of(extra - 1) + static_cast<double>(lo + 1) * duration;
+  if (lo > 0) end = std::max(end, start_of(used - 1) + static_cast<double>(lo) * duration);
+  return end;
+}
+
+namespace {
+
+// Per-element seconds (SM-seconds) of one visited tile element, one head.
+struct ElementCost {
+  double full = 0;    // any visited element
+  double masked = 0;  // extra where the tile straddles the diagonal
+};
+
+ElementCost element_cost(const KernelSpec& s, const KernelRates& r, std::int64_t padded_dim, bool backward) {
+  ElementCost e;
+  const double flops = 4.0 * static_cast<double>(padded_dim) * (backward ? s.bwd_flops_factor : 1.0);
+  const double matrix = flops / (backward ? r.bwd_flops_per_s : r.fwd_flops_per_s);
+  const double softmax = (backward ? s.bwd_exp_per_element : s.fwd_exp_per_element) / r.exp_per_s +
+                         (backward ? s.bwd_alu_per_element : s.fwd_alu_per_element) / r.alu_per_s;
+  e.full = std::max(matrix, softmax) + (1.0 - r.softmax_overlap) * std::min(matrix, softmax);
+  e.masked = s.mask_alu_per_element / r.alu_per_s;
+  return e;
+}
+
+// Visited and straddling key tiles of query rows [r0, r1) of a call: a tile of keys
+// [t bn, (t + 1) bn) is visited iff its first key <= r1 - 1 + diagonal, and straddles iff some key
+// of it > r0 + diagonal.
+void row_tiles(const KernelCall& c, std::int64_t r0, std::int64_t r1, std::int64_t bn, std::int64_t& visited,
+               std::int64_t& masked) {
+  const std::int64_t cols = ceil_div(c.k_len, bn);
+  if (!c.causal) {
+    visited = cols;
+    masked = 0;
+    return;
+  }
+  const std::int64_t reach = r1 - 1 + c.diagonal;
+  visited = reach < 0 ? 0 : std::min(cols, reach / bn + 1);
+  const std::int64_t sure = r0 + c.diagonal;  // keys <= sure are allowed for every row
+  std::int64_t full = sure < 0 ? 0 : std::min(cols, (sure + 1) / bn);
+  if (full == cols - 1 && sure >= c.k_len - 1) full = cols;
+  full = std::min(full, visited);
+  masked = visited - full;
+}
+
+// Key-block view for the backward: query rows of key tile [k0, k1) that see at least one key, and
+// those that see only some.
+void col_tiles(const KernelCall& c, std::int64_t k0, std::int64_t k1, std::int64_t bm, std::int64_t& visited,
+               std::int64_t& masked) {
+  const std::int64_t rows = ceil_div(c.q_len, bm);
+  if (!c.causal) {
+    visited = rows;
+    masked = 0;
+    return;
+  }
+  // Query i sees key k iff k <= i + diagonal: the first row seeing key k0 is k0 - diagonal.
+  const std::int64_t first_row = std::max<std::int64_t>(0, k0 - c.diagonal);
+  if (first_row >= c.q_len) {
+    visited = masked = 0;
+    return;
+  }
+  const std::int64_t first_tile = first_row / bm;
+  visited = rows - first_tile;
+  // Rows below k1 - 1 - diagonal see the whole key tile.
+  const std::int64_t all_row = std::max<std::int64_t>(0, k1 - 1 - c.diagonal);
+  const std::int64_t first_full = std::min(rows, ceil_div(all_row, bm));
+  masked = std::max<std::int64_t>(0, first_full - first_tile);
+}
+
+}  // namespace
+
+double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  if (c.q_len <= 0 || c.k_len <= 0) return 0;
+  const KernelTile& t = s.tile(false, c.head_dim);
+  const ElementCost e = element_cost(s, r, t.max_head_dim, false);
+  const double area = static_cast<double>(t.block_m * t.block_n);
+  const double tile_s = r.tile_overhead_s + area * e.full;
+  const double mask_s = area * e.masked;
+  // Loading Q and the first K/V tile before the loop can start: two dependent loads' latency (the
+  // K/V tiles are shared by the head's CTAs, mostly L2 hits, so latency, not bandwidth, bounds it).
+  const double fill_s = 2 * r.memory_latency_s;
+  const std::int64_t k = ctas_per_sm(s, t, r);
+  const std::int64_t rows = ceil_div(c.q_len, t.block_m);
+  std::vector<double> pattern(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::int64_t visited = 0, masked = 0;
+    row_tiles(c, i * t.block_m, std::min(c.q_len, (i + 1) * t.block_m), t.block_n, visited, masked);
+    // A CTA shares its SM with k - 1 others: its wall time is k times its work.
+    const double work = visited > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(visited) * tile_s +
+                                          static_cast<double>(masked) * mask_s
+                                    : r.cta_overhead_s;
+    pattern[static_cast<std::size_t>(i)] = work * static_cast<double>(k);
+  }
+  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+}
+
+double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  if (c.q_len <= 0 || c.k_len <= 0) return 0;
+  const KernelTile& t = s.tile(true, c.head_dim);
+  const ElementCost e = element_cost(s, r, t.max_head_dim, true);
+  const double area = static_cast<double>(t.block_m * t.block_n);
+  const double tile_s = r.tile_overhead_s + area * e.full;
+  const double mask_s = area * e.masked;
+  // Loading its K and V tiles, then the first Q and dO tiles.
+  const double fill_s = 2 * r.memory_latency_s;
+  const std::int64_t k = ctas_per_sm(s, t, r);
+  const std::int64_t cols = ceil_div(c.k_len, t.block_n);
+  std::vector<double> pattern(static_cast<std::size_t>(cols));
+  for (std::int64_t j = 0; j < cols; ++j) {
+    std::int64_t visited = 0, masked = 0;
+    col_tiles(c, j * t.block_n, std::min(c.k_len, (j + 1) * t.block_n), t.block_m, visited, masked);
+    const double work = visited > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(visited) * tile_s +
+                                          static_cast<double>(masked) * mask_s
+                                    : r.cta_overhead_s;
+    pattern[static_cast<std::size_t>(j)] = work * static_cast<double>(k);
+  }
+  const double main = list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+  const double q_elements = static_cast<double>(c.q_len * c.heads * c.batch * c.head_dim);
+  const double memory = (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
+  return main + memory;
+}
+
+KernelTime flash_call_time(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  KernelTime t;
+  t.fwd_s = flash_fwd_s(s, r, c);
+  t.bwd_s = flash_bwd_s(s, r, c);
+  if (c.q_len > 0 && c.k_len > 0) {
+    t.fwd_ctas = ceil_div(c.q_len, s.tile(false, c.head_dim).block_m) * c.batch * c.heads;
+    t.bwd_ctas = ceil_div(c.k_len, s.tile(true, c.head_dim).block_n) * c.batch * c.heads;
+  }
+  return t;
+}
+
+KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const VarlenWork& w) {
+  KernelTime out;
+  if (w.q_len <= 0 || w.k_len <= 0 || !(w.visited_elements > 0)) return out;
+  auto pass = [&](bool backward, std::int64_t& ctas_out) {
+    const KernelTile& t = s.tile(backward, w.head_dim);
+    const ElementCost e = element_cost(s, r, t.max_head_dim, backward);
+    const double area = static_cast<double>(t.block_m * t.block_n);
+    const std::int64_t ctas = ceil_div(backward ? w.k_len : w.q_len, backward ? t.block_n : t.block_m);
+    ctas_out = ctas * w.heads * w.batch;
+    // Per head: the visited elements in kernel tiles, each with its fixed cost; every CTA pays its
+    // own fixed cost and fill.
+    const double work = w.visited_elements * e.full + w.masked_elements * e.masked +
+                        w.visited_elements / area * r.tile_overhead_s +
+                        static_cast<double>(ctas) * (r.cta_overhead_s + 2 * r.memory_latency_s);
+    const std::int64_t k = ctas_per_sm(s, t, r);
+    // Packed batches time a varlen step per ring position and round: the closed form, not a
+    // pattern of `ctas` equal CTAs.
+    return uniform_makespan(work / static_cast<double>(ctas) * static_cast<double>(k), ctas * w.heads * w.batch,
+                            r.sm_count * k);
+  };
+  out.fwd_s = pass(false, out.fwd_ctas);
+  const double q_elements = static_cast<double>(w.q_len * w.heads * w.batch * w.head_dim);
+  out.bwd_s = pass(true, out.bwd_ctas) +
+              (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
+  return out;
+}
+
+}  // namespace ringsim::models

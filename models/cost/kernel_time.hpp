@@ -1,0 +1,126 @@
+#pragma once
+// Time of one flash-attention kernel call from how the kernel runs on a GPU: the launch code
+// picks a CTA tile (block_m queries x block_n keys) for the head dim and pass; the grid has one
+// CTA per query block (forward) or key block (backward) of every (batch, head); an SM holds as
+// many CTAs at once as its registers and shared memory allow; CTAs are dispatched in launch
+// order to the first free slot, so the call lasts as long as the greedy list schedule of its CTAs
+// (wave quantisation, and the tail of a causal call's uneven rows). A CTA costs a fixed part
+// (prologue, epilogue, loading its first tiles: "pipeline fill") plus, per tile it visits, a fixed
+// part and per element of the tile: the matrix-unit FLOPs and the softmax's exponentials on the
+// special-function unit and other fp32 operations (separate pipes, partly overlapped:
+// max(matrix, softmax) + (1 - overlap) min(matrix, softmax)), and the element-wise mask on tiles
+// that straddle the causal diagonal. Fully masked tiles are not visited (the loop bounds skip them).
+// The backward adds its memory-bound pre- and post-processing kernels.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/io/code_source.hpp"
+#include "models/cost/cost.hpp"
+#include "models/hardware/hardware.hpp"
+
+namespace ringsim::models {
+
+// One CTA tile configuration of a kernel's launch code.
+struct KernelTile {
+  std::int64_t max_head_dim = 0;  // used for head dims up to this one (the first that fits)
+  std::int64_t block_m = 0;       // query rows per CTA tile
+  std::int64_t block_n = 0;       // keys per CTA tile
+  std::int64_t warps = 4;
+  std::int64_t smem_bytes = 0;    // shared memory of one CTA
+};
+
+// What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
+// implementation names the kernel it calls in "kernel_model").
+struct KernelSpec {
+  std::string name;
+  std::string description;
+  std::vector<CodeSource> sources;  // where each figure was read
+  std::string notes;
+  std::vector<KernelTile> fwd_tiles, bwd_tiles;  // in the launch code's order
+  std::int64_t registers_per_thread = 255;
+  // Per element of a visited tile (one head): exponentials (special-function unit) and other fp32
+  // operations (max, scale, sum, conversions; FMA counted once), forward and backward.
+  double fwd_exp_per_element = 1, bwd_exp_per_element = 1;
+  double fwd_alu_per_element = 0, bwd_alu_per_element = 0;
+  double mask_alu_per_element = 0;  // extra, per element of a tile that straddles the diagonal
+  double bwd_flops_factor = 2.5;    // backward matrix FLOPs / forward (5 products against 2)
+  // Memory-bound kernels around the backward (HBM bytes per query element: rows x heads x head_dim).
+  double bwd_pre_bytes_per_q_element = 0;
+  double bwd_post_bytes_per_q_element = 0;
+  std::int64_t fwd_launches = 1, bwd_launches = 1;
+
+  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim) const;
+  [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static KernelSpec load_file(const std::string& path);
+};
+
+// One kernel call (see AttentionCall): causal calls allow key j for query i iff j <= i + diagonal.
+struct KernelCall {
+  std::int64_t q_len = 0;
+  std::int64_t k_len = 0;
+  bool causal = false;
+  std::int64_t diagonal = 0;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t batch = 1;
+  std::int64_t head_dim = 64;
+};
+
+// The rates a kernel runs at on one GPU under one profile, per SM.
+struct KernelRates {
+  std::int64_t sm_count = 1;
+  std::int64_t registers_per_sm = 65536;
+  std::int64_t shared_memory_per_sm_bytes = 0;
+  double fwd_flops_per_s = 0;   // matrix unit, per SM, at the profile's efficiency
+  double bwd_flops_per_s = 0;
+  double exp_per_s = 0;         // special-function unit, per SM
+  double alu_per_s = 0;         // fp32 operations, per SM
+  double hbm_bytes_per_s = 0;   // the whole GPU, at the profile's memory efficiency
+  double memory_latency_s = 0;  // one dependent global load (Hardware::memory_latency_s)
+  double tile_overhead_s = 0;   // per visited tile (SM-seconds)
+  double cta_overhead_s = 0;    // per CTA (SM-seconds)
+  double softmax_overlap = 0;   // Profile::softmax_overlap
+  // Throws InputError when the hardware has no compute units (kernel timing needs them).
+  [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);
+};
+
+// CTAs of one kernel that one SM holds at once: registers and shared memory decide.
+[[nodiscard]] std::int64_t ctas_per_sm(const KernelSpec& spec, const KernelTile& tile, const KernelRates& r);
+
+// Makespan of CTAs dispatched in order to the first free of `slots` slots (greedy list
+// scheduling), the CTA sequence being `pattern` repeated `repeats` times. Exact up to
+// `exact_limit` CTAs; beyond, the bulk is fluid (slots share the work evenly) and the last
+// 8 x slots CTAs are scheduled exactly from slots spread over one mean CTA.
+[[nodiscard]] double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats,
+                                            std::int64_t slots, std::int64_t exact_limit = 0);
+// The same schedule for `ctas` CTAs of one duration, in closed form (O(1); equal to
+// list_schedule_makespan({duration}, ctas, slots) up to rounding).
+[[nodiscard]] double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots,
+                                      std::int64_t exact_limit = 0);
+
+struct KernelTime {
+  double fwd_s = 0;
+  double bwd_s = 0;
+  std::int64_t fwd_ctas = 0, bwd_ctas = 0;
+};
+
+[[nodiscard]] double flash_fwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
+[[nodiscard]] double flash_bwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
+[[nodiscard]] KernelTime flash_call_time(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
+
+// A varlen call over a block whose mask has no closed-form call shapes (packed documents: one
+// flash_attn_varlen call per step over every document the two blocks share). Its work is the
+// block's: `visited_elements` and `masked_elements` (one head, one sequence: elements of the
+// tiles that hold allowed pairs, and of those that also hold masked ones, at any tile shape),
+// spread evenly over the CTAs of a `q_len` x `k_len` call and list-scheduled like a call's.
+struct VarlenWork {
+  std::int64_t q_len = 0, k_len = 0;
+  double visited_elements = 0, masked_elements = 0;
+  std::int64_t heads = 1, batch = 1, head_dim = 64;
+};
+[[nodiscard]] KernelTime flash_varlen_time(const KernelSpec& spec, const KernelRates& r, const VarlenWork& w);
+
+}  // namespace ringsim::models

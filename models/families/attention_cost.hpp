@@ -1,0 +1,74 @@
+#pragma once
+// The seam between what a device computes and how long it takes. An implementation's kernel
+// family (Implementation::kernel) turns one device's attention work in one ring round, its Q
+// block against one K/V block with that block's exact tile counts, into seconds, forward and
+// backward. The analytic model and the simulator take every round's compute from here, so an
+// implementation changes how work is timed in one place, and the two solvers stay in agreement.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace ringsim::models {
+
+// One device's attention in one round of one layer (no per-round ring overhead: that belongs
+// to the ring protocol, Profile::round_overhead_s).
+struct RoundCost {
+  double fwd_s = 0;
+  double bwd_s = 0;          // with the recomputed forward when the profile rematerialises blocks
+  std::int64_t tiles = 0;    // tiles the kernel runs, counted once for all heads, per sequence of the batch
+                             // (the simulator's tile granularity)
+};
+
+// One attention kernel call as a library issues it: q_len queries against k_len keys, each of
+// `heads` query heads (sharing kv_heads K/V heads), for `batch` sequences. Causal calls allow key
+// j for query i iff j <= i + diagonal (0: the usual square causal call; q_len - k_len: aligned
+// bottom-right, as FlashAttention >= 2.1 does for q_len != k_len); full calls allow every pair.
+struct AttentionCall {
+  std::int64_t q_len = 0;
+  std::int64_t k_len = 0;
+  bool causal = false;
+  std::int64_t diagonal = 0;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t batch = 1;
+};
+
+// The exact tile counts of a call at a tile shape (one head): visited tiles are those holding
+// an allowed pair. O(tile rows).
+[[nodiscard]] BlockStats call_tiles(const AttentionCall& c, TileShape tile);
+
+class AttentionCost {
+ public:
+  virtual ~AttentionCost() = default;
+  [[nodiscard]] virtual std::string_view family() const noexcept = 0;
+  // The Q block of ring position q_device against the K/V block of position k_device, whose
+  // counts (at the scenario's tile, over all mask heads) are `b`.
+  [[nodiscard]] virtual RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
+                                        const BlockStats& b) const = 0;
+  // One kernel call on one device, whatever the strategy that issues it (all-gather, Ulysses,
+  // a ring library's per-step calls), with the scenario's head dim, precision and profile.
+  [[nodiscard]] virtual RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const = 0;
+  // Whether the time of several blocks with work is the time of one block of their summed counts
+  // (a family linear in the counts). Planning over many packed batches (models/analytic/packed_model.hpp)
+  // times a round's or a rank's work from its sums and needs it.
+  [[nodiscard]] virtual bool additive() const noexcept { return false; }
+};
+
+// The kernel family named by an implementation; InputError (field "kernel") naming the known ones.
+[[nodiscard]] std::shared_ptr<const AttentionCost> make_attention_cost(std::string_view family);
+[[nodiscard]] std::vector<std::string> attention_cost_families();
+
+// The cost of round `round` of the scenario's ring over its devices: the busiest device's forward
+// and backward (a lock-step round lasts that long) and the means. Visits the workload's block
+// classes, not every device, so it stays cheap at 65536 devices.
+struct RoundCostSummary {
+  double fwd_max_s = 0, bwd_max_s = 0;
+  double fwd_mean_s = 0, bwd_mean_s = 0;
+};
+[[nodiscard]] RoundCostSummary round_cost(const ResolvedScenario& s, std::int64_t round);
+
+}  // namespace ringsim::models

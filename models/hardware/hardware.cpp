@@ -1,0 +1,113 @@
+#include "models/hardware/hardware.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/io/limits.hpp"
+#include "models/io/names.hpp"
+
+namespace ringsim::models {
+
+std::string_view to_string(Precision p) noexcept {
+  switch (p) {
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+    case Precision::TF32: return "tf32";
+    case Precision::FP32: return "fp32";
+    case Precision::FP8: return "fp8";
+  }
+  return "?";
+}
+
+Precision parse_precision(std::string_view t) {
+  if (t == "bf16") return Precision::BF16;
+  if (t == "fp16") return Precision::FP16;
+  if (t == "tf32") return Precision::TF32;
+  if (t == "fp32") return Precision::FP32;
+  if (t == "fp8") return Precision::FP8;
+  throw InputError({}, 0, "precision", "unknown precision '" + std::string(t) + "' (expected bf16, fp16, tf32, fp32 or fp8)");
+}
+
+double Hardware::peak_flops_per_s(Precision p) const {
+  const std::optional<double>* v = nullptr;
+  switch (p) {
+    case Precision::BF16: v = &peak_bf16_per_s; break;
+    case Precision::FP16: v = &peak_fp16_per_s; break;
+    case Precision::TF32: v = &peak_tf32_per_s; break;
+    case Precision::FP32: v = &peak_fp32_per_s; break;
+    case Precision::FP8: v = &peak_fp8_per_s; break;
+  }
+  if (!v || !*v)
+    throw InputError({}, 0, "precision", name + " has no " + std::string(to_string(p)) + " matrix throughput");
+  return **v;
+}
+
+Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
+  // Physical ranges far beyond any real part in both directions, so that a typo (a missing
+  // exponent, a sign, a value in the wrong unit) is an error rather than a NaN or an inf
+  // downstream: work / rate and bytes / bandwidth stay finite.
+  constexpr double kMinPeakFlopsPerS = 1e6, kMaxPeakFlopsPerS = 1e19;
+  constexpr double kMinBytes = 1e6, kMaxBytes = 1e15;                // memory of one device
+  constexpr double kMinBytesPerS = 1e3, kMaxBytesPerS = 1e15;        // HBM or link bandwidth
+  constexpr double kMaxLatencyS = 1;
+  JsonFields f(j, file);
+  Hardware h;
+  h.name = f.string("name");
+  try {
+    check_catalog_name(h.name, "name", "hardware");
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
+  h.description = f.string_or("description", "");
+  h.kind = f.one_of_or("kind", {"gpu", "tpu"}, "gpu");
+  h.topology = f.one_of_or("topology", {"nvswitch", "infinity-fabric", "torus2d", "torus3d"}, "");
+  h.peak_bf16_per_s = f.optional_sourced_in("peak_flops_per_s.bf16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp16_per_s = f.optional_sourced_in("peak_flops_per_s.fp16", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_tf32_per_s = f.optional_sourced_in("peak_flops_per_s.tf32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp32_per_s = f.optional_sourced_in("peak_flops_per_s.fp32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  h.peak_fp8_per_s = f.optional_sourced_in("peak_flops_per_s.fp8", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  if (!h.peak_bf16_per_s && !h.peak_fp16_per_s && !h.peak_fp32_per_s)
+    throw InputError(file, 0, "peak_flops_per_s", "needs at least one of bf16, fp16, fp32");
+  h.hbm_bytes = f.sourced_in("hbm_bytes", kMinBytes, kMaxBytes);
+  h.hbm_bandwidth_bytes_per_s = f.sourced_in("hbm_bandwidth_bytes_per_s", kMinBytesPerS, kMaxBytesPerS);
+  h.devices_per_node = f.count_sourced("intra_node.devices_per_node", 1, kMaxDevices);
+  h.intra_link_bandwidth_bytes_per_s =
+      f.sourced_in("intra_node.link_bandwidth_bytes_per_s_per_direction", kMinBytesPerS, kMaxBytesPerS);
+  h.intra_link_latency_s = f.sourced_in("intra_node.latency_s", 0, kMaxLatencyS);
+  h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
+  h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
+  if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
+  if (f.find("compute_units")) {
+    // Counts of the kernel-time model (models/kernel_time): integers in a physical range.
+    h.sm_count = f.count_sourced("compute_units.sm_count", 1, 1 << 20);
+    h.sm_clock_hz = f.sourced_in("compute_units.sm_clock_hz", 1e6, 1e11);
+    h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
+    h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);
+    h.registers_per_sm = f.count_sourced("compute_units.registers_per_sm", 1, std::int64_t{1} << 40);
+    if (const auto lat = f.optional_sourced_in("compute_units.memory_latency_s", 1e-12, 1e-3)) h.memory_latency_s = *lat;
+  }
+  if (j.contains("sources") && j["sources"].is_array())
+    for (const auto& s : j["sources"])
+      if (s.is_string()) h.sources.push_back(s.get<std::string>());
+  f.reject_unread("hardware file");
+  return h;
+}
+
+Hardware Hardware::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+void check_topology_hosts(const std::string& topology, std::int64_t topology_devices, std::int64_t devices_per_node,
+                          std::int64_t mesh_devices) {
+  if (topology_devices < mesh_devices)
+    throw InputError({}, 0, "topology",
+                     "topology " + topology + " has " + std::to_string(topology_devices) + " devices; the mesh needs mp x sp = " +
+                         std::to_string(mesh_devices));
+  const std::int64_t g = std::max<std::int64_t>(1, devices_per_node);
+  if (mesh_devices > g && mesh_devices % g != 0)
+    throw InputError({}, 0, "topology",
+                     "the mesh's " + std::to_string(mesh_devices) + " devices do not fill whole nodes of topology " + topology +
+                         " (" + std::to_string(g) + " devices per node): use a mesh of at most " + std::to_string(g) +
+                         " devices or a multiple of " + std::to_string(g));
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,185 @@
+#include "models/implementations/implementation.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
+#include "models/implementations/strategy.hpp"
+
+namespace ringsim::models {
+
+namespace {
+
+std::string family(std::string_view spec) {
+  const auto colon = spec.find(':');
+  return std::string(spec.substr(0, colon));
+}
+
+bool contains(const std::vector<std::string>& v, std::string_view x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::vector<std::string> string_list(const JsonFields& f, const char* key) {
+  const auto* v = f.find(key);
+  if (!v || !v->is_array() || v->empty())
+    throw InputError(f.file(), 0, key, "expected a non-empty array of strings");
+  std::vector<std::string> out;
+  for (const auto& x : *v) {
+    if (!x.is_string() || x.get<std::string>().empty())
+      throw InputError(f.file(), 0, key, "expected a non-empty array of strings");
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string layout_family(std::string_view spec) {
+  auto f = family(spec);
+  return f == "ring" ? std::string("contiguous") : f;
+}
+std::string mask_family(std::string_view spec) { return family(spec); }
+std::string strategy_family(std::string_view spec) { return family(spec); }
+
+const std::vector<std::string>& known_layout_families() {
+  static const std::vector<std::string> v = {"contiguous",     "striped",        "zigzag",     "cyclic",
+                                             "perm",           "bucket-striped", "bucket-rotated",
+                                             "doc-zigzag",     "doc-zigzag-docmajor", "ptrr"};
+  return v;
+}
+
+const std::vector<std::string>& known_mask_families() {
+  static const std::vector<std::string> v = {"causal", "full",  "window", "docs",    "qkdrop",
+                                             "hash",   "lsh",   "qkfile", "hashfile"};
+  return v;
+}
+
+void check_known_layout(std::string_view spec) {
+  if (!contains(known_layout_families(), layout_family(spec)))
+    throw InputError({}, 0, "layout",
+                     "unknown layout '" + std::string(spec) + "' (known: ring, " + join(known_layout_families()) + ")");
+}
+
+void check_known_mask(std::string_view spec) {
+  if (!contains(known_mask_families(), mask_family(spec)))
+    throw InputError({}, 0, "mask", "unknown mask '" + std::string(spec) + "' (known: " + join(known_mask_families()) + ")");
+}
+
+bool Implementation::runs_on(std::string_view kind) const noexcept { return contains(hardware_kinds, kind); }
+bool Implementation::offers_layout(std::string_view spec) const noexcept {
+  return contains(layouts, layout_family(spec));
+}
+bool Implementation::offers_mask(std::string_view spec) const noexcept { return contains(masks, mask_family(spec)); }
+bool Implementation::offers_strategy(std::string_view spec) const noexcept {
+  return contains(strategies, strategy_family(spec));
+}
+
+void Implementation::check_offers(std::string_view kind, std::string_view layout, std::string_view mask,
+                                  std::string_view strategy) const {
+  if (!runs_on(kind))
+    throw InputError({}, 0, "impl",
+                     "implementation " + name + " does not run on " + std::string(kind) + " hardware (it runs on " +
+                         join(hardware_kinds) + ")");
+  if (!offers_strategy(strategy))
+    throw InputError({}, 0, "cp",
+                     "implementation " + name + " does not offer strategy '" + std::string(strategy) +
+                         "' (it offers " + join(strategies) + ")");
+  if (!offers_layout(layout))
+    throw InputError({}, 0, "layout",
+                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' (it offers " +
+                         join(layouts) + ")");
+  if (!offers_mask(mask))
+    throw InputError({}, 0, "mask",
+                     "implementation " + name + " does not offer mask '" + std::string(mask) + "' (it offers " +
+                         join(masks) + ")");
+  // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only, and
+  // packed documents run as varlen calls on the layouts its varlen functions take.
+  const auto& steps = protocol.ring_steps;
+  if (!ring_runs(layout, mask, strategy))
+    throw InputError({}, 0, "layout",
+                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' with mask '" +
+                         std::string(mask) + "' on a ring (it offers " + steps.offered() + ")");
+}
+
+bool Implementation::ring_runs(std::string_view layout, std::string_view mask, std::string_view strategy) const {
+  const auto& steps = protocol.ring_steps;
+  return steps.empty() || !Strategy::family_has_ring(strategy_family(strategy)) ||
+         steps.runs(mask_family(mask), layout_family(layout));
+}
+
+bool Implementation::offers(std::string_view kind, std::string_view layout, std::string_view mask,
+                            std::string_view strategy) const noexcept {
+  return runs_on(kind) && offers_strategy(strategy) && offers_layout(layout) && offers_mask(mask) &&
+         ring_runs(layout, mask, strategy);
+}
+
+Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file,
+                                         const std::string& configs_dir) {
+  const auto kernels_dir = (std::filesystem::path(configs_dir) / "kernels").string();
+  JsonFields f(j, file);
+  Implementation im;
+  im.name = f.string("name");
+  im.description = f.string("description");
+  if (const auto p = f.optional_number("preference")) {
+    if (*p < 0 || *p > 1e6 || *p != static_cast<double>(static_cast<std::int64_t>(*p)))
+      throw InputError(file, 0, "preference", "expected an integer in [0, 1000000]");
+    im.preference = static_cast<std::int64_t>(*p);
+  }
+  im.kernel = f.string("kernel");
+  im.hardware_kinds = string_list(f, "hardware_kinds");
+  for (const auto& k : im.hardware_kinds)
+    if (k != "gpu" && k != "tpu") throw InputError(file, 0, "hardware_kinds", "expected \"gpu\" or \"tpu\", got '" + k + "'");
+  im.layouts = string_list(f, "layouts");
+  im.masks = string_list(f, "masks");
+  // Unknown names are this file's mistakes: located here rather than when a scenario asks.
+  try {
+    for (const auto& l : im.layouts)
+      check_known_layout(l);
+    for (const auto& m : im.masks) check_known_mask(m);
+  } catch (const InputError& e) {
+    throw e.located(file, 0);
+  }
+  im.strategies = string_list(f, "strategies");
+  for (const auto& st : im.strategies)
+    if (!contains(Strategy::families(), st))
+      throw InputError(file, 0, "strategies",
+                       "unknown strategy '" + st + "' (known: " + join(Strategy::families()) + ")");
+  im.notes = f.string_or("notes", "");
+  im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
+  im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");
+  if (const auto* km = f.find("kernel_model")) {
+    if (!km->is_string() || km->get<std::string>().empty())
+      throw InputError(file, 0, "kernel_model", "expected the name of a kernel in configs/kernels/");
+    const std::string kname = km->get<std::string>();
+    const auto path = (std::filesystem::path(kernels_dir) / (kname + ".json")).string();
+    if (!std::filesystem::exists(path))
+      throw InputError(file, 0, "kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
+    im.kernel_model = KernelSpec::load_file(path);
+  }
+  if (im.kernel == "flash") {
+    if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
+    // A ring's rounds are timed from the library's step calls.
+    for (const auto& st : im.strategies)
+      if (Strategy::family_has_ring(st) && im.protocol.ring_steps.empty())
+        throw InputError(file, 0, "protocol.ring_steps",
+                         "kernel family flash on strategy " + st + " needs the calls of each ring step");
+  }
+  f.reject_unread("implementation file");
+  return im;
+}
+
+Implementation Implementation::load_file(const std::string& path, const std::string& configs_dir) {
+  return from_json(read_json_file(path), path, configs_dir);
+}
+
+}  // namespace ringsim::models

@@ -1,0 +1,93 @@
+#pragma once
+// The compute half of a ring library's protocol (models/implementations/protocol.hpp: the implementation's
+// "protocol" names a file of configs/ring_steps/, shared by implementations that run the same
+// ring code, e.g. ring-flash-attention and YunChang's vendored copy), read from its code: which
+// attention kernel calls one ring step makes on which
+// shapes for each kind of K/V block (the device's own, an earlier device's, a later device's),
+// how it merges each call's partial output into the running one (memory-bound element-wise work,
+// often in fp32), what it does once per pass, and how much host-side work a step takes. What
+// travels and what waits for what is the other half (Protocol's message fields). Shapes are
+// relative to the block of c tokens a device holds ("c", "c/2", "c-1").
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "models/io/code_source.hpp"
+
+namespace ringsim::models {
+
+// A length c / div + add (div >= 1), as written ("c", "c/2", "c-1", "c/2+1").
+struct LengthExpr {
+  std::int64_t div = 1;
+  std::int64_t add = 0;
+  std::string text = "c";
+  [[nodiscard]] std::int64_t of(std::int64_t c) const noexcept { return c / div + add; }
+  // Throws InputError naming `field` for anything but c[/K][+-J].
+  [[nodiscard]] static LengthExpr parse(std::string_view text, const std::string& file, const std::string& field);
+};
+
+// Element-wise work around a kernel call: HBM bytes per element of the call's queries
+// (rows x heads x head_dim) and of its keys (rows x kv_heads x head_dim), and the host-side
+// operations (kernel launches, fused element-wise calls) it takes.
+struct MemoryOp {
+  double q_bytes_per_element = 0;
+  double kv_bytes_per_element = 0;
+  std::int64_t host_ops = 0;
+  std::string what;
+};
+
+struct StepCall {
+  LengthExpr q, k;
+  bool causal = false;     // the kernel's causal flag (bottom-right aligned when q and k differ)
+  bool kernel = true;      // false: the step's element-wise work only (a skipped block's zero gradients)
+  std::string fwd_merge;   // keys into RingSteps::memory_ops ("" for none)
+  std::string bwd_merge;
+};
+
+// Whose K/V block a step works on, seen from the device holding the queries.
+enum class StepClass { Diagonal = 0, Below = 1, Above = 2 };  // its own, an earlier device's, a later one's
+[[nodiscard]] StepClass step_class(std::int64_t q_device, std::int64_t k_device) noexcept;
+[[nodiscard]] std::string_view to_string(StepClass c) noexcept;
+
+struct StepCalls {
+  std::array<std::vector<StepCall>, 3> calls;  // by StepClass
+  [[nodiscard]] const std::vector<StepCall>& of(StepClass c) const noexcept {
+    return calls[static_cast<std::size_t>(c)];
+  }
+};
+
+struct RingSteps {
+  std::string name;
+  std::string description;
+  std::vector<CodeSource> sources;
+  std::map<std::string, std::map<std::string, StepCalls>> steps;  // mask family -> layout family -> calls
+  // Mask family -> layout families the library runs with one varlen call per step over the
+  // documents two blocks share (packed documents: no closed-form step shapes; timed from the
+  // block's tile counts).
+  std::map<std::string, std::vector<std::string>> varlen;
+  std::map<std::string, MemoryOp> memory_ops;
+  MemoryOp fwd_final, bwd_final;  // once per pass, over the device's whole block
+  std::int64_t host_ops_per_step_fwd = 0, host_ops_per_step_bwd = 0;
+  std::int64_t host_ops_per_call_fwd = 1, host_ops_per_call_bwd = 1;
+
+  [[nodiscard]] bool empty() const noexcept { return steps.empty(); }
+  // The calls for a mask and layout family; nullptr when the library has none (a varlen layout,
+  // or one it does not run).
+  [[nodiscard]] const StepCalls* plan(std::string_view mask_family, std::string_view layout_family) const;
+  // Whether its ring runs this mask and layout family at all (steps or varlen calls).
+  [[nodiscard]] bool runs(std::string_view mask_family, std::string_view layout_family) const;
+  [[nodiscard]] const MemoryOp& memory_op(const std::string& name) const;  // empty name: no work
+  // "causal: contiguous, zigzag, striped; full: contiguous; docs (varlen): contiguous".
+  [[nodiscard]] std::string offered() const;
+  // InputError naming the file and field for anything malformed (a call naming a memory op
+  // that is not there included).
+  [[nodiscard]] static RingSteps from_json(const nlohmann::json& j, const std::string& file);
+  [[nodiscard]] static RingSteps load_file(const std::string& path);
+};
+
+}  // namespace ringsim::models

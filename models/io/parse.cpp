@@ -1,0 +1,107 @@
+#include "models/io/parse.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "models/io/error.hpp"
+#include "models/io/input_file.hpp"
+
+namespace ringsim::models {
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+std::int64_t parse_int(std::string_view text, std::string_view field) {
+  const auto t = trim(text);
+  std::int64_t v = 0;
+  const auto* end = t.data() + t.size();
+  const auto [p, ec] = std::from_chars(t.data(), end, v);
+  if (t.empty() || ec != std::errc() || p != end)
+    throw InputError({}, 0, std::string(field), "expected an integer, got '" + std::string(t) + "'");
+  return v;
+}
+
+std::int64_t parse_positive_int(std::string_view text, std::string_view field) {
+  const auto v = parse_int(text, field);
+  if (v <= 0) throw InputError({}, 0, std::string(field), "expected a positive integer, got " + std::to_string(v));
+  return v;
+}
+
+std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi) {
+  const auto v = parse_int(text, field);
+  if (v < lo || v > hi)
+    throw InputError({}, 0, std::string(field),
+                     "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                         std::to_string(v));
+  return v;
+}
+
+double parse_double(std::string_view text, std::string_view field) {
+  const auto t = trim(text);
+  double v = 0;
+  const auto* end = t.data() + t.size();
+  const auto [p, ec] = std::from_chars(t.data(), end, v);
+  if (t.empty() || ec != std::errc() || p != end || !std::isfinite(v))
+    throw InputError({}, 0, std::string(field), "expected a finite number, got '" + std::string(t) + "'");
+  return v;
+}
+
+std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field) {
+  const auto t = trim(text);
+  const auto x = t.find('x');
+  if (x == std::string_view::npos)
+    throw InputError({}, 0, std::string(field), "expected AxB (two positive integers), got '" + std::string(t) + "'");
+  return {parse_positive_int(t.substr(0, x), field), parse_positive_int(t.substr(x + 1), field)};
+}
+
+std::string short_number(double v, int digits) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto pos = text.find(sep, start);
+    out.emplace_back(trim(text.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view field, std::string_view what,
+                                      std::int64_t max_values) {
+  InputFile in(path, field, what, kMaxDataFileBytes);
+  std::vector<LocatedInt> out;
+  std::string line;
+  while (in.next_line(line)) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::string_view rest(line);
+    while (true) {
+      const auto start = rest.find_first_not_of(" \t\r\v\f");
+      if (start == std::string_view::npos) break;
+      rest.remove_prefix(start);
+      const auto end = std::min(rest.find_first_of(" \t\r\v\f"), rest.size());
+      if (static_cast<std::int64_t>(out.size()) >= max_values)
+        throw InputError(path, in.line_number(), std::string(field),
+                         "more than the " + std::to_string(max_values) + " values expected in a " + std::string(what));
+      try {
+        out.push_back({parse_int(rest.substr(0, end), field), in.line_number()});
+      } catch (const InputError& e) {
+        throw e.located(path, in.line_number());
+      }
+      rest.remove_prefix(end);
+    }
+  }
+  return out;
+}
+
+}  // namespace ringsim::models
