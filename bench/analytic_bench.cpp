@@ -4,6 +4,7 @@
 // profile files are loaded once, as a sweep would.
 #include <benchmark/benchmark.h>
 
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
 

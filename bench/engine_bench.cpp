@@ -17,7 +17,7 @@
 #include <queue>
 #include <vector>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/engine.hpp"
 #include "sim/network.hpp"
 #include "sim/step.hpp"

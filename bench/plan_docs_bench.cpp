@@ -11,6 +11,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "models/catalog/resolve.hpp"
 #include "models/workload/document_work.hpp"
 #include "models/analytic/packed_model.hpp"
 #include "planning/length_plan.hpp"

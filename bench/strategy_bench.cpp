@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "models/program/program.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/step.hpp"
 
 namespace {

@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include "planning/sweep.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim;
 using namespace ringsim::planning;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"

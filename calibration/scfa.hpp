@@ -12,7 +12,7 @@
 #include "calibration/fit.hpp"
 #include "calibration/tables.hpp"
 #include "models/cost/cost.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::calibration {
 

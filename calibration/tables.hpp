@@ -11,7 +11,7 @@
 #include "calibration/fit.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::calibration {
 

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/io/parse.hpp"

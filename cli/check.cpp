@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "planning/check.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::cli {
 

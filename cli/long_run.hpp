@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/step.hpp"
 #include "sim/step_size.hpp"
 

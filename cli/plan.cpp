@@ -16,6 +16,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/text_table.hpp"
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
 #include "models/io/parse.hpp"

@@ -14,6 +14,7 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/text_table.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/memory/memory.hpp"
 #include "models/io/parse.hpp"

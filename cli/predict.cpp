@@ -12,6 +12,7 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/workload/documents.hpp"
 #include "models/program/program.hpp"

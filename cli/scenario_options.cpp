@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "models/implementations/strategy.hpp"

@@ -7,7 +7,7 @@
 #include <cxxopts.hpp>
 
 #include "cli/csv.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::cli {
 

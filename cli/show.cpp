@@ -14,9 +14,10 @@
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/work_summary.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
-#include "models/io/limits.hpp"
+#include "models/scenario/size_checks.hpp"
 #include "models/program/program.hpp"
 
 namespace ringsim::cli {

@@ -13,6 +13,7 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"

@@ -9,6 +9,7 @@
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
 #include "models/io/parse.hpp"

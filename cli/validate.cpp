@@ -8,6 +8,7 @@
 #include "cli/gpu_common.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/validate_core.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "calibration/cupti/collector.hpp"
 #include "kernels/cuda/flash_fwd.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::cli {
 

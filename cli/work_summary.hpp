@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/workload/documents.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::cli {
 

@@ -11,6 +11,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/work_summary.hpp"
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"

@@ -10,7 +10,7 @@
 
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "planning/grid.hpp"
 #include "planning/plan.hpp"
 

@@ -8,7 +8,7 @@
 #include "cli/csv.hpp"
 #include "fuzz/fuzz_support.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "planning/check.hpp"
 #include "planning/plot.hpp"
 

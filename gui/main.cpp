@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include "gui/main_window.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 namespace {

@@ -29,6 +29,7 @@
 #include "gui/matrix_view.hpp"
 #include "gui/timeline_widget.hpp"
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 namespace ringsim::gui {

@@ -11,6 +11,7 @@
 
 #include "gui/run.hpp"
 #include "gui/scenario_file.hpp"
+#include "models/catalog/resolve.hpp"
 
 class QComboBox;
 class QLineEdit;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
 #include "sim/step.hpp"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/analytic/analytic.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::gui {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::gui {
 

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/io/checked.hpp"
 #include "models/io/error.hpp"

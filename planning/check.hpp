@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "planning/table.hpp"
 
 namespace ringsim::planning {

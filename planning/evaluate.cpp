@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "sim/step.hpp"
 #include "sim/step_size.hpp"

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/checked.hpp"
 #include "models/io/error.hpp"
 #include "models/io/limits.hpp"

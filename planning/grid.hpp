@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/memory/memory.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::planning {
 

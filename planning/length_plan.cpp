@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "models/catalog/resolve.hpp"
 #include "models/workload/document_work.hpp"
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"

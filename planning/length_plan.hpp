@@ -15,7 +15,7 @@
 
 #include "models/analytic/analytic.hpp"
 #include "models/memory/memory.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "planning/lengths.hpp"
 #include "planning/packing.hpp"
 

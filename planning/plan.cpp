@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/implementations/strategy.hpp"
 #include "planning/prefilter.hpp"

@@ -13,6 +13,7 @@
 #include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
 #include "planning/sweep.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::planning {
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/implementations/implementation.hpp"
 #include "models/implementations/strategy.hpp"

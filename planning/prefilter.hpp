@@ -9,6 +9,7 @@
 
 #include "planning/grid.hpp"
 #include "planning/sweep.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::planning {
 

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "io/output_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/input_file.hpp"
 #include "models/io/parse.hpp"

@@ -15,6 +15,7 @@
 
 #include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::planning {
 

@@ -8,10 +8,10 @@ sorted keys).
 
 usage: python3 scripts/fit_components.py [--root DIR] [--out PATH] [--quiet]
 
-These fits are NOT yet read by the C++ cost model (models/cost/kernel_time.cpp); docs/components.md says
+These fits are NOT yet read by the C++ cost model (models/families/kernel_time.cpp); docs/components.md says
 what the C++ side would need.
 
-Kernel model (the physical form of models/cost/kernel_time.cpp, simplified where the data cannot tell
+Kernel model (the physical form of models/families/kernel_time.cpp, simplified where the data cannot tell
 the extra terms apart):
   * A call of (batch, heads, q_len, k_len, head_dim) launches one CTA per (query block, batch, head)
     forward and one per (key block, batch, head) backward; the block sizes Br x Bc come from the
@@ -27,10 +27,10 @@ the extra terms apart):
   * CTA work = c_cta + visited tiles x tile time (c_cta: prologue, loading the first Q/K/V tiles,
     epilogue writing O / dK dV: a fixed cost per CTA, SM-seconds).
   * CTAs that share an SM (FA2: registers allow 2 forward CTAs of 4 warps, 1 backward CTA of 8
-    warps; models/cost/kernel_time.cpp ctas_per_sm) each run k times slower; CTAs are dispatched in launch
+    warps; models/families/kernel_time.cpp ctas_per_sm) each run k times slower; CTAs are dispatched in launch
     order to the first free slot (greedy list schedule: wave quantisation and the causal tail), exact
     up to 32 x slots CTAs, beyond that a fluid bulk and an exact tail of the last 8 x slots, as
-    models/cost/kernel_time.cpp list_schedule_makespan does. FlashAttention-3 is persistent: one CTA per
+    models/families/kernel_time.cpp list_schedule_makespan does. FlashAttention-3 is persistent: one CTA per
     SM takes tiles tile_idx, tile_idx + 132, ... (static round robin, hopper/tile_scheduler.hpp).
   * A call adds a per-call fixed cost L (launch, grid start and drain), per direction; the
     backward also adds its memory-bound pre/post kernels (bytes per query element from
@@ -338,7 +338,7 @@ def makespan_coeffs(pattern, repeats, slots, c, ts, persistent=False):
             heap.append((0.0, s, 0.0, 0.0))
     else:
         # Fluid bulk: the first `first` CTAs keep every slot busy; the slots finish it spread over
-        # about one mean CTA (models/cost/kernel_time.cpp TailStart).
+        # about one mean CTA (models/families/kernel_time.cpp TailStart).
         full, rem = divmod(first, m)
         psum = sum(pattern)
         bulk_nv = full * psum + sum(pattern[:rem])

@@ -8,7 +8,7 @@
 # their stdout and the checksums of their pictures), and with --validation
 # scripts/validation.py on a copy of configs/, data/, docs/ and scripts/ (the tree is never
 # written), keeping docs/validation.md and every regenerated profile without its version counter
-# (validation.py bumps it on every run). RINGSIM overrides the binary (default build/cli/ringsim).
+# (validation.py bumps it on every run) and with the models/ source paths its page cites masked. RINGSIM overrides the binary (default build/cli/ringsim).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -78,12 +78,14 @@ record() {
   cp -r "$ROOT/configs" "$ROOT/data" "$ROOT/docs" "$ROOT/scripts" "$copy/"
   (cd "$copy" && RINGSIM_DATA_DIR=$copy RINGSIM=$R bash scripts/planning-examples.sh >"$out/planning-examples.out" 2>&1) ||
     echo "exit $?" >>"$out/planning-examples.out"
+  sed -i 's#/tmp/tmp\.[A-Za-z0-9]*#TMP#g' "$out/planning-examples.out"
   (cd "$copy/docs/images" && sha256sum planning-*.png) >"$out/planning-images.sha256"
   if [[ $with_validation == 1 ]]; then
     (cd "$copy" && RINGSIM_DATA_DIR=$copy python3 scripts/validation.py "$R" >"$out/validation.out" 2>&1) ||
       echo "exit $?" >>"$out/validation.out"
     sed -i "s#$copy#TREE#g; s#/tmp/ringsim-validation-[A-Za-z0-9_]*#TMP#g" "$out/validation.out"
-    cp "$copy/docs/validation.md" "$out/validation.md"
+    # Source files the page cites are masked: moving a file is not a change of output.
+    sed -E 's#models/[a-z_/]+\.(hpp|cpp)#models/SOURCE#g' "$copy/docs/validation.md" >"$out/validation.md"
     (cd "$copy/configs/profiles" && find . -name '*.json' | sort | while read -r f; do
       echo "== $f"; grep -v '"version"' "$f"; done) >"$out/profiles.txt"
   fi

@@ -398,7 +398,7 @@ def write_flash(w, text, t1, vl):
     w("    ringsim calibrate --from-times data/cp_attention_times.csv --impl %s \\" % FLASH_IMPLS)
     w("        --free %s --shared %s --profiles-dir configs/profiles" % (FLASH_PER_GPU, FLASH_SHARED))
     w("")
-    w("Model (models/cost/kernel_time.hpp, attention family `flash`): per ring step the library's calls on the")
+    w("Model (models/families/kernel_time.hpp, attention family `flash`): per ring step the library's calls on the")
     w("step's shapes (configs/ring_steps/ring-flash-attn.json, docs/implementations.md), each timed from")
     w("FlashAttention-2's CTA tiles (configs/kernels/flash-attn-2.json): CTAs per SM from registers and shared")
     w("memory, the greedy list schedule of the CTAs over the SMs (wave quantisation, the causal tail), per")
@@ -630,7 +630,7 @@ def write_scfa(w, scfa_text, sg):
     w("The curve flattens: from %d to %d buckets the speedup grows %.2fx, from %d to %d only %.2fx; with the"
       % (buckets[2], buckets[4], s16[4] / s16[2], buckets[5], buckets[7], s16[7] / s16[5]))
     w("bucket-independent work removed (last row) it keeps growing. The work that does not shrink with the")
-    w("number of buckets (models/families/attention_cost.cpp, ScfaCost; docs/implementations.md):")
+    w("number of buckets (models/families/scfa.cpp, ScfaCost; docs/implementations.md):")
     w("")
     w("- the forward's bucket-range scan: every 128-query tile's program loads every key tile's bucket ids,")
     w("  one tile per loop step, before its first multiply (hsparse_attn.py, `_fwd_kernel`): (n/128)^2 loop")

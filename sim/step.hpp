@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/engine.hpp"
 #include "sim/topology.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "models/program/program.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/collective.hpp"
 #include "sim/engine.hpp"
 #include "sim/ps_hops.hpp"

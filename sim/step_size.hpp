@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "sim/step.hpp"
 
 namespace ringsim::sim {

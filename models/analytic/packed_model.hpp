@@ -18,7 +18,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
 #include "models/workload/document_work.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::models {
 

@@ -59,7 +59,7 @@ struct Profile {
   // running output, the output normalisation): HBM bytes per element of the Q block (tokens x
   // heads x head_dim), each pass. It amortises as blocks grow: O(c) against O(c^2) tiles.
   double round_bytes_per_element = 0;
-  // Kernel-level timing (kernel family "flash", models/cost/kernel_time.hpp): the matrix unit's
+  // Kernel-level timing (kernel family "flash", models/families/kernel_time.hpp): the matrix unit's
   // fraction of peak in the backward (0: attention_efficiency), and the fixed cost of one thread
   // block (prologue, epilogue), in SM-seconds.
   double attention_bwd_efficiency = 0;

@@ -40,7 +40,7 @@ struct Hardware {
   // multiprocessors (compute units on AMD), the clock the peak figures are quoted at, the
   // special-function unit's exp2 results per clock per SM, and the shared memory and registers
   // that decide how many thread blocks (CTAs) an SM holds at once. 0 where the file gives none
-  // (TPUs): kernel-level timing (models/cost/kernel_time.hpp) needs them.
+  // (TPUs): kernel-level timing (models/families/kernel_time.hpp) needs them.
   std::int64_t sm_count = 0;
   double sm_clock_hz = 0;
   double sfu_ops_per_clock_per_sm = 0;

@@ -14,7 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/io/code_source.hpp"
-#include "models/cost/kernel_time.hpp"
+#include "models/implementations/kernel_spec.hpp"
 #include "models/implementations/protocol.hpp"
 
 namespace ringsim::models {
@@ -36,7 +36,7 @@ struct Implementation {
   // Its protocol (models/implementations/protocol.hpp; the optional "protocol" object): its messages and what
   // waits for what, and for ring libraries each step's kernel calls and merges.
   Protocol protocol;
-  // The attention kernel it calls (models/cost/kernel_time.hpp): "kernel_model" names a file of
+  // The attention kernel it calls (models/implementations/kernel_spec.hpp): "kernel_model" names a file of
   // configs/kernels/, shared by every library that calls the same kernel. Kernel family "flash"
   // needs it.
   std::optional<KernelSpec> kernel_model;

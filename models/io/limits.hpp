@@ -1,18 +1,14 @@
 #pragma once
-// How large a scenario may be, checked before anything is allocated, read or looped over:
-// every count must fit 64-bit integers (checked products of the input's sizes), what is
-// allocated must fit this machine's memory, and counting the workload must finish in a
+// The budgets every input is checked against before anything is allocated, read or looped
+// over: what is allocated must fit this machine's memory, and counting must finish in a
 // reasonable time (an estimate of its loop iterations). Each refusal is an InputError naming
 // the field and the size, so front-ends answer at once with one line and exit code 2 instead
-// of wrapping, running out of memory or running for hours. docs/robustness.md lists the bounds.
+// of running out of memory or running for hours. A scenario's own sizes are checked against
+// them in models/scenario/size_checks.hpp; docs/robustness.md lists the bounds.
 #include <cstdint>
 #include <string_view>
 
 namespace ringsim::models {
-
-struct ScenarioSpec;
-struct ResolvedScenario;
-struct ModelConfig;
 
 // mp x sp devices (the simulator's topologies stop there too).
 inline constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;
@@ -30,12 +26,5 @@ void check_memory(double bytes, std::string_view field, std::string_view what);
 // Throws InputError(field) when `steps` exceeds kMaxCountSteps; `hint` (if any) says what
 // would make it smaller.
 void check_count_steps(double steps, std::string_view field, std::string_view what, std::string_view hint = {});
-
-// The spec's sizes and what the model makes of them (devices, batch, pair counts, memory of
-// explicit permutations and per-head sparse masks): before the layout or mask is built.
-void check_scenario_sizes(const ScenarioSpec& spec, const ModelConfig& model);
-// Once layout, mask, tile and cost model are built, before any block is counted: tile, area
-// and byte counts over the ring, the memo's memory and the counting time.
-void check_workload_sizes(const ResolvedScenario& r);
 
 }  // namespace ringsim::models

@@ -67,7 +67,7 @@ class Layout {
   [[nodiscard]] std::vector<std::int64_t> positions(std::int64_t device) const;
   // Upper bounds over every device and range of `len` consecutive local indices: how many
   // progressions segments() appends, and last - first position + 1. The size checks
-  // (models/io/limits.hpp) estimate counting costs from them before counting anything.
+  // (models/scenario/size_checks.hpp) estimate counting costs from them before counting anything.
   [[nodiscard]] std::int64_t max_segments(std::int64_t len) const noexcept;
   [[nodiscard]] std::int64_t max_span(std::int64_t len) const noexcept;
 

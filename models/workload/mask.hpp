@@ -76,7 +76,7 @@ class Mask {
                                             TileShape tile, BlockStats& out) const;
 
   // Estimated loop iterations of counting one block's tiles (block_shortcut or visit_block, all
-  // heads), an upper bound up to a constant: the size checks (models/io/limits.hpp) refuse a
+  // heads), an upper bound up to a constant: the size checks (models/scenario/size_checks.hpp) refuse a
   // scenario whose counting would run for hours before they start it.
   [[nodiscard]] virtual double count_steps(const Layout& layout, TileShape tile) const noexcept;
 

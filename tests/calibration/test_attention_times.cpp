@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/attention_times.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 using namespace ringsim;

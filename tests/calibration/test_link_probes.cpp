@@ -10,7 +10,7 @@
 #include "calibration/link_probes.hpp"
 #include "models/cost/cost.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim;
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/scfa.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 using namespace ringsim;

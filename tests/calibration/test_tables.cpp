@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibration/tables.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 using namespace ringsim;

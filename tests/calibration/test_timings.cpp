@@ -4,7 +4,7 @@
 
 #include "calibration/timings.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim;
 using namespace ringsim::calibration;

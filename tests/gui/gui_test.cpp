@@ -21,6 +21,7 @@
 #include "gui/heatmap_widget.hpp"
 #include "gui/main_window.hpp"
 #include "gui/scenario_file.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
 using namespace ringsim;

@@ -7,7 +7,7 @@
 #include "calibration/cupti/collector.hpp"
 #include "cli/validate_core.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace models = ringsim::models;
 using ringsim::cli::run_validation;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

@@ -12,7 +12,7 @@
 #include "models/io/error.hpp"
 #include "models/workload/mask.hpp"
 #include "models/program/program.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/workload/workload.hpp"
 
 using namespace ringsim::models;

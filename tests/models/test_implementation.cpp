@@ -11,7 +11,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
-#include "models/cost/kernel_time.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/families/kernel_time.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
 

@@ -11,7 +11,7 @@
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/packed_model.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/scenario.hpp"

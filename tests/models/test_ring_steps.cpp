@@ -13,8 +13,8 @@
 #include "models/io/error.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/io/json_fields.hpp"
-#include "models/cost/kernel_time.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/families/kernel_time.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/implementations/ring_steps.hpp"
 
 using namespace ringsim::models;

@@ -5,7 +5,7 @@
 
 #include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
 

@@ -14,7 +14,7 @@
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
 

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/packed_model.hpp"
 #include "planning/length_plan.hpp"

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "planning/plan.hpp"
 #include "planning/prefilter.hpp"

@@ -7,6 +7,7 @@
 #include <regex>
 #include <sstream>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "planning/plot.hpp"
 #include "planning/sweep.hpp"

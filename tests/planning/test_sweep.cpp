@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "planning/sweep.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -18,7 +18,7 @@
 #include "models/workload/layout.hpp"
 #include "models/io/limits.hpp"
 #include "models/workload/mask.hpp"
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;

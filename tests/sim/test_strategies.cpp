@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/program/collective_cost.hpp"
 #include "models/io/error.hpp"

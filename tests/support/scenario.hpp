@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "models/scenario/scenario.hpp"
+#include "models/catalog/resolve.hpp"
 
 namespace ringsim::test {
 

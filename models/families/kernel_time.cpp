@@ -1,14 +1,11 @@
-#include "models/cost/kernel_time.hpp"
+#include "models/families/kernel_time.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <queue>
 
-#include <nlohmann/json.hpp>
-
 #include "models/io/error.hpp"
-#include "models/io/json_fields.hpp"
 
 namespace ringsim::models {
 
@@ -16,91 +13,7 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string& file, const std::string& at) {
-  if (!arr.is_array() || arr.empty()) throw InputError(file, 0, at, "expected a non-empty array of tile configurations");
-  std::vector<KernelTile> out;
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    const std::string here = at + "[" + std::to_string(i) + "]";
-    JsonFields f(arr[i], file);
-    auto count = [&](const char* key, std::int64_t lo, std::int64_t hi) {
-      double v = 0;
-      try {
-        v = f.number(key);
-      } catch (const InputError& e) {
-        throw InputError(file, 0, here + "." + key, e.message());
-      }
-      if (v < static_cast<double>(lo) || v > static_cast<double>(hi) || v != std::floor(v))
-        throw InputError(file, 0, here + "." + key,
-                         "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      return static_cast<std::int64_t>(v);
-    };
-    KernelTile t;
-    t.max_head_dim = count("max_head_dim", 1, 1024);
-    t.block_m = count("block_m", 1, 4096);
-    t.block_n = count("block_n", 1, 4096);
-    t.warps = count("warps", 1, 32);
-    t.smem_bytes = count("smem_bytes", 0, 1 << 24);
-    if (!out.empty() && t.max_head_dim <= out.back().max_head_dim)
-      throw InputError(file, 0, here + ".max_head_dim", "tile configurations must list increasing max_head_dim");
-    out.push_back(t);
-  }
-  return out;
-}
-
 }  // namespace
-
-const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
-  const auto& v = backward ? bwd_tiles : fwd_tiles;
-  for (const auto& t : v)
-    if (head_dim <= t.max_head_dim) return t;
-  throw InputError({}, 0, "head_dim",
-                   "kernel " + name + " has no " + (backward ? "backward" : "forward") + " tile for head dim " +
-                       std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");
-}
-
-KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
-
-KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& file) {
-  if (!j.is_object()) throw InputError(file, 0, "", "expected a JSON object describing a kernel");
-  JsonFields f(j, file);
-  KernelSpec k;
-  auto located = [&](const char* key, auto&& get) {
-    try {
-      return get();
-    } catch (const InputError& e) {
-      throw InputError(file, 0, key, e.message());
-    }
-  };
-  k.name = located("name", [&] { return f.string("name"); });
-  k.description = located("description", [&] { return f.string("description"); });
-  k.notes = located("notes", [&] { return f.string_or("notes", ""); });
-  k.sources = code_sources_from_json(f.find("sources"), file, "a kernel");
-  k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, "fwd_tiles");
-  k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, "bwd_tiles");
-  auto num = [&](const char* key, double& out, double lo, double hi) {
-    const auto v = located(key, [&] { return f.optional_number(key); });
-    if (!v) return;
-    if (!(*v >= lo && *v <= hi))
-      throw InputError(file, 0, key, "expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    out = *v;
-  };
-  double regs = static_cast<double>(k.registers_per_thread), fl = 1, bl = 1;
-  num("registers_per_thread", regs, 16, 255);
-  num("fwd_exp_per_element", k.fwd_exp_per_element, 0, 16);
-  num("bwd_exp_per_element", k.bwd_exp_per_element, 0, 16);
-  num("fwd_alu_per_element", k.fwd_alu_per_element, 0, 64);
-  num("bwd_alu_per_element", k.bwd_alu_per_element, 0, 64);
-  num("mask_alu_per_element", k.mask_alu_per_element, 0, 64);
-  num("bwd_flops_factor", k.bwd_flops_factor, 1, 10);
-  num("bwd_pre_bytes_per_q_element", k.bwd_pre_bytes_per_q_element, 0, 256);
-  num("bwd_post_bytes_per_q_element", k.bwd_post_bytes_per_q_element, 0, 256);
-  num("fwd_launches", fl, 1, 16);
-  num("bwd_launches", bl, 1, 16);
-  k.registers_per_thread = static_cast<std::int64_t>(regs);
-  k.fwd_launches = static_cast<std::int64_t>(fl);
-  k.bwd_launches = static_cast<std::int64_t>(bl);
-  return k;
-}
 
 KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   if (!hw.has_compute_units())

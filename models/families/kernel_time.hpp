@@ -15,47 +15,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "models/io/code_source.hpp"
+#include "models/implementations/kernel_spec.hpp"
 #include "models/cost/cost.hpp"
 #include "models/hardware/hardware.hpp"
 
 namespace ringsim::models {
-
-// One CTA tile configuration of a kernel's launch code.
-struct KernelTile {
-  std::int64_t max_head_dim = 0;  // used for head dims up to this one (the first that fits)
-  std::int64_t block_m = 0;       // query rows per CTA tile
-  std::int64_t block_n = 0;       // keys per CTA tile
-  std::int64_t warps = 4;
-  std::int64_t smem_bytes = 0;    // shared memory of one CTA
-};
-
-// What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
-// implementation names the kernel it calls in "kernel_model").
-struct KernelSpec {
-  std::string name;
-  std::string description;
-  std::vector<CodeSource> sources;  // where each figure was read
-  std::string notes;
-  std::vector<KernelTile> fwd_tiles, bwd_tiles;  // in the launch code's order
-  std::int64_t registers_per_thread = 255;
-  // Per element of a visited tile (one head): exponentials (special-function unit) and other fp32
-  // operations (max, scale, sum, conversions; FMA counted once), forward and backward.
-  double fwd_exp_per_element = 1, bwd_exp_per_element = 1;
-  double fwd_alu_per_element = 0, bwd_alu_per_element = 0;
-  double mask_alu_per_element = 0;  // extra, per element of a tile that straddles the diagonal
-  double bwd_flops_factor = 2.5;    // backward matrix FLOPs / forward (5 products against 2)
-  // Memory-bound kernels around the backward (HBM bytes per query element: rows x heads x head_dim).
-  double bwd_pre_bytes_per_q_element = 0;
-  double bwd_post_bytes_per_q_element = 0;
-  std::int64_t fwd_launches = 1, bwd_launches = 1;
-
-  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim) const;
-  [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
-  [[nodiscard]] static KernelSpec load_file(const std::string& path);
-};
 
 // One kernel call (see AttentionCall): causal calls allow key j for query i iff j <= i + diagonal.
 struct KernelCall {

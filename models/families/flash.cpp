@@ -1,0 +1,178 @@
+#include "models/families/families.hpp"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+
+#include "models/families/kernel_time.hpp"
+#include "models/io/error.hpp"
+
+namespace ringsim::models {
+
+namespace {
+
+// A ring library that calls a flash-attention kernel per step (ring-flash-attention, TransformerEngine's
+// p2p): the step's calls, shapes from the implementation's ring protocol for the block's class
+// (the device's own K/V block, an earlier device's, a later one's), each timed by the kernel-time
+// model; then the memory-bound merges of the partial outputs at the profile's memory efficiency;
+// the pass's final conversions charged to the device's own block (every device has exactly one).
+// A step lasts at least as long as the host takes to issue it (Python loop, communicator calls,
+// one dispatch per operation): small blocks are host-bound. The classes of the workload (sign or
+// difference of the devices) fix the step class, so equal classes cost the same.
+class FlashCost final : public AttentionCost {
+ public:
+  [[nodiscard]] std::string_view family() const noexcept override { return "flash"; }
+
+  [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
+                                const BlockStats& b) const override {
+    const auto& proto = s.impl.protocol.ring_steps;
+    const StepCalls* plan = proto.plan(mask_family(effective_mask(s.spec)), layout_family(s.spec.layout));
+    if (!plan) return varlen_step(s, b);
+    const StepClass cls = step_class(q_device, k_device);
+    const std::int64_t c = s.layout->block();
+    const Context ctx = context(s);
+    double fwd = 0, bwd = 0;
+    double host_f = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_fwd) * s.profile.host_op_s;
+    double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd) * s.profile.host_op_s;
+    for (const StepCall& call : plan->of(cls)) {
+      const std::int64_t q = call.q.of(c), k = call.k.of(c);
+      if (q <= 0 || k <= 0) continue;
+      const KernelTime t = call.kernel ? kernel_time(ctx, s, q, k, call.causal) : KernelTime{};
+      const MemoryOp& mf = proto.memory_op(call.fwd_merge);
+      const MemoryOp& mb = proto.memory_op(call.bwd_merge);
+      fwd += t.fwd_s + memory_s(ctx, mf, q, k);
+      bwd += t.bwd_s + memory_s(ctx, mb, q, k);
+      const std::int64_t calls = call.kernel ? 1 : 0;
+      host_f += static_cast<double>(calls * proto.host_ops_per_call_fwd + mf.host_ops) * s.profile.host_op_s;
+      host_b += static_cast<double>(calls * proto.host_ops_per_call_bwd + mb.host_ops) * s.profile.host_op_s;
+    }
+    if (cls == StepClass::Diagonal) {
+      fwd += memory_s(ctx, proto.fwd_final, c, c);
+      bwd += memory_s(ctx, proto.bwd_final, c, c);
+      host_f += static_cast<double>(proto.fwd_final.host_ops) * s.profile.host_op_s;
+      host_b += static_cast<double>(proto.bwd_final.host_ops) * s.profile.host_op_s;
+    }
+    RoundCost r;
+    r.fwd_s = std::max(fwd, host_f);
+    r.bwd_s = std::max(bwd, host_b);
+    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    r.tiles = b.tiles_visited * s.spec.batch;
+    return r;
+  }
+
+  // A mask without closed-form step shapes (packed documents): the library's varlen call per step
+  // over the documents the two blocks share, its work the block's own tile counts; no merge
+  // (the code merges per step as for plain blocks, a term this path leaves out: it is memory-bound
+  // and small next to the call at the block sizes a packed batch runs).
+  RoundCost varlen_step(const ResolvedScenario& s, const BlockStats& b) const {
+    const Context ctx = context(s);
+    const auto& proto = s.impl.protocol.ring_steps;
+    const double heads = static_cast<double>(std::max<std::int64_t>(1, s.mask->heads()));
+    VarlenWork w{s.layout->block(), s.layout->block(), static_cast<double>(b.visited_area) / heads,
+                 static_cast<double>(b.masked_area) / heads, ctx.heads, ctx.batch, ctx.head_dim};
+    const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
+    RoundCost r;
+    const double host_f = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_fwd + proto.host_ops_per_call_fwd) * s.profile.host_op_s;
+    const double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd + proto.host_ops_per_call_bwd) * s.profile.host_op_s;
+    r.fwd_s = std::max(t.fwd_s, host_f);
+    r.bwd_s = std::max(t.bwd_s, host_b);
+    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    r.tiles = b.tiles_visited * s.spec.batch;
+    return r;
+  }
+
+  // One call as a plain flash-attention function issues it: the kernel, at least one dispatch.
+  [[nodiscard]] RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const override {
+    const Context ctx = context(s);
+    KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim};
+    const KernelTime t = memo(ctx, s, kc);
+    const auto& proto = s.impl.protocol.ring_steps;
+    RoundCost r;
+    r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
+    r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
+    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    r.tiles = call_tiles(c, s.tile).tiles_visited * c.batch;
+    return r;
+  }
+
+ private:
+  struct Context {
+    KernelRates rates;
+    std::int64_t heads = 1, kv_heads = 1, batch = 1, head_dim = 1;
+  };
+  // A call's shape and the rates it runs at: a fit, or an interval's perturbed profiles, change
+  // the rates between predictions, and the perturbed profiles repeat point after point of a sweep.
+  using Print = std::array<double, 12>;
+  struct Key {
+    std::int64_t q, k, diagonal, heads, kv_heads, batch, head_dim;
+    bool causal;
+    Print print;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::size_t h = 1469598103934665603ULL;
+      for (const std::int64_t v : {k.q, k.k, k.diagonal, k.heads, k.kv_heads, k.batch, k.head_dim,
+                                   static_cast<std::int64_t>(k.causal)})
+        h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ULL;
+      for (const double d : k.print) h = (h ^ std::hash<double>{}(d)) * 1099511628211ULL;
+      return h;
+    }
+  };
+
+  static Context context(const ResolvedScenario& s) {
+    Context ctx;
+    ctx.rates = KernelRates::of(s.hardware, s.profile);
+    ctx.heads = s.cost->heads_per_device();
+    ctx.kv_heads = s.cost->kv_heads_per_device();
+    ctx.batch = s.spec.batch;
+    ctx.head_dim = s.model.head_dim;
+    return ctx;
+  }
+
+  static double memory_s(const Context& ctx, const MemoryOp& op, std::int64_t q, std::int64_t k) {
+    const double d = static_cast<double>(ctx.head_dim * ctx.batch);
+    const double bytes = op.q_bytes_per_element * static_cast<double>(q * ctx.heads) * d +
+                         op.kv_bytes_per_element * static_cast<double>(k * ctx.kv_heads) * d;
+    return bytes / ctx.rates.hbm_bytes_per_s;
+  }
+
+  // FlashAttention >= 2.1 aligns a causal call's diagonal bottom-right when q and k differ.
+  KernelTime kernel_time(const Context& ctx, const ResolvedScenario& s, std::int64_t q, std::int64_t k,
+                         bool causal) const {
+    return memo(ctx, s, KernelCall{q, k, causal, k - q, ctx.heads, ctx.kv_heads, ctx.batch, ctx.head_dim});
+  }
+
+  // Calls repeat round after round, and point after point of a sweep: their times are kept per
+  // shape and rates. Bounded: a full table is emptied (a sweep's next points reuse few old shapes).
+  KernelTime memo(const Context& ctx, const ResolvedScenario& s, const KernelCall& kc) const {
+    const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal,
+                  Print{ctx.rates.fwd_flops_per_s, ctx.rates.bwd_flops_per_s, ctx.rates.exp_per_s,
+                        ctx.rates.alu_per_s, ctx.rates.hbm_bytes_per_s, ctx.rates.tile_overhead_s,
+                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap,
+                        static_cast<double>(ctx.rates.sm_count), ctx.rates.memory_latency_s,
+                        static_cast<double>(ctx.rates.registers_per_sm),
+                        static_cast<double>(ctx.rates.shared_memory_per_sm_bytes)}};
+    {
+      const std::lock_guard lock(mutex_);
+      if (const auto it = times_.find(key); it != times_.end()) return it->second;
+    }
+    const KernelTime t = flash_call_time(*s.impl.kernel_model, ctx.rates, kc);
+    const std::lock_guard lock(mutex_);
+    if (times_.size() >= kMemoEntries) times_.clear();
+    times_.emplace(key, t);
+    return t;
+  }
+
+  static constexpr std::size_t kMemoEntries = 1 << 16;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<Key, KernelTime, KeyHash> times_;
+};
+
+}  // namespace
+
+std::shared_ptr<const AttentionCost> make_flash_cost() { return std::make_shared<const FlashCost>(); }
+
+}  // namespace ringsim::models
