@@ -6,6 +6,7 @@
 
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/cost/profile_params.hpp"
 #include "models/io/error.hpp"
 #include "sim/step.hpp"
 
@@ -53,33 +54,13 @@ models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec
 }
 
 const std::vector<FreeParameter>& known_parameters() {
-  static const std::vector<FreeParameter> params = {
-      {"overlap", 0, 1, "fraction of the ring transfer hidden behind compute"},
-      {"masked_tile_penalty", 0, 2,
-       "extra cost of a tile holding masked pairs, as a fraction of its compute (mask built and applied element-wise)"},
-      {"skipped_tile_cost", 0, 1, "fraction of a computed tile's cost that a skipped tile still costs"},
-      {"attention_efficiency", 0.02, 1, "fraction of peak reached inside attention tiles (matmul_efficiency held fixed)"},
-      {"round_overhead_s", 0, 0.05, "fixed seconds per ring round per layer and pass (sync, buffer swap)"},
-      {"tile_overhead_s", 0, 0.01, "fixed seconds per visited tile"},
-      {"link_efficiency", 0.02, 1, "fraction of link bandwidth a ring transfer reaches"},
-      {"matmul_efficiency", 0.02, 1, "fraction of peak reached by projection and MLP matmuls"},
-      {"sparse_kernel_efficiency", 0.05, 2,
-       "the sparse (index-based) kernel's attention efficiency relative to attention_efficiency"},
-      {"sparse_prep_bytes_per_element", 0, 1024,
-       "HBM bytes per token x head x head_dim element of the sparse gathers/scatter, per pass"},
-      {"hash_sort_bytes_per_token", 0, 65536, "HBM bytes per token x head of the hash mask's stable sort"},
-      {"masked_tile_s", 0, 0.01, "fixed seconds per tile holding masked pairs, whatever the heads (the tile's mask built once)"},
-      {"skipped_tile_s", 0, 0.01, "fixed seconds per skipped tile (a loop step that tests and skips)"},
-      {"round_bytes_per_element", 0, 2000, "HBM bytes per element of the device's Q block moved each ring round regardless of tiles (reshapes, transposes)"},
-      {"attention_bwd_efficiency", 0.02, 1, "fraction of peak the attention kernel's matrix unit reaches in the backward"},
-      {"cta_overhead_s", 0, 1e-3, "fixed SM-seconds per thread block of the attention kernel (prologue, epilogue)"},
-      {"softmax_overlap", 0, 1, "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
-      {"host_step_s", 0, 0.01, "host seconds to issue one ring step besides its operations"},
-      {"host_op_s", 0, 1e-3, "host seconds per operation (kernel launch, fused element-wise call) of a ring step"},
-      {"memory_efficiency", 0.05, 1, "fraction of HBM bandwidth element-wise ops reach"},
-      {"p2p_latency_s", 0, 2e-3, "extra latency of one point-to-point transfer of the library (kernel launch, handshake)"},
-      {"p2p_bandwidth_bytes_per_s", 5e9, 5e11, "the most one point-to-point transfer of the library reaches, bytes/s"},
-  };
+  // The profile's own declaration (models/cost/profile_params.hpp): the fittable ones, in its order.
+  static const std::vector<FreeParameter> params = [] {
+    std::vector<FreeParameter> out;
+    for (const auto& p : models::profile_parameters())
+      if (p.fittable) out.push_back({std::string(p.name), p.lower, p.upper, std::string(p.meaning)});
+    return out;
+  }();
   return params;
 }
 
@@ -91,13 +72,27 @@ const FreeParameter& find_parameter(const std::string& name) {
   throw InputError({}, 0, "free", "unknown parameter '" + name + "' (known: " + known + ")");
 }
 
+namespace {
+
+// A fit that frees a parameter the profile's kernel family never reads would fit nothing.
+void check_read(const models::Profile& p, const std::string& name) {
+  if (!p.reads(name))
+    throw InputError({}, 0, "free",
+                     "parameter '" + name + "' is not read by kernel family " + p.kernel_family + " (implementation " +
+                         p.implementation + "), so no fit can tell it");
+}
+
+}  // namespace
+
 double get_parameter(const models::Profile& p, const std::string& name) {
   (void)find_parameter(name);  // throws for names a fit may not free
+  check_read(p, name);
   return *p.parameter(name);
 }
 
 void set_parameter(models::Profile& p, const std::string& name, double value) {
   (void)find_parameter(name);
+  check_read(p, name);
   *p.parameter(name) = value;
 }
 

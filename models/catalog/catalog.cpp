@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "models/cost/profile_params.hpp"
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
@@ -156,12 +159,41 @@ fs::path own_profile_path(const std::string& root, const std::string& impl, cons
   return fs::path(root) / "configs" / "profiles" / impl / (hw.name + ".json");
 }
 
+
+// A profile file's parameter that the implementation's kernel family does not read would be
+// silently ignored while the output says "calibrated": refused, naming the families that read it.
+void check_family_fields(const nlohmann::json& j, const std::string& file, const Profile& base, const std::string& impl) {
+  if (!j.is_object()) return;  // from_json says what is wrong
+  for (const auto& [key, value] : j.items()) {
+    if (!find_profile_parameter(key) || base.reads(key)) continue;
+    std::string users;
+    for (const auto& name : attention_cost_families()) {
+      const auto other = make_attention_cost(name);
+      const auto own = other->own_parameters();
+      if (std::find(own.begin(), own.end(), key) != own.end()) users += (users.empty() ? "" : ", ") + name;
+    }
+    throw InputError(file, 0, key,
+                     "implementation " + impl + " runs kernel family " + base.kernel_family +
+                         ", which does not read this parameter (it belongs to " +
+                         (users.empty() ? std::string("no family") : "the " + users + " famil" + (users.find(',') == std::string::npos ? "y" : "ies")) + ")");
+  }
+}
+
 }  // namespace
 
-Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const {
+Profile Catalog::spec_profile(const Hardware& hw, const std::string& impl) const {
   Profile base = Profile::spec_default(hw);
   base.implementation = impl;
   base.name = impl + "/" + hw.name + "-spec";
+  // The profile holds the parameters of the implementation's kernel family (and the common ones).
+  const auto family = make_attention_cost(implementation(impl).kernel);
+  base.kernel_family = std::string(family->family());
+  for (const auto& n : family->own_parameters()) base.family_parameters.emplace_back(n);
+  return base;
+}
+
+Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const {
+  const Profile base = spec_profile(hw, impl);
   const fs::path dir = fs::path(root_) / "configs" / "profiles";
   fs::path path;
   if (name_or_path.empty()) {
@@ -180,7 +212,9 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   if (!fs::exists(path))
     throw InputError({}, 0, "profile", "no profile '" + name_or_path + "' for implementation " + impl + " (looked for " +
                                            path.string() + ")");
-  Profile p = Profile::from_json(read_json_file(path.string()), path.string(), base);
+  const auto json = read_json_file(path.string());
+  check_family_fields(json, path.string(), base, impl);
+  Profile p = Profile::from_json(json, path.string(), base);
   if (!p.implementation.empty() && p.implementation != impl)
     throw InputError(path.string(), 0, "implementation",
                      "profile " + p.name + " is for implementation " + p.implementation + ", not " + impl);

@@ -36,6 +36,9 @@ class Catalog {
   // NAME for configs/profiles/IMPL/NAME.json (another hardware's fit, say); IMPL2/NAME; or a path
   // to a JSON file. A profile that names its implementation must name `impl`.
   [[nodiscard]] Profile profile(const std::string& name_or_path, const Hardware& hw, const std::string& impl) const;
+  // The spec defaults for `impl` on `hw` (Profile::spec_default), holding the parameters of the
+  // implementation's kernel family: where a fit starts, and what profile() gives without a file.
+  [[nodiscard]] Profile spec_profile(const Hardware& hw, const std::string& impl) const;
   // Whether configs/profiles/IMPL/HARDWARE.json exists: a profile fitted to measurements on that
   // hardware or derived from one (its provenance says which), rather than spec defaults.
   [[nodiscard]] bool has_profile(const Hardware& hw, const std::string& impl) const;

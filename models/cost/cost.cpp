@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/cost/profile_params.hpp"
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
 
@@ -27,38 +28,15 @@ Profile Profile::spec_default(const Hardware& hw) {
 }
 
 double* Profile::parameter(std::string_view name) noexcept {
-  struct Entry {
-    const char* name;
-    double Profile::*field;
-  };
-  static constexpr Entry kFields[] = {
-      {"overlap", &Profile::overlap},
-      {"masked_tile_penalty", &Profile::masked_tile_penalty},
-      {"skipped_tile_cost", &Profile::skipped_tile_cost},
-      {"attention_efficiency", &Profile::attention_efficiency},
-      {"round_overhead_s", &Profile::round_overhead_s},
-      {"tile_overhead_s", &Profile::tile_overhead_s},
-      {"link_efficiency", &Profile::link_efficiency},
-      {"p2p_bandwidth_bytes_per_s", &Profile::p2p_bandwidth_bytes_per_s},
-      {"p2p_latency_s", &Profile::p2p_latency_s},
-      {"matmul_efficiency", &Profile::matmul_efficiency},
-      {"memory_efficiency", &Profile::memory_efficiency},
-      {"sparse_kernel_efficiency", &Profile::sparse_kernel_efficiency},
-      {"sparse_prep_bytes_per_element", &Profile::sparse_prep_bytes_per_element},
-      {"hash_sort_bytes_per_token", &Profile::hash_sort_bytes_per_token},
-      {"masked_tile_s", &Profile::masked_tile_s},
-      {"skipped_tile_s", &Profile::skipped_tile_s},
-      {"round_bytes_per_element", &Profile::round_bytes_per_element},
-      {"attention_bwd_efficiency", &Profile::attention_bwd_efficiency},
-      {"cta_overhead_s", &Profile::cta_overhead_s},
-      {"softmax_overlap", &Profile::softmax_overlap},
-      {"host_step_s", &Profile::host_step_s},
-      {"host_op_s", &Profile::host_op_s},
-      {"attention_bwd_factor", &Profile::attention_bwd_factor},
-  };
-  for (const auto& e : kFields)
-    if (name == e.name) return &(this->*e.field);
-  return nullptr;
+  const auto* p = find_profile_parameter(name);
+  return p ? &(this->*(p->field)) : nullptr;
+}
+
+bool Profile::reads(std::string_view name) const noexcept {
+  if (kernel_family.empty()) return true;
+  const auto* p = find_profile_parameter(name);
+  if (!p) return false;
+  return p->common || std::find(family_parameters.begin(), family_parameters.end(), name) != family_parameters.end();
 }
 
 double Profile::link_bytes_per_s(double link) const noexcept { return link * link_efficiency; }
@@ -112,32 +90,8 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
   };
   prec("attention_precision", p.attention_precision);
   prec("matmul_precision", p.matmul_precision);
-  auto num = [&](const char* key, double& out) {
-    if (auto v = f.optional_number(key)) out = *v;
-  };
-  num("matmul_efficiency", p.matmul_efficiency);
-  num("attention_efficiency", p.attention_efficiency);
-  num("memory_efficiency", p.memory_efficiency);
-  num("tile_overhead_s", p.tile_overhead_s);
-  num("round_overhead_s", p.round_overhead_s);
-  num("masked_tile_s", p.masked_tile_s);
-  num("skipped_tile_s", p.skipped_tile_s);
-  num("round_bytes_per_element", p.round_bytes_per_element);
-  num("attention_bwd_efficiency", p.attention_bwd_efficiency);
-  num("cta_overhead_s", p.cta_overhead_s);
-  num("softmax_overlap", p.softmax_overlap);
-  num("host_step_s", p.host_step_s);
-  num("host_op_s", p.host_op_s);
-  num("masked_tile_penalty", p.masked_tile_penalty);
-  num("skipped_tile_cost", p.skipped_tile_cost);
-  num("overlap", p.overlap);
-  num("link_efficiency", p.link_efficiency);
-  num("p2p_bandwidth_bytes_per_s", p.p2p_bandwidth_bytes_per_s);
-  num("p2p_latency_s", p.p2p_latency_s);
-  num("attention_bwd_factor", p.attention_bwd_factor);
-  num("sparse_kernel_efficiency", p.sparse_kernel_efficiency);
-  num("sparse_prep_bytes_per_element", p.sparse_prep_bytes_per_element);
-  num("hash_sort_bytes_per_token", p.hash_sort_bytes_per_token);
+  for (const auto& param : profile_parameters())
+    if (auto v = f.optional_number(std::string(param.name))) p.*(param.field) = *v;
   if (const auto* v = f.find("link_latency_s"); v && !v->is_null()) p.link_latency_s = f.number("link_latency_s");
   p.kv_wire_bytes = f.integer_or("kv_wire_bytes", 1, 8, p.kv_wire_bytes);
   p.dkv_wire_bytes = f.integer_or("dkv_wire_bytes", 1, 8, p.dkv_wire_bytes);
@@ -242,32 +196,16 @@ nlohmann::json Profile::to_json() const {
   if (provenance.residual) j["provenance"]["residual"] = *provenance.residual;
   j["attention_precision"] = std::string(to_string(attention_precision));
   j["matmul_precision"] = std::string(to_string(matmul_precision));
-  j["matmul_efficiency"] = matmul_efficiency;
-  j["attention_efficiency"] = attention_efficiency;
-  j["memory_efficiency"] = memory_efficiency;
-  j["tile_overhead_s"] = tile_overhead_s;
-  j["round_overhead_s"] = round_overhead_s;
-  j["masked_tile_penalty"] = masked_tile_penalty;
-  j["skipped_tile_cost"] = skipped_tile_cost;
-  j["overlap"] = overlap;
-  j["link_efficiency"] = link_efficiency;
-  if (p2p_bandwidth_bytes_per_s > 0) j["p2p_bandwidth_bytes_per_s"] = p2p_bandwidth_bytes_per_s;
-  if (p2p_latency_s > 0) j["p2p_latency_s"] = p2p_latency_s;
+  for (const auto& p : profile_parameters()) {
+    if (!reads(p.name)) continue;
+    const double v = this->*(p.field);
+    // The point-to-point limit and extra latency are absent unless set (0 means none).
+    if ((p.name == "p2p_bandwidth_bytes_per_s" || p.name == "p2p_latency_s") && !(v > 0)) continue;
+    j[std::string(p.name)] = v;
+  }
   if (link_latency_s) j["link_latency_s"] = *link_latency_s;
   j["kv_wire_bytes"] = kv_wire_bytes;
   j["dkv_wire_bytes"] = dkv_wire_bytes;
-  j["attention_bwd_factor"] = attention_bwd_factor;
-  j["sparse_kernel_efficiency"] = sparse_kernel_efficiency;
-  j["sparse_prep_bytes_per_element"] = sparse_prep_bytes_per_element;
-  j["hash_sort_bytes_per_token"] = hash_sort_bytes_per_token;
-  j["masked_tile_s"] = masked_tile_s;
-  j["skipped_tile_s"] = skipped_tile_s;
-  j["round_bytes_per_element"] = round_bytes_per_element;
-  j["attention_bwd_efficiency"] = attention_bwd_efficiency;
-  j["cta_overhead_s"] = cta_overhead_s;
-  j["softmax_overlap"] = softmax_overlap;
-  j["host_step_s"] = host_step_s;
-  j["host_op_s"] = host_op_s;
   j["recompute"] = recompute;
   if (!uncertainty.empty())
     j["uncertainty"] = {{"parameters", uncertainty.parameters},

@@ -118,8 +118,16 @@ struct Profile {
     [[nodiscard]] bool empty() const noexcept { return parameters.empty() && residual_log_sd.empty(); }
   } uncertainty;
 
-  // A numeric field by its JSON name (the ones a fit may free: efficiencies, overheads, penalties,
-  // byte counts); nullptr for any other name.
+  // The kernel family of the implementation this profile is for, and the family parameters it
+  // reads (models/cost/profile_params.hpp): set by Catalog::profile. Empty family: a profile
+  // read outside a catalog, which keeps and writes every parameter.
+  std::string kernel_family;
+  std::vector<std::string> family_parameters;
+  // Whether the profile's kernel family reads parameter `name` (every common one does).
+  [[nodiscard]] bool reads(std::string_view name) const noexcept;
+
+  // A numeric field by its JSON name (models/cost/profile_params.hpp: efficiencies, overheads,
+  // penalties, byte counts); nullptr for any other name.
   [[nodiscard]] double* parameter(std::string_view name) noexcept;
   // What a transfer reaches on a link of `link_bytes_per_s`: link_efficiency of it. The cost
   // model's collectives and the simulator's links use it.
@@ -145,6 +153,7 @@ struct Profile {
 
   [[nodiscard]] static Profile spec_default(const Hardware& hw);
   // Fields absent from the JSON keep `base`'s values, so a profile file may override a few.
+  // to_json writes the common parameters and those of kernel_family (all when it is empty).
   [[nodiscard]] static Profile from_json(const nlohmann::json& j, const std::string& file, Profile base);
   [[nodiscard]] nlohmann::json to_json() const;
   void validate(const std::string& file) const;

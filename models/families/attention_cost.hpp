@@ -6,6 +6,7 @@
 // implementation changes how work is timed in one place, and the two solvers stay in agreement.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,9 @@ class AttentionCost {
  public:
   virtual ~AttentionCost() = default;
   [[nodiscard]] virtual std::string_view family() const noexcept = 0;
+  // The profile parameters this family reads besides the common ones
+  // (models/cost/profile_params.hpp): a profile of an implementation running it holds these.
+  [[nodiscard]] virtual std::span<const std::string_view> own_parameters() const noexcept = 0;
   // The Q block of ring position q_device against the K/V block of position k_device, whose
   // counts (at the scenario's tile, over all mask heads) are `b`.
   [[nodiscard]] virtual RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,

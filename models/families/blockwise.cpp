@@ -1,8 +1,24 @@
 #include "models/families/families.hpp"
 
+#include <array>
+
 namespace ringsim::models {
 
 namespace {
+
+// The tile loop's costs (CostModel::attention_fwd_s / attention_bwd_s), the per-round reshapes
+// (round_memory_s), and the sparse kernel's work for the index masks the loop also runs.
+constexpr std::array<std::string_view, 9> kBlockwiseParameters{
+    "masked_tile_penalty",
+    "skipped_tile_cost",
+    "masked_tile_s",
+    "skipped_tile_s",
+    "attention_bwd_factor",
+    "round_bytes_per_element",
+    "sparse_kernel_efficiency",
+    "sparse_prep_bytes_per_element",
+    "hash_sort_bytes_per_token",
+};
 
 // A loop over the block's tiles that skips fully masked ones: the Striped Attention paper's JAX
 // blockwise kernel (lax.cond per key chunk), SCFA's Triton kernels (key-tile ranges from the
@@ -13,6 +29,9 @@ namespace {
 class BlockwiseCost final : public AttentionCost {
  public:
   [[nodiscard]] std::string_view family() const noexcept override { return "blockwise"; }
+  [[nodiscard]] std::span<const std::string_view> own_parameters() const noexcept override {
+    return kBlockwiseParameters;
+  }
   // CostModel's tile time is linear in the tile counts and areas of a block with visited tiles;
   // the per-round reshape term (round_memory_s) is one per call, which the packed model times
   // once per (position, round) block as predict does.

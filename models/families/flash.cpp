@@ -13,6 +13,15 @@ namespace ringsim::models {
 
 namespace {
 
+// The kernel-time model's rates (KernelRates::of) and the host's work per ring step and operation.
+constexpr std::array<std::string_view, 5> kFlashParameters{
+    "attention_bwd_efficiency",
+    "cta_overhead_s",
+    "softmax_overlap",
+    "host_step_s",
+    "host_op_s",
+};
+
 // A ring library that calls a flash-attention kernel per step (ring-flash-attention, TransformerEngine's
 // p2p): the step's calls, shapes from the implementation's ring protocol for the block's class
 // (the device's own K/V block, an earlier device's, a later one's), each timed by the kernel-time
@@ -24,6 +33,9 @@ namespace {
 class FlashCost final : public AttentionCost {
  public:
   [[nodiscard]] std::string_view family() const noexcept override { return "flash"; }
+  [[nodiscard]] std::span<const std::string_view> own_parameters() const noexcept override {
+    return kFlashParameters;
+  }
 
   [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
                                 const BlockStats& b) const override {

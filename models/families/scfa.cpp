@@ -1,5 +1,7 @@
 #include "models/families/families.hpp"
 
+#include <array>
+
 #include <algorithm>
 
 #include "models/families/kernel_time.hpp"
@@ -8,6 +10,19 @@
 namespace ringsim::models {
 
 namespace {
+
+// The tile loop's costs (CostModel::attention_fwd_s / attention_bwd_s) and the sparse kernel's
+// efficiency and gathers; the bucket scans are timed from the hardware's memory latency.
+constexpr std::array<std::string_view, 8> kScfaParameters{
+    "masked_tile_penalty",
+    "skipped_tile_cost",
+    "masked_tile_s",
+    "skipped_tile_s",
+    "attention_bwd_factor",
+    "sparse_kernel_efficiency",
+    "sparse_prep_bytes_per_element",
+    "hash_sort_bytes_per_token",
+};
 
 // SCFA's Triton kernels (epfml/dynamic-sparse-flash-attention, hsparse_attn.py, qksparse_attn.py):
 // the tile loop of the blockwise family, plus the work that does not shrink with the number of
@@ -20,6 +35,9 @@ namespace {
 class ScfaCost final : public AttentionCost {
  public:
   [[nodiscard]] std::string_view family() const noexcept override { return "scfa"; }
+  [[nodiscard]] std::span<const std::string_view> own_parameters() const noexcept override {
+    return kScfaParameters;
+  }
   [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t, std::int64_t,
                                 const BlockStats& b) const override {
     RoundCost r{s.cost->attention_fwd_s(b), s.cost->attention_bwd_s(b), b.tiles_visited * s.spec.batch};

@@ -52,6 +52,18 @@ TEST_CASE("Speedup calibration rejects too few rows and unknown parameters", "[t
   CHECK_THROWS_AS(calibrate_speedups(one, base, {"warp_speed"}, predictor), models::InputError);
 }
 
+TEST_CASE("a fit may free only what the profile's kernel family reads", "[tables]") {
+  const models::Catalog catalog;
+  const auto hw = catalog.hardware("a100-80gb");
+  auto flash = catalog.profile("", hw, "ring-flash-attn");
+  CHECK_NOTHROW(set_parameter(flash, "softmax_overlap", 0.4));
+  CHECK_NOTHROW(set_parameter(flash, "overlap", 0.9));  // common to every family
+  CHECK_THROWS_WITH(set_parameter(flash, "masked_tile_penalty", 0.1), Catch::Contains("kernel family flash"));
+  auto tiles = catalog.profile("", hw, "jax-blockwise");
+  CHECK_THROWS_WITH(get_parameter(tiles, "host_step_s"), Catch::Contains("kernel family blockwise"));
+  CHECK(get_parameter(tiles, "masked_tile_penalty") == tiles.masked_tile_penalty);
+}
+
 TEST_CASE("With a single mesh, leave-one-mesh-out is reported unavailable", "[tables]") {
   const models::Catalog catalog;
   ScenarioPredictor analytic{models::Catalog(catalog)};

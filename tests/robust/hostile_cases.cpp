@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -199,9 +200,12 @@ std::vector<HostileCase> profile_cases(const HostileFixture& fx) {
   const json base = {{"name", "hostile"}, {"hardware", "a100-80gb"}, {"version", 1}};
   std::vector<HostileCase> out;
   int n = 0;
-  auto add = [&](const std::string& what, const std::string& text, Expect e) {
+  // ringsim-tiles runs the blockwise family, which reads every field below; a field of another
+  // family is refused (the cases after the loop).
+  auto add = [&](const std::string& what, const std::string& text, Expect e, const std::string& impl = "ringsim-tiles") {
     const auto f = fx.tmp.write("profile-" + std::to_string(n++) + ".json", text);
-    out.push_back({"profile", what, {"predict", "--profile", f, "--seq", "65536", "--model", "ringattn-1b"}, e});
+    out.push_back({"profile", what + " (" + impl + ")",
+                   {"predict", "--profile", f, "--seq", "65536", "--model", "ringattn-1b", "--impl", impl}, e});
   };
   const Values bad = plus(kNeverNumbers, {{"null", R}});
   // Each field with values inside and just outside its documented range.
@@ -242,6 +246,20 @@ std::vector<HostileCase> profile_cases(const HostileFixture& fx) {
       j[json::json_pointer(pointer)] = 0;  // the key exists, then takes the raw text
       add(pointer + " = " + raw, mutated(j, pointer, raw), e);
     }
+  // Parameters by kernel family: read by one family, refused in a profile of an implementation
+  // running another (models/cost/profile_params.hpp), and accepted where the family reads them.
+  const std::vector<std::tuple<std::string, std::string, Expect>> family_fields = {
+      {"masked_tile_penalty", "ring-flash-attn", R}, {"round_bytes_per_element", "ring-flash-attn", R},
+      {"sparse_prep_bytes_per_element", "te-p2p", R},  {"attention_bwd_factor", "usp", R},
+      {"softmax_overlap", "ringsim-tiles", R},         {"host_step_s", "jax-blockwise", R},
+      {"cta_overhead_s", "ringsim-tiles", R},          {"softmax_overlap", "ring-flash-attn", A},
+      {"host_op_s", "te-p2p", A},                      {"round_bytes_per_element", "jax-blockwise", A},
+      {"matmul_efficiency", "ring-flash-attn", A},     {"overlap", "ringsim-tiles", A}};
+  for (const auto& [field, impl, e] : family_fields) {
+    json j = base;
+    j[field] = field == "round_bytes_per_element" || field == "host_step_s" ? 0.0 : 0.5;
+    add("/" + field + " by family", j.dump(), e, impl);
+  }
   return out;
 }
 

@@ -1,0 +1,61 @@
+#include "cli/calibrate_common.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+std::string today() {
+  const auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+  const std::chrono::year_month_day ymd{now};
+  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+
+std::string fmt_se(double se) {
+  return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound, or not identified by these rows)";
+}
+
+void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
+                  std::size_t name_width, std::string& out, std::string& notes) {
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const auto& p = params[k];
+    const double v = f.params[static_cast<Eigen::Index>(k)];
+    const double se = f.std_errors[static_cast<Eigen::Index>(k)];
+    out += fmt::format("  {:<{}} = {:.4g}  (std error {}, bounds [{:g}, {:g}]): {}\n", p.name, name_width, v, fmt_se(se),
+                       p.lower, p.upper, p.meaning);
+    notes += fmt::format("{}{} = {:.4g} +- {} in [{:g}, {:g}]", k ? "; " : "", p.name, v, fmt_se(se), p.lower, p.upper);
+  }
+}
+
+models::Profile base_profile(const cxxopts::ParseResult& a, const models::Catalog& catalog, const models::Hardware& hw,
+                             const std::string& fallback_impl) {
+  models::ScenarioSpec spec;
+  spec.impl = a["impl"].as<std::string>().empty() ? fallback_impl : a["impl"].as<std::string>();
+  spec.profile = a["profile"].as<std::string>();
+  const auto impl = catalog.choose_implementation(spec, hw, {"contiguous", "striped"});
+  return catalog.profile(spec.profile, hw, impl);
+}
+
+std::vector<std::string> names_in(const cxxopts::ParseResult& a, const char* key) {
+  std::vector<std::string> out;
+  for (auto& n : models::split(a[key].as<std::string>(), ','))
+    if (!n.empty()) {
+      try {
+        (void)calibration::find_parameter(n);
+      } catch (const InputError& e) {
+        throw InputError({}, 0, key, e.message());
+      }
+      out.push_back(std::move(n));
+    }
+  return out;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,35 @@
+#pragma once
+// What the fitting modes of `ringsim calibrate` share: the provenance date, the text of a
+// standard error, the report lines of fitted parameters, the profile a fit starts from and the
+// parameter names a flag lists.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "calibration/fit.hpp"
+#include "calibration/tables.hpp"
+#include "models/catalog/resolve.hpp"
+
+namespace ringsim::cli {
+
+// YYYY-MM-DD: the provenance date when --date gives none.
+[[nodiscard]] std::string today();
+
+// A fitted parameter's standard error for reports and provenance notes.
+[[nodiscard]] std::string fmt_se(double se);
+
+// One line per fitted parameter for the report, and the same compactly for the provenance.
+void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
+                  std::size_t name_width, std::string& out, std::string& notes);
+
+// The base profile of a fit: profiles are keyed by (hardware, implementation); the implementation
+// is --impl, else the one the --profile reference names, else `fallback_impl`.
+[[nodiscard]] models::Profile base_profile(const cxxopts::ParseResult& a, const models::Catalog& catalog,
+                                           const models::Hardware& hw, const std::string& fallback_impl);
+
+// The parameters option `key` lists (comma-separated), each a known one (else InputError naming `key`).
+[[nodiscard]] std::vector<std::string> names_in(const cxxopts::ParseResult& a, const char* key);
+
+}  // namespace ringsim::cli

@@ -1,0 +1,87 @@
+#include "cli/calibrate_derive.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "calibration/tables.hpp"
+#include "cli/calibrate_common.hpp"
+#include "cli/csv.hpp"
+#include "models/io/error.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+// A profile for hardware without measurements: the implementation's fitted parameters copied
+// from another hardware's profile (cycle-counted ones rescaled by the SM clocks), everything
+// hardware-derived from the target's specs; marked uncalibrated.
+int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
+  const auto source_ref = a["derive-from"].as<std::string>();
+  const auto hardware = a["hardware"].as<std::string>();
+  if (hardware.empty()) throw InputError({}, 0, "hardware", "--derive-from needs --hardware (the target)");
+  const auto source_impl = catalog.profile_implementation(source_ref);
+  if (!source_impl)
+    throw InputError({}, 0, "derive-from", "expected IMPL/HARDWARE or a profile file naming its implementation");
+  // Another implementation may borrow what runs the same kernel (te-p2p's FlashAttention-2 calls).
+  const std::optional<std::string> impl =
+      a["impl"].as<std::string>().empty() ? *source_impl : catalog.implementation(a["impl"].as<std::string>()).name;
+  const auto source_hw_name = catalog.profile(source_ref, catalog.hardware(hardware), *source_impl).hardware;
+  const auto source_hw = catalog.hardware(source_hw_name);
+  const auto source = catalog.profile(source_ref, source_hw, *source_impl);
+  const auto target_hw = catalog.hardware(hardware);
+  models::Profile p = catalog.profile("", target_hw, *impl);
+  // Start from the target's spec defaults, not a profile file it may already have.
+  {
+    models::Profile spec = catalog.spec_profile(target_hw, *impl);
+    spec.kv_wire_bytes = p.kv_wire_bytes;
+    spec.dkv_wire_bytes = p.dkv_wire_bytes;
+    p = spec;
+  }
+  p.name = *impl + "/" + hardware;
+  p.hardware = hardware;
+  p.implementation = *impl;
+  p.version = source.version;
+  p.attention_precision = source.attention_precision;
+  p.matmul_precision = source.matmul_precision;
+  p.recompute = source.recompute;
+  p.default_tile = source.default_tile;
+  if (*impl == *source_impl) {  // else the target's own messages (its code) decide the dtypes
+    p.kv_wire_bytes = source.kv_wire_bytes;
+    p.dkv_wire_bytes = source.dkv_wire_bytes;
+  }
+  std::string kept;
+  for (const auto& n : names_in(a, "keep")) {
+    calibration::set_parameter(p, n, calibration::get_parameter(source, n));
+    kept += (kept.empty() ? "" : ", ") + n;
+  }
+  for (const auto& n : names_in(a, "keep-cycles")) {
+    if (!(source_hw.sm_clock_hz > 0 && target_hw.sm_clock_hz > 0))
+      throw InputError({}, 0, "keep-cycles", "both GPUs need an SM clock (compute_units.sm_clock_hz)");
+    calibration::set_parameter(p, n, calibration::get_parameter(source, n) * source_hw.sm_clock_hz / target_hw.sm_clock_hz);
+    kept += (kept.empty() ? "" : ", ") + n + " (same cycles)";
+  }
+  p.validate(source_ref);
+  p.provenance.calibrated = false;
+  p.provenance.method = "derived from " + source.name + " (no measurements on " + hardware + ")";
+  p.provenance.fitted_from = source.provenance.fitted_from;
+  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.residual.reset();
+  p.provenance.notes = fmt::format(
+      "uncalibrated: no published measurement of {} on {} was handed over. Copied from {} ({}): {}; precisions, "
+      "tiles and recompute likewise (wire dtypes too when the implementation is the same). Everything hardware-derived (peak FLOP/s, memory and link "
+      "bandwidths and latencies, SMs and clock) comes from configs/hardware/{}.json. {}",
+      *impl, hardware, source.name, source.provenance.method, kept.empty() ? "nothing else" : kept, hardware,
+      a["note"].as<std::string>());
+  p.uncertainty = {};
+  const auto o = a["output"].as<std::string>();
+  if (o.empty()) throw InputError({}, 0, "output", "--derive-from needs -o FILE");
+  write_output(o, p.to_json().dump(2) + "\n");
+  std::fputs(fmt::format("ringsim calibrate: {} derived from {} ({})\n", p.name, source.name, kept).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,19 @@
+#pragma once
+// The machine-readable views of one `ringsim predict` scenario (--format json, --format csv):
+// every row's figures, intervals and engine, for scripts rather than terminals.
+#include <string>
+#include <vector>
+
+#include "cli/predict_rows.hpp"
+
+namespace ringsim::cli {
+
+// `v` as `spec` formats it, or empty where the interval it bounds is unavailable (a CSV cell).
+[[nodiscard]] std::string fmt_opt(bool available, double v, const char* spec = "{:.6g}");
+
+// The scenario, its profile and every row as one JSON document. `tms`: as for print_table.
+[[nodiscard]] std::string results_json(const std::vector<LayoutResult>& results, double tms, Engine engine);
+// A header and one CSV line per row.
+[[nodiscard]] std::string results_csv(const std::vector<LayoutResult>& results, double tms, Engine engine);
+
+}  // namespace ringsim::cli

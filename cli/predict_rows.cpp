@@ -1,0 +1,37 @@
+#include "cli/predict_rows.hpp"
+
+#include "cli/long_run.hpp"
+#include "cli/predict_intervals.hpp"
+#include "cli/progress.hpp"
+#include "sim/step.hpp"
+
+namespace ringsim::cli {
+
+const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"; }
+
+void predict_row(LayoutResult& r, Engine engine) {
+  r.prediction = models::predict(r.scenario);
+  const double analytic = r.prediction.step_s;
+  if (engine == Engine::Des) {
+    sim::StepOptions options;
+    announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
+                        "ringsim simulate --max-events runs larger steps");
+    ProgressBar progress("passes", "ringsim predict: simulating " + r.layout);
+    options.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
+    const auto sim = sim::simulate_step(r.scenario, options);
+    r.prediction.step_s = sim.step_s;
+    r.prediction.tokens_per_s = sim.tokens_per_s;
+    r.prediction.mfu = sim.mfu;
+  }
+  r.step = step_interval(r, analytic);
+}
+
+LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+                     Engine engine) {
+  spec.layout = layout;
+  LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
+  predict_row(r, engine);
+  return r;
+}
+
+}  // namespace ringsim::cli

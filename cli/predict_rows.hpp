@@ -1,0 +1,42 @@
+#pragma once
+// A row of `ringsim predict`: one layout's resolved scenario and its prediction, from the cost
+// model or the discrete-event simulator (--engine), with its 90 % intervals
+// (cli/predict_intervals.hpp). The one-scenario views and the batch mode all predict rows.
+#include <string>
+
+#include "calibration/tables.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/catalog/resolve.hpp"
+
+namespace ringsim::cli {
+
+// Which model times the step: the closed-form lock-step rounds, or the discrete-event
+// simulation of the same scenario (asynchronous rounds, shared links; sim::simulate_step).
+using calibration::Engine;
+
+// "des" or "analytic", as --engine names it.
+[[nodiscard]] const char* engine_name(Engine e);
+
+struct LayoutResult {
+  std::string layout;
+  models::ResolvedScenario scenario;
+  models::Prediction prediction;
+  models::Interval step;     // of prediction.step_s (quantity "time")
+  models::Interval speedup;  // of the first row's step / this one's (quantity "ratio"), set by with_speedups
+  [[nodiscard]] std::string label(bool with_strategy) const {
+    return with_strategy ? scenario.strategy.spec + " " + layout : layout;
+  }
+};
+
+// The prediction of a resolved row (its step, the simulator's with --engine des, and interval).
+// With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
+// (attention, other, collectives) is the cost model's either way, and the analytic `exposed`
+// and `imbalance` keep their lock-step meaning rather than mixing two definitions.
+void predict_row(LayoutResult& r, Engine engine);
+
+// `spec` with `layout`, resolved and predicted.
+[[nodiscard]] LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+                                   Engine engine);
+
+}  // namespace ringsim::cli

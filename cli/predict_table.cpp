@@ -1,0 +1,145 @@
+#include "cli/predict_table.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/scenario_options.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/program/program.hpp"
+#include "models/workload/documents.hpp"
+
+namespace ringsim::cli {
+
+namespace {
+
+std::string profile_label(const models::Profile& p) {
+  return p.name + (p.provenance.calibrated ? " (calibrated)" : " (uncalibrated)");
+}
+
+// Several strategies compared: rows are labelled "strategy layout".
+bool several_strategies(const std::vector<LayoutResult>& results) {
+  return std::any_of(results.begin(), results.end(),
+                     [&](const LayoutResult& r) { return r.scenario.strategy.spec != results.front().scenario.strategy.spec; });
+}
+
+// Width of the row label column: 12, or the longest label (bucket-striped, perm:FILE, usp:2x4 zigzag).
+std::size_t layout_width(const std::vector<LayoutResult>& results) {
+  const bool with_cp = several_strategies(results);
+  std::size_t w = 12;
+  for (const auto& r : results) w = std::max(w, r.label(with_cp).size());
+  return w;
+}
+
+}  // namespace
+
+void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out) {
+  const std::size_t lw = layout_width(results);
+  const bool with_cp = several_strategies(results);
+  const auto& s0 = results.front().scenario;
+  const auto& spec = s0.spec;
+  out += fmt::format("ringsim predict: {} on {} ({}), mesh {}x{} (mp x sp), n_seq {} ({} tokens per device), batch {}\n",
+                     s0.model.name, s0.hardware.name, s0.hardware.description, spec.mp, spec.sp, spec.n_seq,
+                     s0.layout->block(), spec.batch);
+  if (s0.documents)
+    out += fmt::format("packed documents {}: {} documents, mask causal within each\n", s0.documents->spec,
+                       s0.documents->lengths.size());
+  if (with_cp) {
+    out += "strategies and implementations:";
+    std::string last;
+    for (const auto& r : results) {
+      const auto item = r.scenario.strategy.spec + " = " + r.scenario.impl.name;
+      if (item == last) continue;
+      out += (last.empty() ? " " : "; ") + item;
+      last = item;
+    }
+    out += "\n";
+  } else {
+    out += fmt::format("implementation {} ({} @ {}); strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,
+                       s0.impl.sources.front().commit.substr(0, 7), s0.strategy.spec);
+  }
+  out += fmt::format("engine {}{}\n", engine_name(engine),
+                     engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
+                                             "other columns from the cost model)"
+                                           : " (lock-step closed form)");
+  out += fmt::format("profile {} [{}]; mask {}; tile {}x{}{}\n\n", profile_label(s0.profile), s0.profile.provenance.method,
+                     s0.mask->name(), s0.tile.q, s0.tile.k,
+                     s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
+                                                   s0.profile.default_tile.q, s0.profile.default_tile.k)
+                                     : (spec.tile ? "" : " (profile default)"));
+  out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10} {:>6}\n",
+                     with_cp ? "strategy layout" : "layout", lw, "step", "+-", "tokens/s", "MFU", "attn fwd", "attn bwd",
+                     "other", "tp comm", "exposed", "imbalance", "speedup", "+-");
+  const double base = results.front().prediction.step_s;
+  bool any_interval = false;
+  for (const auto& r : results) {
+    const auto& p = r.prediction;
+    // +-: half the 90 % interval's width, relative for the step, absolute for the speedup.
+    const std::string step_pm =
+        r.step.available ? fmt::format("{:.0f}%", 50 * (r.step.hi - r.step.lo) / p.step_s) : std::string("-");
+    const std::string speed_pm =
+        r.speedup.available ? fmt::format("{:.2f}", 0.5 * (r.speedup.hi - r.speedup.lo)) : std::string("-");
+    any_interval = any_interval || r.step.available || r.speedup.available;
+    out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x {:>6}\n",
+                       r.label(with_cp), lw, human_seconds(p.step_s), step_pm, human_count(p.tokens_per_s), 100 * p.mfu,
+                       human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
+                       human_seconds(p.other_compute_s), human_seconds(p.collective_s),
+                       human_seconds(p.exposed_transfer_s + p.exposed_collectives_s()), p.imbalance, base / p.step_s,
+                       speed_pm);
+  }
+  out += "\nwhy:\n";
+  for (const auto& r : results) out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction));
+  out += any_interval ? "\n+-: half width of the 90 % prediction interval (the profile's fitted parameters' covariance and "
+                        "its held-out residual spread); - where the profile has none for that quantity.\n"
+                      : fmt::format("\n+-: no prediction interval: profile {} has no fitted uncertainty ({}).\n",
+                                    s0.profile.name, s0.profile.provenance.calibrated ? "fitted without one" : "uncalibrated");
+  out += fmt::format("speedup is relative to the first row ({}); imbalance = busiest device's attention work / mean\n"
+                     "(rings: averaged over rounds; 1.00 = perfectly balanced); exposed = ring transfers and collectives\n"
+                     "(all-gather, reduce-scatter, all-to-all) not hidden by compute.\n",
+                     results.front().label(with_cp));
+  out += fmt::format("Theoretical maximum speedup of striped over ring (the Striped Attention paper's TMS): {:.2f}\n", tms);
+  const auto& p0 = results.front().prediction;
+  if (s0.program->has_ring())
+    out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
+                       p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
+  out += fmt::format("memory per device ~{} of {} ({}; {}; model states sharded over sp, {} recomputation: docs/memory.md)\n",
+                     human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes), p0.fits_memory ? "fits" : "DOES NOT FIT",
+                     results.front().label(with_cp), s0.profile.recompute ? "full" : "no");
+  for (const auto& r : results) {
+    if (r.scenario.strategy.kind == models::StrategyKind::Ring && (r.layout == "contiguous" || r.layout == "ring")) {
+      if (r.prediction.imbalance > 1.2)
+        out += fmt::format("note: with contiguous blocks, after round 0 some devices hold fully visible K/V blocks while others'"
+                           " are fully masked; every round waits for the busiest device.\n");
+      break;
+    }
+  }
+}
+
+void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
+                      const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
+                      std::string& out) {
+  models::ScenarioSpec spec = base;
+  // The baseline runs on the same token permutation, even where the layout is derived from
+  // the sparse mask's buckets.
+  if (spec.layout_mask.empty()) spec.layout_mask = spec.mask;
+  spec.mask = baseline_mask;
+  out += fmt::format("attention per step: mask {} against {} (same tile, profile, layout)\n",
+                     results.front().scenario.mask->name(), baseline_mask);
+  const std::size_t lw = layout_width(results);
+  out += fmt::format("{:<{}} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", lw, "fwd", "base fwd", "speedup",
+                     "fwd+bwd", "base f+b", "speedup");
+  for (const auto& x : results) {
+    const auto b = run_one(spec, x.layout, catalog, engine);
+    const auto& p = x.prediction;
+    const auto& q = b.prediction;
+    const double fb = p.attention_fwd_s + p.attention_bwd_s, qb = q.attention_fwd_s + q.attention_bwd_s;
+    out += fmt::format("{:<{}} {:>11} {:>11} {:>8.2f}x {:>11} {:>11} {:>8.2f}x\n", x.layout, lw,
+                       human_seconds(p.attention_fwd_s), human_seconds(q.attention_fwd_s),
+                       q.attention_fwd_s / p.attention_fwd_s, human_seconds(fb), human_seconds(qb), qb / fb);
+  }
+  out += "speedup = baseline time / this mask's time; sparse masks include the gather/sort/scatter around the kernel.\n";
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,23 @@
+#pragma once
+// The terminal view of `ringsim predict` (--format table): one scenario's rows side by side
+// with their intervals, why each takes its time and the notes that explain the figures; and
+// --compare-mask's attention times against a baseline mask.
+#include <string>
+#include <vector>
+
+#include "cli/predict_rows.hpp"
+#include "models/catalog/resolve.hpp"
+
+namespace ringsim::cli {
+
+// Appends the table of `results` to `out`; `tms`: the Striped Attention paper's theoretical
+// maximum speedup of striped over ring for the scenario.
+void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out);
+
+// The same scenario under a baseline mask (SCFA's comparison: the sparse kernel against dense
+// causal flash attention at the same tile size), attention only: forward and forward+backward.
+void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
+                      const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
+                      std::string& out);
+
+}  // namespace ringsim::cli
