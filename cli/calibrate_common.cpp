@@ -19,6 +19,11 @@ std::string today() {
                      static_cast<unsigned>(ymd.day()));
 }
 
+std::string date_option(const cxxopts::ParseResult& a) {
+  const auto date = a["date"].as<std::string>();
+  return date.empty() ? today() : date;
+}
+
 std::string fmt_se(double se) {
   return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound, or not identified by these rows)";
 }

@@ -14,8 +14,10 @@
 
 namespace ringsim::cli {
 
-// YYYY-MM-DD: the provenance date when --date gives none.
+// YYYY-MM-DD: today (measure's rows and calibrate's provenance).
 [[nodiscard]] std::string today();
+// The provenance date: --date, else today().
+[[nodiscard]] std::string date_option(const cxxopts::ParseResult& a);
 
 // A fitted parameter's standard error for reports and provenance notes.
 [[nodiscard]] std::string fmt_se(double se);

@@ -68,7 +68,7 @@ int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catal
   p.provenance.calibrated = false;
   p.provenance.method = "derived from " + source.name + " (no measurements on " + hardware + ")";
   p.provenance.fitted_from = source.provenance.fitted_from;
-  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.date = date_option(a);
   p.provenance.residual.reset();
   p.provenance.notes = fmt::format(
       "uncalibrated: no published measurement of {} on {} was handed over. Copied from {} ({}): {}; precisions, "

@@ -73,7 +73,7 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
   p.provenance.calibrated = true;
   p.provenance.method = "fit to published SCFA and FlashAttention-1 times (bounded Levenberg-Marquardt, analytic predictor)";
   p.provenance.fitted_from = path;
-  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.date = date_option(a);
   p.provenance.residual = mean_rel;
   p.provenance.notes = notes;
   if (const auto o = a["output"].as<std::string>(); !o.empty()) write_output(o, p.to_json().dump(2) + "\n");

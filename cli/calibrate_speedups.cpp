@@ -126,7 +126,7 @@ int calibrate_from_speedups(const cxxopts::ParseResult& a, const models::Catalog
   p.provenance.calibrated = true;
   p.provenance.method = "fit to published speedups (bounded Levenberg-Marquardt, " + engine_label + ")";
   p.provenance.fitted_from = path;
-  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.date = date_option(a);
   p.provenance.residual = f.mae;
   // A refit replaces the previous fit's account (from "Free parameters" on) and keeps the rest.
   std::string base_notes = base.provenance.notes;

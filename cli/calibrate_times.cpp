@@ -147,7 +147,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
                        "points\n",
                        100.0 * static_cast<double>(covered) / static_cast<double>(std::max<std::int64_t>(1, scored)), scored);
   }
-  const auto date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  const auto date = date_option(a);
   if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
     std::string groups;
     for (const auto& h : held)

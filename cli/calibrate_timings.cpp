@@ -88,7 +88,7 @@ int calibrate_from_timings(const cxxopts::ParseResult& a, const models::Catalog&
   p.provenance.calibrated = true;
   p.provenance.method = "fit to kernel timings (bounded Levenberg-Marquardt)";
   p.provenance.fitted_from = path;
-  p.provenance.date = a["date"].as<std::string>().empty() ? today() : a["date"].as<std::string>();
+  p.provenance.date = date_option(a);
   p.provenance.residual = c.fit.mae;
   p.provenance.notes = notes;
   if (const auto o = a["output"].as<std::string>(); !o.empty()) write_output(o, p.to_json().dump(2) + "\n");

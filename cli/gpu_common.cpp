@@ -1,7 +1,6 @@
 #include "cli/gpu_common.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -13,10 +12,6 @@ using kernels::cuda::CudaError;
 using kernels::cuda::DType;
 
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaError(what, e);
-}
 
 // Round to nearest even, as the GPU converts.
 std::uint16_t to_bf16(float f) {
@@ -50,7 +45,7 @@ void fill_random(DeviceBytes& dst, DType dtype, std::uint64_t seed) {
     const float x = static_cast<float>(z >> 40) * (2.0f / 16777216.0f) - 1.0f;  // 24 bits in [-1, 1)
     h = dtype == DType::BF16 ? to_bf16(x) : to_fp16(x);
   }
-  check(cudaMemcpy(dst.get(), host.data(), host.size() * 2, cudaMemcpyHostToDevice), "cudaMemcpy (inputs)");
+  CudaError::check(cudaMemcpy(dst.get(), host.data(), host.size() * 2, cudaMemcpyHostToDevice), "cudaMemcpy (inputs)");
 }
 
 }  // namespace
@@ -62,14 +57,14 @@ void require_device(std::int32_t device) {
     throw std::runtime_error(fmt::format("no CUDA device ({})", e != cudaSuccess ? cudaGetErrorString(e) : "device count 0"));
   if (device < 0 || device >= count)
     throw std::runtime_error(fmt::format("no CUDA device {} ({} present)", device, count));
-  check(cudaSetDevice(device), "cudaSetDevice");
+  CudaError::check(cudaSetDevice(device), "cudaSetDevice");
   int major = 0;
-  check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  CudaError::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   if (major < 8) throw std::runtime_error(fmt::format("CUDA device {} is older than sm_80 (the kernels need sm_80+)", device));
 }
 
 DeviceBytes::DeviceBytes(std::size_t bytes) : bytes_(bytes) {
-  check(cudaMalloc(&p_, std::max<std::size_t>(bytes, 16)), "cudaMalloc");
+  CudaError::check(cudaMalloc(&p_, std::max<std::size_t>(bytes, 16)), "cudaMalloc");
 }
 
 DeviceBytes::~DeviceBytes() {
@@ -124,7 +119,7 @@ std::vector<double> time_launches(calibration::CuptiCollector& collector, const 
     kernels::cuda::launch_flash_fwd(args, nullptr);
     if (i >= warmup) timed_ids.push_back(scope.id());
   }
-  check(cudaDeviceSynchronize(), "kernel execution");
+  CudaError::check(cudaDeviceSynchronize(), "kernel execution");
   const auto records = collector.take_records();
   std::vector<double> out;
   for (const auto id : timed_ids) {
@@ -143,13 +138,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const auto n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string today() {
-  const auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
-  const std::chrono::year_month_day ymd{now};
-  return fmt::format("{:04d}-{:02d}-{:02d}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()));
 }
 
 std::string cuda_version_text(std::int32_t v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }

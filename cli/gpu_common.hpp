@@ -59,7 +59,6 @@ class AttentionBuffers {
                                                 int warmup, int repeats);
 
 [[nodiscard]] double median(std::vector<double> v);
-[[nodiscard]] std::string today();
 // "13.0" from the runtime's 13000.
 [[nodiscard]] std::string cuda_version_text(std::int32_t v);
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/calibrate_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/gpu_common.hpp"
@@ -145,7 +146,7 @@ int run_measure(int argc, char** argv) {
       "stable timings\n",
       a.count("quick") ? " --quick" : "", warmup, repeats);
   csv += csv_line(header);
-  const std::string date = gpu::today();
+  const std::string date = today();
   const std::string driver = gpu::cuda_version_text(info.driver_version);
   const std::string runtime = gpu::cuda_version_text(info.runtime_version);
   const std::string clock = std::to_string(info.sm_clock_khz / 1000);

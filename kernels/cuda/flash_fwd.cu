@@ -420,10 +420,6 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(FlashArgs args, flo
 namespace {
 using namespace detail;
 
-void check(cudaError_t code, const char* what) {
-  if (code != cudaSuccess) throw CudaError(what, code);
-}
-
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("launch_flash_fwd: " + what);
 }
@@ -435,7 +431,7 @@ void launch(const FlashArgs& args, float scale_log2, cudaStream_t stream) {
   constexpr int kSmem = smem_bytes<D>();
   const auto kernel = flash_fwd_kernel<T, D>;
   // Needed past 48 KiB (D = 128); the attribute is per device, so it is set on every launch.
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+  CudaError::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
         "cudaFuncSetAttribute(flash_fwd)");
   const DeviceSchedule& s = args.schedule;
   const std::int64_t q_tiles = (static_cast<std::int64_t>(s.rows) + s.tile_q - 1) / s.tile_q;
@@ -443,7 +439,7 @@ void launch(const FlashArgs& args, float scale_log2, cudaStream_t stream) {
   require(q_tiles * subs <= 0x7fffffff, "too many query blocks for one grid");
   const dim3 grid(static_cast<unsigned>(q_tiles * subs), static_cast<unsigned>(args.q_heads));
   flash_fwd_kernel<T, D><<<grid, kThreads, kSmem, stream>>>(args, scale_log2);
-  check(cudaGetLastError(), "flash_fwd launch");
+  CudaError::check(cudaGetLastError(), "flash_fwd launch");
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ enum class DType : std::int32_t { BF16, FP16 };
 class CudaError : public std::runtime_error {
  public:
   CudaError(const std::string& what, cudaError_t code);
+  // Throws CudaError(what, code) unless code is cudaSuccess.
+  static void check(cudaError_t code, const char* what);
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
 
  private:

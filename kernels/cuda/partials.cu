@@ -53,14 +53,6 @@ __global__ void init_partials_kernel(float* out, float* lse, std::int64_t n_rows
 
 }  // namespace detail
 
-namespace {
-
-void check(cudaError_t code, const char* what) {
-  if (code != cudaSuccess) throw CudaError(what, code);
-}
-
-}  // namespace
-
 using detail::init_partials_kernel;
 using detail::merge_partials_kernel;
 
@@ -73,7 +65,7 @@ void launch_merge_partials(const MergeArgs& a, cudaStream_t stream) {
   const std::int64_t blocks = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
   if (blocks > 0x7fffffff) throw std::invalid_argument("launch_merge_partials: too many rows");
   merge_partials_kernel<<<static_cast<unsigned>(blocks), kWarpsPerBlock * 32, 0, stream>>>(a);
-  check(cudaGetLastError(), "merge_partials launch");
+  CudaError::check(cudaGetLastError(), "merge_partials launch");
 }
 
 void launch_init_partials(float* out, float* lse, std::int64_t rows, std::int32_t heads, std::int32_t head_dim,
@@ -84,7 +76,7 @@ void launch_init_partials(float* out, float* lse, std::int64_t rows, std::int32_
   if (n == 0) return;
   const std::int64_t blocks = std::min<std::int64_t>((n * head_dim + 255) / 256, 65535);
   init_partials_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(out, lse, n, head_dim);
-  check(cudaGetLastError(), "init_partials launch");
+  CudaError::check(cudaGetLastError(), "init_partials launch");
 }
 
 }  // namespace ringsim::kernels::cuda

@@ -17,6 +17,10 @@ std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
 CudaError::CudaError(const std::string& what, cudaError_t code)
     : std::runtime_error(what + ": " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"), code_(code) {}
 
+void CudaError::check(cudaError_t code, const char* what) {
+  if (code != cudaSuccess) throw CudaError(what, code);
+}
+
 ScheduleBuffer::ScheduleBuffer(const TileSchedule& schedule, cudaStream_t stream) {
   schedule.validate();
   // One allocation, each array at a 16-byte boundary: one cudaMalloc and one copy per schedule

@@ -33,9 +33,9 @@ double* Profile::parameter(std::string_view name) noexcept {
 }
 
 bool Profile::reads(std::string_view name) const noexcept {
-  if (kernel_family.empty()) return true;
   const auto* p = find_profile_parameter(name);
   if (!p) return false;
+  if (kernel_family.empty()) return true;
   return p->common || std::find(family_parameters.begin(), family_parameters.end(), name) != family_parameters.end();
 }
 
@@ -199,8 +199,7 @@ nlohmann::json Profile::to_json() const {
   for (const auto& p : profile_parameters()) {
     if (!reads(p.name)) continue;
     const double v = this->*(p.field);
-    // The point-to-point limit and extra latency are absent unless set (0 means none).
-    if ((p.name == "p2p_bandwidth_bytes_per_s" || p.name == "p2p_latency_s") && !(v > 0)) continue;
+    if (p.zero_is_none && !(v > 0)) continue;
     j[std::string(p.name)] = v;
   }
   if (link_latency_s) j["link_latency_s"] = *link_latency_s;

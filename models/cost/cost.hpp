@@ -123,7 +123,8 @@ struct Profile {
   // read outside a catalog, which keeps and writes every parameter.
   std::string kernel_family;
   std::vector<std::string> family_parameters;
-  // Whether the profile's kernel family reads parameter `name` (every common one does).
+  // Whether the profile's kernel family reads parameter `name` (every common one does; a
+  // profile without a family reads them all); false for a name that is no parameter.
   [[nodiscard]] bool reads(std::string_view name) const noexcept;
 
   // A numeric field by its JSON name (models/cost/profile_params.hpp: efficiencies, overheads,

@@ -20,6 +20,7 @@ struct ProfileParameter {
   double upper;
   bool common;   // read whatever the kernel family
   bool fittable; // a fit may free it (calibrate --free)
+  bool zero_is_none;  // 0 means "no such limit": written only when set
   std::string_view meaning;
 };
 
