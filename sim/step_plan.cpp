@@ -314,8 +314,6 @@ void StepPlan::build_routes() {
   // included, as the analytic model does (models::Profile::ring_hop); otherwise its links'
   // bandwidth, at most the profile's p2p limit, plus its extra latency. A hop sharing links with
   // other traffic goes through the max-min network at the links' share instead.
-  const double p2p_cap = s.profile.p2p_bandwidth_bytes_per_s > 0 ? s.profile.p2p_bandwidth_bytes_per_s
-                                                                  : std::numeric_limits<double>::infinity();
   auto hop = [&](const Route& route, char& is_direct, Tick& kv_ticks, std::size_t h) {
     double latency = route.empty() ? 0.0 : s.profile.p2p_latency_s, bw = std::numeric_limits<double>::infinity();
     bool crosses_nodes = false;
@@ -325,7 +323,7 @@ void StepPlan::build_routes() {
       bw = std::min(bw, topology->link(l).bandwidth_bytes_per_s);
       crosses_nodes = crosses_nodes || topology->link(l).kind == LinkKind::Nic;
     }
-    if (!route.empty()) bw = std::min(bw, p2p_cap);
+    if (!route.empty()) bw = s.profile.p2p_limit(bw);
     if (const auto measured = s.profile.ring_hop(s.hardware, crosses_nodes); !route.empty() && measured.measured) {
       bw = measured.bandwidth_bytes_per_s;
       latency = measured.latency_s;

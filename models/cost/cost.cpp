@@ -43,19 +43,18 @@ double Profile::link_bytes_per_s(double link) const noexcept { return link * lin
 
 double Profile::link_latency(double link) const noexcept { return link_latency_s.value_or(link); }
 
-double Profile::p2p_bytes_per_s(double link) const noexcept {
-  const double b = link_bytes_per_s(link);
-  return p2p_bandwidth_bytes_per_s > 0 ? std::min(b, p2p_bandwidth_bytes_per_s) : b;
+double Profile::p2p_limit(double bytes_per_s) const noexcept {
+  return p2p_bandwidth_bytes_per_s > 0 ? std::min(bytes_per_s, p2p_bandwidth_bytes_per_s) : bytes_per_s;
 }
+
+double Profile::p2p_bytes_per_s(double link) const noexcept { return p2p_limit(link_bytes_per_s(link)); }
 
 double Profile::p2p_latency(double link) const noexcept { return link_latency(link) + p2p_latency_s; }
 
 Profile::Hop Profile::ring_hop(const Hardware& hw, bool inter_node) const noexcept {
   if (hw.point_to_point) {
     if (const auto& m = hw.point_to_point->hop(inter_node)) {
-      const double bw = p2p_bandwidth_bytes_per_s > 0 ? std::min(m->bandwidth_bytes_per_s, p2p_bandwidth_bytes_per_s)
-                                                      : m->bandwidth_bytes_per_s;
-      return {bw, m->latency_s + p2p_latency_s, true};
+      return {p2p_limit(m->bandwidth_bytes_per_s), m->latency_s + p2p_latency_s, true};
     }
   }
   return inter_node ? Hop{p2p_bytes_per_s(hw.inter_node_bandwidth_bytes_per_s), p2p_latency(hw.inter_node_latency_s), false}

@@ -139,6 +139,8 @@ struct Profile {
   // link (NCCL's few channels per peer), and p2p_latency_s more latency. Collectives are not
   // limited by it.
   [[nodiscard]] double p2p_bytes_per_s(double link_bytes_per_s) const noexcept;
+  // What a point-to-point transfer reaches over a path of `bytes_per_s`: at most the p2p limit.
+  [[nodiscard]] double p2p_limit(double bytes_per_s) const noexcept;
   [[nodiscard]] double p2p_latency(double link_latency_s) const noexcept;
   // A ring hop of one type on `hw`: the hardware's measured point-to-point figures when it has
   // them (configs/links: a measured property of the hop type, models/hardware/point_to_point.hpp), else
