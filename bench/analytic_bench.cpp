@@ -32,13 +32,13 @@ double predict_point(const std::string& layout_spec, std::int64_t sp, std::int64
   ResolvedScenario r;
   r.spec.sp = sp;
   r.spec.n_seq = n_seq;
-  r.spec.layout = layout_spec;
+  r.spec.layout = LayoutSpec::parse(layout_spec);
   r.hardware = f.hw;
   r.model = f.model;
   r.profile = f.profile;
   r.impl = f.impl;
   r.attention = f.attention;
-  r.layout = std::make_unique<Layout>(Layout::parse(layout_spec, n_seq, sp));
+  r.layout = std::make_unique<Layout>(Layout::make(r.spec.layout, n_seq, sp));
   r.mask = make_causal();
   r.tile = tile;
   r.cost = std::make_unique<CostModel>(r.hardware, r.profile, r.model, 1, 1, 1);
@@ -124,7 +124,7 @@ void BM_FlashPredictionSweep(benchmark::State& state) {
           s.impl = "ring-flash-attn";
           s.sp = sp;
           s.n_seq = sp * c;
-          s.layout = l;
+          s.layout = ringsim::models::LayoutSpec::parse(l);
           const auto r = resolve(s, cat);
           benchmark::DoNotOptimize(predict(r).step_s);
           ++points;

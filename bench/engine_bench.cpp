@@ -305,7 +305,7 @@ void BM_TrainingStep(benchmark::State& state) {
   spec.model = "llama2-7b";
   spec.sp = state.range(0);
   spec.n_seq = spec.sp * 1024;
-  spec.layout = "striped";
+  spec.layout = ringsim::models::LayoutSpec::parse("striped");
   spec.tile = ringsim::models::TileShape{128, 128};
   const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());
   std::int64_t events = 0;

@@ -46,7 +46,7 @@ void set_rates(benchmark::State& state, std::int64_t documents, std::int64_t seq
 // method writing into the caller's buffer). Args: layout index, positions.
 template <class Count>
 void count_packs(benchmark::State& state, Count count) {
-  const auto layout = models::DocLayout::parse(kLayouts[static_cast<std::size_t>(state.range(0))]);
+  const auto layout = models::DocLayout::of(models::LayoutSpec::parse(kLayouts[static_cast<std::size_t>(state.range(0))]));
   const std::int64_t n = state.range(1);
   const auto& packs = packs_for(n, layout.document_quantum(n));
   std::int64_t documents = 0, sequences = 0;
@@ -107,10 +107,10 @@ void BM_PackedPredict(benchmark::State& state) {
   spec.model = "llama3-8b";
   spec.sp = c.sp;
   spec.n_seq = n_seq_for(c.sp);
-  spec.cp = c.cp;
-  spec.layout = c.layout;
+  spec.cp = models::Strategy::parse(c.cp);
+  spec.layout = models::LayoutSpec::parse(c.layout);
   spec.impl = c.impl;
-  spec.docs = "packed";
+  spec.docs = ringsim::models::DocumentsSpec::given("packed");
   const models::Catalog catalog;
   auto parts = models::resolve_parts(spec, catalog);
   if (c.blockwise) parts.attention = models::make_attention_cost("blockwise");

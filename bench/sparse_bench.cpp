@@ -22,13 +22,13 @@ constexpr TileShape kTile{128, 128};
 // Counts the whole ring for one head. Generating the mask is not timed; every iteration starts
 // from a fresh mask, so the per-device row building (memoised inside the mask) is timed too.
 void count_ring(benchmark::State& state, const std::string& mask_spec, const std::string& layout_spec) {
-  const auto layout = Layout::parse(layout_spec, kTokens, kDevices);
+  const auto layout = Layout::make(LayoutSpec::parse(layout_spec), kTokens, kDevices);
   std::int64_t allowed = 0;
   std::int64_t visited = 0;
   std::int64_t tiles = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const auto mask = parse_sparse_mask(mask_spec, kTokens, 1, 2024);
+    const auto mask = make_sparse_mask(MaskSpec::parse(mask_spec), kTokens, 1, 2024);
     state.ResumeTiming();
     allowed = visited = tiles = 0;
     for (std::int64_t qd = 0; qd < kDevices; ++qd) {

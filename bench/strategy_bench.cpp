@@ -38,8 +38,8 @@ ringsim::models::ResolvedScenario scenario(const std::string& cp, const std::str
   spec.model = "llama2-7b";
   spec.sp = sp;
   spec.n_seq = sp * 1024;
-  spec.layout = layout;
-  spec.cp = cp;
+  spec.layout = ringsim::models::LayoutSpec::parse(layout);
+  spec.cp = ringsim::models::Strategy::parse(cp);
   spec.impl = impl;
   spec.tile = ringsim::models::TileShape{128, 128};
   return ringsim::models::resolve(spec, ringsim::models::Catalog());
@@ -116,8 +116,8 @@ void BM_DocumentWorkload(benchmark::State& state) {
     spec.model = "llama3-8b";
     spec.sp = 64;
     spec.n_seq = 1 << 20;
-    spec.docs = "lognormal:4096:1.5:1:128";
-    spec.layout = layout;
+    spec.docs = ringsim::models::DocumentsSpec::parse("lognormal:4096:1.5:1:128");
+    spec.layout = ringsim::models::LayoutSpec::parse(layout);
     spec.impl = "ringsim-tiles";
     spec.tile = ringsim::models::TileShape{128, 128};
     const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());

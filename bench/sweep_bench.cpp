@@ -22,7 +22,7 @@ SweepGrid big_grid() {
   g.mesh = {{1, 2}, {1, 4}, {1, 8}, {2, 4}, {2, 8}, {4, 4}, {1, 16}, {8, 8}};
   g.dp = {1, 2, 4, 8};
   g.n_seq = {16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152};
-  g.layout = {"contiguous", "striped", "zigzag"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "striped", "zigzag"});
   g.tile = {std::nullopt, models::TileShape{128, 128}};
   g.zero = {models::Sharding::None, models::Sharding::Zero1, models::Sharding::Zero2, models::Sharding::Zero3};
   g.recompute = {models::Recompute::None, models::Recompute::Selective, models::Recompute::Full};
@@ -58,7 +58,7 @@ SweepGrid distinct_grid() {
   g.mesh = {{1, 2}, {1, 4}, {1, 8}, {2, 4}, {1, 16}};
   g.n_seq.clear();
   for (std::int64_t k = 0; k < 3400; ++k) g.n_seq.push_back(32768 + 256 * k);
-  g.layout = {"contiguous", "striped", "zigzag"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "striped", "zigzag"});
   g.tile = {models::TileShape{2048, 4096}, models::TileShape{1024, 1024}};
   return g;
 }

@@ -20,12 +20,11 @@ std::string TimeRow::heads_key() const {
 
 bool TimeRow::layout_matters() const {
   if (single()) return false;
-  const auto st = models::Strategy::parse(cp);
-  return st.has_ring() && st.ring_degree(sp) > 1;
+  return cp.has_ring() && cp.ring_degree(sp) > 1;
 }
 
 std::string TimeRow::config_key() const {
-  return table + "|" + hardware + "|" + impl + "|" + cp + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
+  return table + "|" + hardware + "|" + impl + "|" + cp.text() + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
          std::to_string(sp) + "|" + std::to_string(n_seq) + "|" + packing;
 }
 
@@ -70,11 +69,11 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
     row.hardware = cell(c_hw, "hardware");
     row.impl = cell(c_impl, "impl");
     row.layout = cell(c_layout, "layout");
-    if (cp_it != header.end()) row.cp = cell(static_cast<std::size_t>(cp_it - header.begin()), "cp");
     try {
-      (void)models::Strategy::parse(row.cp);
+      if (cp_it != header.end()) row.cp = models::Strategy::parse(cell(static_cast<std::size_t>(cp_it - header.begin()), "cp"));
+      if (!row.single()) row.ring_layout = models::LayoutSpec::parse(row.layout);
     } catch (const InputError& e) {
-      throw InputError(file, line, "cp", e.message());
+      throw e.located(file, line);
     }
     row.pass = cell(c_pass, "pass");
     row.packing = cell(c_pack, "packing");
@@ -109,14 +108,13 @@ double TimePredictor::operator()(const TimeRow& row, const models::Profile& prof
   spec.sp = row.sp;
   spec.n_seq = row.n_seq;
   spec.batch = row.batch;
-  spec.mask = "causal";
   spec.impl = row.impl;
   spec.cp = row.cp;
   const bool backward = row.pass == "fwd+bwd";
   if (row.single()) {
     // One flash-attention call on the GPU's shard, as the benchmark's plain flash_attn call runs.
-    spec.layout = "contiguous";
-    spec.cp = "ring";
+    spec.layout = models::LayoutSpec{};
+    spec.cp = models::Strategy{};
     models::AttentionCall c;
     c.q_len = c.k_len = row.n_seq;
     c.causal = true;
@@ -128,7 +126,7 @@ double TimePredictor::operator()(const TimeRow& row, const models::Profile& prof
     const auto t = scenarios_.call(spec, q, c);
     return t.fwd_s + (backward ? t.bwd_s : 0.0);
   }
-  spec.layout = row.layout;
+  spec.layout = row.ring_layout;
   // The GPU's fitted parameters under this row's implementation (the same kernel's).
   models::Profile q = profile;
   q.implementation = row.impl;

@@ -18,14 +18,18 @@
 #include "models/cost/cost.hpp"
 #include "models/catalog/resolve.hpp"
 
+#include "models/implementations/strategy.hpp"
+#include "models/workload/layout_spec.hpp"
+
 namespace ringsim::calibration {
 
 struct TimeRow {
   std::string table;     // ringflash-readme, usp-t1, ...
   std::string hardware;
   std::string impl;
-  std::string cp = "ring";  // context-parallel strategy (ring, usp:UxR, ...)
-  std::string layout;    // contiguous | zigzag | striped, or single (one GPU, one call)
+  models::Strategy cp;      // context-parallel strategy (ring, usp:UxR, ...)
+  std::string layout;       // contiguous | zigzag | striped, or single (one GPU, one call)
+  models::LayoutSpec ring_layout;  // `layout` parsed, when not single
   std::string pass;      // fwd | fwd+bwd
   std::int64_t heads = 0, kv_heads = 0, head_dim = 0, batch = 1, sp = 1, n_seq = 0;
   std::string packing;   // how the benchmark passed q, k, v (kept apart: measurements, not physics)

@@ -61,9 +61,14 @@ std::vector<ScfaRow> scfa_rows(const std::string& file, const std::vector<std::s
     row.param = cell(c_param, "param");
     row.line = line;
     try {
-      row.mask = scfa_mask(row.method, row.param);
-      // The mask spec must parse (a bad nb or drop rate fails here, not inside the fit).
-      if (row.method != "flash") (void)models::parse_double(models::split(row.mask, ':').back(), "param");
+      // The mask is parsed here (a bad nb or drop rate fails with its row, not inside the fit).
+      const auto mask = scfa_mask(row.method, row.param);
+      if (row.method != "flash") (void)models::parse_double(models::split(mask, ':').back(), "param");
+      try {
+        row.mask = models::MaskSpec::parse(mask);
+      } catch (const InputError& e) {
+        throw e.with_field("param");
+      }
       const double n = models::parse_double(cell(c_n, "n_seq"), "n_seq");
       if (!(n >= 1) || n != std::floor(n)) throw InputError({}, 0, "n_seq", "expected a positive integer");
       row.n_seq = static_cast<std::int64_t>(n);
@@ -78,7 +83,7 @@ std::vector<ScfaRow> scfa_rows(const std::string& file, const std::vector<std::s
   return rows;
 }
 
-models::ScenarioSpec scfa_spec(const ScfaSetting& setting, const std::string& mask, std::int64_t n_seq) {
+models::ScenarioSpec scfa_spec(const ScfaSetting& setting, const models::MaskSpec& mask, std::int64_t n_seq) {
   models::ScenarioSpec spec;
   spec.hardware = setting.hardware;
   spec.model = setting.model;
@@ -86,7 +91,6 @@ models::ScenarioSpec scfa_spec(const ScfaSetting& setting, const std::string& ma
   spec.sp = 1;
   spec.n_seq = n_seq;
   spec.batch = setting.batch;
-  spec.layout = "contiguous";
   spec.mask = mask;
   spec.tile = setting.tile;
   spec.seed = setting.seed;

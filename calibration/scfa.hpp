@@ -20,7 +20,7 @@ namespace ringsim::calibration {
 struct ScfaRow {
   std::string method;
   std::string param;
-  std::string mask;  // the ringsim mask spec: causal, hash:K, qkdrop:P
+  models::MaskSpec mask;  // the ringsim mask: causal, hash:K, qkdrop:P
   std::int64_t n_seq = 0;
   double ms = 0;     // forward + backward, milliseconds
   std::int64_t line = 0;
@@ -42,7 +42,7 @@ struct ScfaSetting {
                                              const std::vector<std::int64_t>& lines);
 // "flash"/"none" -> causal; "hash"/"nb=8" -> hash:8; "qk"/"drop=0.5" -> qkdrop:0.5.
 [[nodiscard]] std::string scfa_mask(const std::string& method, const std::string& param);
-[[nodiscard]] models::ScenarioSpec scfa_spec(const ScfaSetting& setting, const std::string& mask, std::int64_t n_seq);
+[[nodiscard]] models::ScenarioSpec scfa_spec(const ScfaSetting& setting, const models::MaskSpec& mask, std::int64_t n_seq);
 
 // Seconds of attention forward + backward for a row under a profile.
 using ScfaPredictor = std::function<double(const ScfaRow&, const models::Profile&)>;

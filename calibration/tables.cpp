@@ -42,7 +42,7 @@ models::ResolvedScenario& ScenarioPredictor::resolved(const models::ScenarioSpec
   }
   const std::string key = spec.hardware + "|" + spec.hardware_file + "|" + spec.model + "|" + spec.model_file + "|" +
                           std::to_string(spec.mp) + "|" + std::to_string(spec.sp) + "|" + std::to_string(spec.n_seq) +
-                          "|" + std::to_string(spec.batch) + "|" + spec.layout + "|" + spec.mask + "|" + spec.impl + "|" + spec.cp + "|" +
+                          "|" + std::to_string(spec.batch) + "|" + spec.layout.text() + "|" + spec.mask.text() + "|" + spec.impl + "|" + spec.cp.text() + "|" +
                           std::to_string(spec.tile->q) + "x" + std::to_string(spec.tile->k) + "|" +
                           std::to_string(profile.kv_wire_bytes) + "|" + std::to_string(spec.seed);
   auto it = cache_.find(key);
@@ -107,9 +107,9 @@ std::vector<double> predict_speedups(const std::vector<SpeedupRow>& rows, const 
     spec.mp = row.mp;
     spec.sp = row.sp;
     spec.n_seq = row.n_seq;
-    spec.layout = "contiguous";
+    spec.layout = models::LayoutSpec{};
     const double ring = predictor(spec, profile);
-    spec.layout = "striped";
+    spec.layout = models::LayoutSpec::parse("striped");
     const double striped = predictor(spec, profile);
     out.push_back(ring / striped);
   }

@@ -45,7 +45,7 @@ models::Profile base_profile(const cxxopts::ParseResult& a, const models::Catalo
   models::ScenarioSpec spec;
   spec.impl = a["impl"].as<std::string>().empty() ? fallback_impl : a["impl"].as<std::string>();
   spec.profile = a["profile"].as<std::string>();
-  const auto impl = catalog.choose_implementation(spec, hw, {"contiguous", "striped"});
+  const auto impl = catalog.choose_implementation(spec, hw, models::parse_layouts({"contiguous", "striped"}));
   return catalog.profile(spec.profile, hw, impl);
 }
 

@@ -80,7 +80,7 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
     std::string csv = csv_line({"method", "param", "mask", "n_seq", "ms", "pred_ms", "relative_error"});
     for (std::size_t i = 0; i < rows.size(); ++i)
-      csv += csv_line({rows[i].method, rows[i].param, rows[i].mask, std::to_string(rows[i].n_seq),
+      csv += csv_line({rows[i].method, rows[i].param, rows[i].mask.text(), std::to_string(rows[i].n_seq),
                        fmt::format("{:g}", rows[i].ms), fmt::format("{:.2f}", c.predicted_ms[i]),
                        fmt::format("{:+.4f}", c.relative_error[i])});
     write_output(rpt, csv);

@@ -191,7 +191,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
     std::string csv = csv_line(head);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
-      std::vector<std::string> v = {r.table, r.hardware, r.impl, r.cp, r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
+      std::vector<std::string> v = {r.table, r.hardware, r.impl, r.cp.text(), r.layout, r.pass, r.heads_key(), std::to_string(r.batch),
                                     std::to_string(r.sp), std::to_string(r.n_seq), r.packing,
                                     fmt::format("{:.6g}", r.seconds), fmt::format("{:.6g}", fit.predicted[i]),
                                     band[i].available ? fmt::format("{:.6g}", band[i].lo) : std::string(),

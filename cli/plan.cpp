@@ -172,7 +172,7 @@ int run_plan(int argc, char** argv) {
       p["why"] = planning::explain(x);
       p["ties"] = nlohmann::json::array();
       for (const auto& t : best[i].ties)
-        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
+        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout.text()}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
                              {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }
@@ -209,7 +209,7 @@ int run_plan(int argc, char** argv) {
         std::vector<std::string> notes = {"why: " + planning::explain(x)};
         if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
         t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl,
-                   s.cp, s.layout, fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
+                   s.cp.text(), s.layout.text(), fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
                    std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
                    std::to_string(s.n_seq), human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
                    fmt::format("{:.1f}%", 100 * x.prediction.mfu), human_bytes(x.memory.total_bytes)},

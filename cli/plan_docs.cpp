@@ -349,8 +349,8 @@ int run_plan_docs(int argc, char** argv) {
   const auto [mp, sp] = models::parse_pair(r["mesh"].as<std::string>(), "mesh");
   req.mp = mp;
   req.sp = sp;
-  req.strategies = list_of(r, "cp");
-  req.layouts = list_of(r, "layout");
+  req.strategies = models::parse_strategies(list_of(r, "cp"));
+  req.layouts = models::parse_layouts(list_of(r, "layout"));
   req.impls = list_of(r, "impl");
   req.profile = r["profile"].as<std::string>();
   req.zero = models::parse_sharding(r["zero"].as<std::string>());

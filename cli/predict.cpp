@@ -47,23 +47,30 @@ int run_predict(int argc, char** argv) {
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty())
     return finish(run_batch(batch, format, catalog, r, engine));
   auto args = parse_scenario_args(r);
+  std::optional<models::MaskSpec> compare;
+  if (const auto m = r["compare-mask"].as<std::string>(); !m.empty()) {
+    try {
+      compare = models::MaskSpec::parse(m);
+    } catch (const InputError& e) {
+      throw e.with_field("compare-mask");
+    }
+  }
   std::vector<LayoutResult> results;
   // Every row resolves before any is predicted: a row its sizes refuse (zigzag with an odd block
   // among the default layouts) is one error at once, not after the other rows' predictions.
   for (const auto& spec : expand_runs(args, catalog))
-    results.push_back(LayoutResult{spec.layout, models::resolve(spec, catalog), {}, {}, {}});
+    results.push_back(LayoutResult{spec.layout.text(), models::resolve(spec, catalog), {}, {}, {}});
   for (auto& row : results) predict_row(row, engine);
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
   std::string out;
-  const auto compare = r["compare-mask"].as<std::string>();
-  if (!compare.empty()) {
+  if (compare) {
     require_one_strategy(args, "--compare-mask");
     if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
     print_table(results, tms, engine, out);
     out += "\n";
-    print_comparison(results, results.front().scenario.spec, compare, catalog, engine, out);
+    print_comparison(results, results.front().scenario.spec, *compare, catalog, engine, out);
     return finish(out);
   }
   if (format == "table") {

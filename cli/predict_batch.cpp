@@ -28,6 +28,19 @@ std::string run_batch(const std::string& path, const std::string& format, const 
   const auto c_batch = t.column("batch");
   if (c_tq.has_value() != c_tk.has_value())
     throw InputError(path, 1, c_tq ? "tile_k" : "tile_q", "tile_q and tile_k must be given together");
+  // --cp and --docs override every row's: parsed once, before the rows.
+  std::optional<models::Strategy> cp_flag;
+  if (args.count("cp")) {
+    if (args["cp"].as<std::string>().find(',') != std::string::npos)
+      throw InputError({}, 0, "cp", "with --scenarios, --cp names one strategy (use a cp column to vary it)");
+    cp_flag = models::Strategy::parse(args["cp"].as<std::string>());
+  }
+  std::optional<models::DocumentsSpec> docs_flag;
+  if (args.count("docs") && !args["docs"].as<std::string>().empty())
+    docs_flag = models::DocumentsSpec::parse(args["docs"].as<std::string>());
+  const models::LayoutSpec contiguous = models::LayoutSpec::parse("contiguous");
+  const models::LayoutSpec striped_layout = models::LayoutSpec::parse("striped");
+  const models::LayoutSpec zigzag = models::LayoutSpec::parse("zigzag");
 
   const std::vector<std::string> extra = {"pred_tms",
                                           "pred_speedup",
@@ -60,43 +73,40 @@ std::string run_batch(const std::string& path, const std::string& format, const 
     models::ScenarioSpec spec = cols.spec(t, i);
     if (c_batch) spec.batch = t.positive_int(i, *c_batch);
     if (c_tq) spec.tile = models::TileShape{t.positive_int(i, *c_tq), t.positive_int(i, *c_tk)};
-    if (c_mask) spec.mask = t.text(i, *c_mask);
+    if (c_mask) spec.mask = typed_cell(t, i, *c_mask, &models::MaskSpec::parse);
     spec.profile = t.text_or(i, c_profile, "");
     if (!args["profile"].as<std::string>().empty()) spec.profile = args["profile"].as<std::string>();
     if (!args["impl"].as<std::string>().empty()) spec.impl = args["impl"].as<std::string>();
-    if (args.count("cp")) {
-      if (args["cp"].as<std::string>().find(',') != std::string::npos)
-        throw InputError({}, 0, "cp", "with --scenarios, --cp names one strategy (use a cp column to vary it)");
-      spec.cp = args["cp"].as<std::string>();
-    }
-    if (args.count("docs")) spec.docs = args["docs"].as<std::string>();
-    const auto layout = t.text_or(i, c_layout, "");
+    if (cp_flag) spec.cp = *cp_flag;
+    if (args.count("docs")) spec.docs = docs_flag;
+    std::optional<models::LayoutSpec> layout;
+    if (c_layout && !t.text_or(i, c_layout, "").empty()) layout = typed_cell(t, i, *c_layout, &models::LayoutSpec::parse);
     try {
       const auto hw = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : models::Hardware::load_file(spec.hardware_file);
       // Ring and striped run on one implementation, as the contract's speedup defines them; a
       // row of another strategy gets its own step (pred_layout_step_s) from its implementation
       // beside that ring baseline.
       auto ring_spec = spec;
-      const bool ring_row = models::Strategy::parse(spec.cp).kind == models::StrategyKind::Ring;
+      const bool ring_row = spec.cp.kind == models::StrategyKind::Ring;
       if (!ring_row) {
-        ring_spec.cp = "ring";
-        if (!spec.impl.empty() && !catalog.implementation(spec.impl).offers_strategy("ring")) ring_spec.impl.clear();
+        ring_spec.cp = models::Strategy{};
+        if (!spec.impl.empty() && !catalog.implementation(spec.impl).offers_strategy(ring_spec.cp)) ring_spec.impl.clear();
       }
-      std::vector<std::string> compared = {"contiguous", "striped"};
-      if (!layout.empty() && ring_row) compared.push_back(layout);
+      std::vector<models::LayoutSpec> compared = {contiguous, striped_layout};
+      if (layout && ring_row) compared.push_back(*layout);
       ring_spec.impl = catalog.choose_implementation(ring_spec, hw, compared);
       std::vector<LayoutResult> pair;
-      pair.push_back(run_one(ring_spec, "contiguous", catalog, engine));
-      pair.push_back(run_one(ring_spec, "striped", catalog, engine));
+      pair.push_back(run_one(ring_spec, contiguous, catalog, engine));
+      pair.push_back(run_one(ring_spec, striped_layout, catalog, engine));
       with_speedups(pair);
       const auto& ring = pair[0];
       const auto& striped = pair[1];
       // pred_speedup is ring / striped: the interval of striped's speedup over the first layout.
       const auto& sp_i = striped.speedup;
       double layout_step = striped.prediction.step_s;
-      if (!layout.empty() || !ring_row) {
+      if (layout || !ring_row) {
         auto row_spec = ring_row ? ring_spec : spec;
-        const auto row_layout = layout.empty() ? std::string("zigzag") : layout;
+        const auto row_layout = layout ? *layout : zigzag;
         if (!ring_row) row_spec.impl = catalog.choose_implementation(row_spec, hw, {row_layout});
         const auto own = run_one(row_spec, row_layout, catalog, engine);
         layout_step = own.prediction.step_s;

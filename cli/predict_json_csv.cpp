@@ -64,7 +64,7 @@ std::string results_json(const std::vector<LayoutResult>& results, double tms, E
                    {"n_seq", s0.spec.n_seq}, {"batch", s0.spec.batch}, {"mask", s0.mask->name()},
                    {"tile_q", s0.tile.q}, {"tile_k", s0.tile.k}, {"tile_clamped", s0.tile_clamped},
                    {"block_tokens", s0.layout->block()}, {"impl", s0.impl.name}, {"cp", s0.strategy.spec},
-                   {"docs", s0.spec.docs}};
+                   {"docs", models::docs_text(s0.spec)}};
   j["profile"] = s0.profile.to_json();
   j["pred_tms"] = tms;
   j["pred_engine"] = engine_name(engine);
@@ -99,7 +99,7 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                      fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s),
                      fmt_opt(x.speedup.available, x.speedup.lo, "{:.4f}"),
                      fmt_opt(x.speedup.available, x.speedup.hi, "{:.4f}"), engine_name(engine), s.impl.name,
-                     s.strategy.spec, s.spec.docs, fmt::format("{:.6g}", p.exposed_allgather_s),
+                     s.strategy.spec, models::docs_text(s.spec), fmt::format("{:.6g}", p.exposed_allgather_s),
                      fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
                      s.profile.provenance.calibrated ? "true" : "false", models::why(p)});
   }

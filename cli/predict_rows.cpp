@@ -26,10 +26,10 @@ void predict_row(LayoutResult& r, Engine engine) {
   r.step = step_interval(r, analytic);
 }
 
-LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,
                      Engine engine) {
   spec.layout = layout;
-  LayoutResult r{layout, models::resolve(spec, catalog), {}, {}, {}};
+  LayoutResult r{layout.text(), models::resolve(spec, catalog), {}, {}, {}};
   predict_row(r, engine);
   return r;
 }

@@ -36,7 +36,7 @@ struct LayoutResult {
 void predict_row(LayoutResult& r, Engine engine);
 
 // `spec` with `layout`, resolved and predicted.
-[[nodiscard]] LayoutResult run_one(models::ScenarioSpec spec, const std::string& layout, const models::Catalog& catalog,
+[[nodiscard]] LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,
                                    Engine engine);
 
 }  // namespace ringsim::cli

@@ -118,20 +118,20 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
 }
 
 void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
-                      const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
+                      const models::MaskSpec& baseline_mask, const models::Catalog& catalog, Engine engine,
                       std::string& out) {
   models::ScenarioSpec spec = base;
   // The baseline runs on the same token permutation, even where the layout is derived from
   // the sparse mask's buckets.
-  if (spec.layout_mask.empty()) spec.layout_mask = spec.mask;
+  if (!spec.layout_mask) spec.layout_mask = spec.mask;
   spec.mask = baseline_mask;
   out += fmt::format("attention per step: mask {} against {} (same tile, profile, layout)\n",
-                     results.front().scenario.mask->name(), baseline_mask);
+                     results.front().scenario.mask->name(), baseline_mask.text());
   const std::size_t lw = layout_width(results);
   out += fmt::format("{:<{}} {:>11} {:>11} {:>9} {:>11} {:>11} {:>9}\n", "layout", lw, "fwd", "base fwd", "speedup",
                      "fwd+bwd", "base f+b", "speedup");
   for (const auto& x : results) {
-    const auto b = run_one(spec, x.layout, catalog, engine);
+    const auto b = run_one(spec, x.scenario.spec.layout, catalog, engine);
     const auto& p = x.prediction;
     const auto& q = b.prediction;
     const double fb = p.attention_fwd_s + p.attention_bwd_s, qb = q.attention_fwd_s + q.attention_bwd_s;

@@ -17,7 +17,7 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
 // The same scenario under a baseline mask (SCFA's comparison: the sparse kernel against dense
 // causal flash attention at the same tile size), attention only: forward and forward+backward.
 void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,
-                      const std::string& baseline_mask, const models::Catalog& catalog, Engine engine,
+                      const models::MaskSpec& baseline_mask, const models::Catalog& catalog, Engine engine,
                       std::string& out);
 
 }  // namespace ringsim::cli

@@ -85,7 +85,7 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   s.sp = mesh.second;
   s.n_seq = models::parse_positive_int(r["seq"].as<std::string>(), "seq");
   s.batch = models::parse_positive_int(r["batch"].as<std::string>(), "batch");
-  s.mask = r["mask"].as<std::string>();
+  s.mask = models::MaskSpec::parse(r["mask"].as<std::string>());
   s.profile = r["profile"].as<std::string>();
   s.impl = r["impl"].as<std::string>();
   // An empty --impl is a mistake (a shell variable left unset), not a request for the default.
@@ -93,10 +93,10 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
     throw InputError({}, 0, "impl", "is empty: name an implementation, or leave --impl out for the default");
   for (auto& cp : models::split(r["cp"].as<std::string>(), ',')) {
     if (cp.empty()) throw InputError({}, 0, "cp", "empty strategy name in the list");
-    a.cps.push_back(cp);
+    a.cps.push_back(models::Strategy::parse(cp));
   }
   s.cp = a.cps.front();
-  s.docs = r["docs"].as<std::string>();
+  if (const auto docs = r["docs"].as<std::string>(); !docs.empty()) s.docs = models::DocumentsSpec::parse(docs);
   const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
   if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");
   s.seed = static_cast<std::uint64_t>(seed);
@@ -106,7 +106,7 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   }
   for (auto& l : models::split(r["layout"].as<std::string>(), ',')) {
     if (l.empty()) throw InputError({}, 0, "layout", "empty layout name in the list");
-    a.layouts.push_back(l);
+    a.layouts.push_back(models::LayoutSpec::parse(l));
   }
   a.layouts_given = r.count("layout") > 0;
   s.layout = a.layouts.front();
@@ -131,8 +131,8 @@ models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) c
   s.sp = t.positive_int(row, sp);
   s.n_seq = t.positive_int(row, n_seq);
   s.impl = t.text_or(row, impl, "");
-  s.cp = t.text_or(row, cp, "ring");
-  s.docs = t.text_or(row, docs, "");
+  if (cp && !t.text_or(row, cp, "").empty()) s.cp = typed_cell(t, row, *cp, &models::Strategy::parse);
+  if (docs && !t.text_or(row, docs, "").empty()) s.docs = typed_cell(t, row, *docs, &models::DocumentsSpec::parse);
   return s;
 }
 
@@ -147,7 +147,7 @@ void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
     s.impl = catalog.choose_implementation(s, hw, {});
     const auto im = catalog.implementation(s.impl);
     const auto mask = models::effective_mask(s);
-    std::vector<std::string> offered;
+    std::vector<models::LayoutSpec> offered;
     for (const auto& l : a.layouts)
       if (im.offers(hw.kind, l, mask, s.cp)) offered.push_back(l);
     // None: the implementation's own reason for the first default (hardware, mask, strategy)
@@ -167,7 +167,7 @@ std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const mo
     ScenarioArgs one = args;
     one.base.cp = cp;
     choose_implementation(one, catalog);
-    const auto kind = models::Strategy::parse(cp).kind;
+    const auto kind = cp.kind;
     std::size_t count = one.layouts.size();
     if (kind == models::StrategyKind::Ulysses && !args.layouts_given) count = 1;
     for (std::size_t i = 0; i < count; ++i) {

@@ -8,6 +8,7 @@
 
 #include "cli/csv.hpp"
 #include "models/catalog/resolve.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 
@@ -15,12 +16,13 @@ void add_scenario_options(cxxopts::Options& options, const std::string& default_
 
 struct ScenarioArgs {
   models::ScenarioSpec base;          // layout and strategy left as the first requested ones
-  std::vector<std::string> layouts;   // as requested (`ring` kept as written)
-  bool layouts_given = false;         // --layout was on the command line (else the command's default list)
-  std::vector<std::string> cps;       // --cp, a comma-separated list of strategies
+  std::vector<models::LayoutSpec> layouts;  // as requested (`ring` kept as written)
+  bool layouts_given = false;  // --layout was on the command line (else the command's default list)
+  std::vector<models::Strategy> cps;        // --cp, a comma-separated list of strategies
 };
 
-// Throws InputError for malformed values (mesh, tile, sizes).
+// Throws InputError for malformed values (mesh, tile, sizes, layout, mask, strategy, documents):
+// the command line's strings become typed values here, once.
 [[nodiscard]] ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r);
 
 // Fixes base.impl for all the requested layouts (models::Catalog::choose_implementation); when
@@ -39,10 +41,19 @@ void require_one_strategy(const ScenarioArgs& args, const std::string& command);
 // batch predictor and the speedup calibration share them.
 struct ScenarioColumns {
   explicit ScenarioColumns(const CsvTable& t);
+  // InputError naming the row's line and the column for a malformed cell.
   [[nodiscard]] models::ScenarioSpec spec(const CsvTable& t, std::size_t row) const;
   std::size_t hardware, model, mp, sp, n_seq;
   std::optional<std::size_t> impl, cp, docs;  // optional columns: implementation, strategy, packed documents
 };
+
+// A non-empty cell parsed into a typed value (models::LayoutSpec::parse, MaskSpec::parse,
+// Strategy::parse, DocumentsSpec::parse): an error names the file, the row's line and the column.
+template <class T>
+[[nodiscard]] T typed_cell(const CsvTable& t, std::size_t row, std::size_t col, T (*parse)(std::string_view)) {
+  (void)t.text(row, col);  // present and non-empty
+  return t.parsed(row, col, [&](std::string_view cell) { return parse(models::trim(cell)); });
+}
 
 // Human-friendly figures: 1.23 s / 45.6 ms / 7.8 us; 1.2 M; 12.3 GiB.
 [[nodiscard]] std::string human_seconds(double s);

@@ -66,7 +66,7 @@ void device_bars(const std::vector<std::unique_ptr<models::ResolvedScenario>>& s
   out += fmt::format("attention work per device (allowed pairs of its kernel calls, one head), as a fraction of the busiest "
                      "device of all panels\n\n");
   for (std::size_t i = 0; i < ss.size(); ++i) {
-    out += fmt::format("{} ({}, {})\n", ss[i]->spec.layout, ss[i]->strategy.spec, ss[i]->impl.name);
+    out += fmt::format("{} ({}, {})\n", ss[i]->spec.layout.text(), ss[i]->strategy.spec, ss[i]->impl.name);
     const auto& p = all[i];
     const std::int64_t shown = std::min<std::int64_t>(static_cast<std::int64_t>(p.size()), 64);
     for (std::int64_t d = 0; d < shown; ++d) {
@@ -105,7 +105,7 @@ void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
   for (const auto& s : ss) {
     std::vector<std::string> lines;
     const auto& w = *s->ring_scenario().workload;
-    lines.push_back(fmt::format("{:<9}", s->spec.layout));
+    lines.push_back(fmt::format("{:<9}", s->spec.layout.text()));
     std::string hdr = "dev\\rnd  ";
     for (std::int64_t i = 0; i < shown; ++i) hdr += fmt::format("{:>3}", i % 100);
     lines.push_back(hdr);
@@ -159,10 +159,10 @@ void matrices(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
     const auto& m = *s->mask;
     const std::int64_t n = l.n_dev();
     const std::int64_t seq = l.n_seq();
-    if (m.heads() > 1) out += fmt::format("\n{}: head 0 of {} (sparse mask: skipped tiles not shown)", s->spec.layout, m.heads());
+    if (m.heads() > 1) out += fmt::format("\n{}: head 0 of {} (sparse mask: skipped tiles not shown)", s->spec.layout.text(), m.heads());
     out += fmt::format("\n{}: attention matrix per round (rows = queries, columns = keys, original token order); "
                        "colour/glyph = device computing the pair, '.' = allowed but in a skipped tile, ' ' = masked\n",
-                       s->spec.layout);
+                       s->spec.layout.text());
     // Which tiles are computed, per (round, device): tile of a local index pair.
     const auto tile = s->tile;
     std::vector<std::string> rounds_text(static_cast<std::size_t>(seq) + 1);
@@ -239,7 +239,7 @@ int run_show(int argc, char** argv) {
     device_bars(ss, paint, out);
   out += "\nper-device attention work, all rounds:\n";
   for (const auto& s : ss)
-    out += fmt::format("  {:<20} {}\n", s->spec.layout,
+    out += fmt::format("  {:<20} {}\n", s->spec.layout.text(),
                        imbalance_line(models::device_pairs(*s), s->program->has_ring() && s->ring_part ? "ring position" : "device"));
   const std::int64_t n_seq = args.base.n_seq;
   if (s0.strategy.kind == models::StrategyKind::Ring && (matrix == "always" || (matrix == "auto" && n_seq <= 32))) {

@@ -77,7 +77,7 @@ int run_simulate(int argc, char** argv) {
   double first_step = 0;
   // Row label: the layout, with the strategy first when several are compared; 12 wide or the
   // longest label (bucket-striped, perm:FILE).
-  auto label = [&](const models::ScenarioSpec& spec) { return with_cp ? spec.cp + " " + spec.layout : spec.layout; };
+  auto label = [&](const models::ScenarioSpec& spec) { return with_cp ? spec.cp.text() + " " + spec.layout.text() : spec.layout.text(); };
   std::size_t lw = 12;
   for (const auto& spec : runs) lw = std::max(lw, label(spec).size());
   for (std::size_t li = 0; li < runs.size(); ++li) {
@@ -85,7 +85,7 @@ int run_simulate(int argc, char** argv) {
     const auto s = models::resolve(spec, catalog);
     opt.record_trace = li == 0 && !trace_path.empty();
     announce_simulation("ringsim simulate", s, opt, max_events);
-    ProgressBar progress("passes", "ringsim simulate: " + spec.layout);
+    ProgressBar progress("passes", "ringsim simulate: " + spec.layout.text());
     opt.progress = [&](std::int64_t done, std::int64_t total) { progress.update(done, total); };
     const auto res = sim::simulate_step(s, opt);
     progress.finish();
@@ -99,7 +99,7 @@ int run_simulate(int argc, char** argv) {
       out += "implementations:";
       std::string last;
       for (const auto& run : runs) {
-        const auto item = run.cp + " = " + run.impl;
+        const auto item = run.cp.text() + " = " + run.impl;
         if (item != last) out += (last.empty() ? " " : "; ") + item;
         last = item;
       }
@@ -123,7 +123,7 @@ int run_simulate(int argc, char** argv) {
     for (const auto& l : res.link_bytes)
       links.push_back({{"link", l.link}, {"from", l.from}, {"to", l.to}, {"bytes_sent", l.bytes_sent},
                        {"bytes_received", l.bytes_received}});
-    results.push_back({{"layout", spec.layout}, {"cp", s.strategy.spec}, {"impl", s.impl.name}, {"topology", res.topology},
+    results.push_back({{"layout", spec.layout.text()}, {"cp", s.strategy.spec}, {"impl", s.impl.name}, {"topology", res.topology},
                        {"step_s", res.step_s},
                        {"tokens_per_s", res.tokens_per_s}, {"mfu", res.mfu}, {"busiest_s", busiest},
                        {"exposed_communication_s", res.exposed_communication_s}, {"imbalance", res.imbalance},

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::int64_t n_seq = 8 * sp * (1 + data[1] % 4);  // 8 to 128 tokens
   const auto& path = ringsim::fuzz::as_file(data + 2, size - 2);
   try {
-    const auto docs = Documents::parse(path, n_seq);
+    const auto docs = Documents::make(DocumentsSpec::parse(path), n_seq);
     if (docs.total() != n_seq || docs.lengths.empty()) __builtin_trap();
     for (const auto l : docs.lengths)
       if (l < 1) __builtin_trap();
@@ -27,8 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const char* spec : {"contiguous", "striped", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:2"}) {
       std::unique_ptr<Layout> layout;
       try {
-        layout = std::make_unique<Layout>(is_document_layout_spec(spec) ? document_layout(spec, docs, sp)
-                                                                        : Layout::parse(spec, n_seq, sp));
+        const auto parsed = LayoutSpec::parse(spec);
+        layout = std::make_unique<Layout>(parsed.from_documents() ? document_layout(parsed, docs, sp)
+                                                                  : Layout::make(parsed, n_seq, sp));
       } catch (const InputError&) {
         continue;  // lengths a layout cannot take (not multiples of its chunks)
       }

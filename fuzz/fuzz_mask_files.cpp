@@ -21,9 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto& path = ringsim::fuzz::as_file(data + 2, size - 2);
   try {
     const std::string spec = (kind == 0 ? "docs:" : kind == 1 ? "qkfile:" : "hashfile:") + path;
-    const auto mask = kind == 0 ? parse_mask(spec, n_seq) : parse_sparse_mask(spec, n_seq, heads, 1);
+    const auto mask = kind == 0 ? make_mask(MaskSpec::parse(spec), n_seq) : make_sparse_mask(MaskSpec::parse(spec), n_seq, heads, 1);
     for (const auto* layout_spec : {"contiguous", "striped", "zigzag"}) {
-      const auto layout = Layout::parse(layout_spec, n_seq, sp);
+      const auto layout = Layout::make(LayoutSpec::parse(layout_spec), n_seq, sp);
       const TileShape tile{4, 4};
       for (std::int64_t j = 0; j < sp; ++j)
         for (std::int64_t k = 0; k < sp; ++k) {

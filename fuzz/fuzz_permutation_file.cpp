@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::int64_t n_seq = sp * (1 + (data[0] >> 2) % 16);
   const auto& path = ringsim::fuzz::as_file(data + 1, size - 1);
   try {
-    const auto l = Layout::parse("perm:" + path, n_seq, sp);
+    const auto l = Layout::make(LayoutSpec::parse("perm:" + path), n_seq, sp);
     for (std::int64_t t = 0; t < n_seq; ++t) {
       const auto p = l.place(t);
       if (p.device < 0 || p.device >= sp || l.token(p.device, p.local) != t) __builtin_trap();

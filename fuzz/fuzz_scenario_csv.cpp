@@ -23,8 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (spec.mp < 1 || spec.sp < 1 || spec.n_seq < 1) __builtin_trap();
       if (c_batch) spec.batch = t.positive_int(i, *c_batch);
       if (c_tq && c_tk) spec.tile = models::TileShape{t.positive_int(i, *c_tq), t.positive_int(i, *c_tk)};
-      if (c_mask) spec.mask = t.text(i, *c_mask);
-      spec.layout = t.text_or(i, c_layout, "contiguous");
+      if (c_mask) spec.mask = cli::typed_cell(t, i, *c_mask, &models::MaskSpec::parse);
+      if (c_layout && !t.text_or(i, c_layout, "").empty())
+        spec.layout = cli::typed_cell(t, i, *c_layout, &models::LayoutSpec::parse);
       spec.profile = t.text_or(i, c_profile, "");
       try {
         if (!spec.model.starts_with("attn:")) models::check_catalog_name(spec.model, "model", "model");

@@ -186,12 +186,12 @@ void MainWindow::set_scenario(const GuiScenario& s) {
   model_->setCurrentText(QString::fromStdString(s.spec.model));
   mesh_->setText(QString("%1x%2").arg(s.spec.mp).arg(s.spec.sp));
   n_seq_->setText(s.spec.n_seq > 0 ? QString::number(s.spec.n_seq) : QString("65536"));
-  layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0)));
-  layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1)));
-  mask_->setCurrentText(QString::fromStdString(s.spec.mask));
+  layout_a_->setCurrentText(QString::fromStdString(s.layouts.at(0).text()));
+  layout_b_->setCurrentText(QString::fromStdString(s.layouts.at(1).text()));
+  mask_->setCurrentText(QString::fromStdString(s.spec.mask.text()));
   impl_->setCurrentText(s.spec.impl.empty() ? QStringLiteral("default") : QString::fromStdString(s.spec.impl));
-  cp_->setCurrentText(QString::fromStdString(s.spec.cp));
-  docs_->setText(QString::fromStdString(s.spec.docs));
+  cp_->setCurrentText(QString::fromStdString(s.spec.cp.text()));
+  docs_->setText(QString::fromStdString(models::docs_text(s.spec)));
   tile_->setText(s.spec.tile ? QString("%1x%2").arg(s.spec.tile->q).arg(s.spec.tile->k) : QString());
   profile_->setText(QString::fromStdString(s.spec.profile));
   validate_form();
@@ -209,10 +209,12 @@ GuiScenario MainWindow::scenario() const {
   const auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), s.spec.n_seq);
   if (n.empty() || ec != std::errc() || p != n.data() + n.size() || s.spec.n_seq <= 0)
     throw InputError({}, 0, "n_seq", "expected a positive integer, got '" + n + "'");
-  s.layouts = {text_of(layout_a_), text_of(layout_b_)};
-  s.spec.mask = text_of(mask_);
-  s.spec.cp = text_of(cp_);
-  s.spec.docs = text_of(docs_);
+  // The form's strings become typed values here, once; an error names its field.
+  s.layouts = models::parse_layouts({text_of(layout_a_), text_of(layout_b_)});
+  s.spec.mask = models::MaskSpec::parse(text_of(mask_));
+  s.spec.cp = models::Strategy::parse(text_of(cp_));
+  if (const auto docs = text_of(docs_); docs.empty()) s.spec.docs.reset();
+  else s.spec.docs = models::DocumentsSpec::parse(docs);
   const auto t = text_of(tile_);
   if (t.empty()) s.spec.tile.reset();
   else {

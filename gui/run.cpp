@@ -16,14 +16,14 @@ using models::InputError;
 
 namespace {
 
-models::ScenarioSpec with_layout(const models::ScenarioSpec& base, const std::string& layout) {
+models::ScenarioSpec with_layout(const models::ScenarioSpec& base, const models::LayoutSpec& layout) {
   auto s = base;
   s.layout = layout;
   return s;
 }
 
 // The layouts compared side by side run on one implementation (models::Catalog::choose_implementation).
-models::ScenarioSpec with_impl(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+models::ScenarioSpec with_impl(const models::ScenarioSpec& base, const std::vector<models::LayoutSpec>& layouts,
                                const models::Catalog& catalog) {
   auto s = base;
   const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
@@ -43,13 +43,13 @@ std::vector<std::int64_t> sweep_points(std::int64_t n_seq) {
 
 }  // namespace
 
-void validate(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
+void validate(const models::ScenarioSpec& base_in, const std::vector<models::LayoutSpec>& layouts,
               const models::Catalog& catalog) {
   const auto base = with_impl(base_in, layouts, catalog);
   for (const auto& l : layouts) (void)models::resolve(with_layout(base, l), catalog);
 }
 
-std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const std::vector<std::string>& layouts,
+std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const std::vector<models::LayoutSpec>& layouts,
                                      const models::Catalog& catalog, const std::atomic<bool>& cancel,
                                      const std::function<void(double)>& progress) {
   const auto base = with_impl(base_in, layouts, catalog);
@@ -59,8 +59,8 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const 
   // Work units: the matrix rounds of each layout count 1, the sweep the other half.
   for (std::size_t li = 0; li < layouts.size(); ++li) {
     LayoutRun run;
-    run.layout = layouts[li];
-    run.scenario = std::make_unique<models::ResolvedScenario>(models::resolve(with_layout(base, run.layout), catalog));
+    run.layout = layouts[li].text();
+    run.scenario = std::make_unique<models::ResolvedScenario>(models::resolve(with_layout(base, layouts[li]), catalog));
     // The ring's (device, round) blocks, in the strategy's schedule (usp: its ring part); a
     // strategy without a ring fills each device's row with its kernels' work per round.
     const auto& rs = run.scenario->ring_scenario();
@@ -115,7 +115,7 @@ std::optional<RunResult> compute_run(const models::ScenarioSpec& base_in, const 
     }
     for (std::size_t s = 0; s < result.sweep_n_seq.size(); ++s) {
       if (cancel.load(std::memory_order_relaxed)) return std::nullopt;
-      auto spec = with_layout(base, run.layout);
+      auto spec = with_layout(base, layouts[li]);
       spec.n_seq = result.sweep_n_seq[s];
       double step = std::numeric_limits<double>::quiet_NaN();
       try {

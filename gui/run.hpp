@@ -71,12 +71,12 @@ struct RunResult {
 // Calls progress(fraction) now and then; returns nullopt as soon as `cancel` is seen (checked
 // between rounds). Throws models::InputError for an impossible scenario.
 [[nodiscard]] std::optional<RunResult> compute_run(const models::ScenarioSpec& base,
-                                                   const std::vector<std::string>& layouts,
+                                                   const std::vector<models::LayoutSpec>& layouts,
                                                    const models::Catalog& catalog, const std::atomic<bool>& cancel,
                                                    const std::function<void(double)>& progress);
 
 // Validates a scenario for every layout without computing any block (resolve is lazy).
-void validate(const models::ScenarioSpec& base, const std::vector<std::string>& layouts,
+void validate(const models::ScenarioSpec& base, const std::vector<models::LayoutSpec>& layouts,
               const models::Catalog& catalog);
 
 // One layer's forward ring: per device, compute then wait for the round's slowest device or

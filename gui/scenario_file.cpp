@@ -20,13 +20,13 @@ std::string scenario_to_json(const GuiScenario& s) {
   j["sp"] = s.spec.sp;
   j["n_seq"] = s.spec.n_seq;
   j["batch"] = s.spec.batch;
-  j["layouts"] = s.layouts;
-  j["mask"] = s.spec.mask;
+  j["layouts"] = {s.layouts.at(0).text(), s.layouts.at(1).text()};
+  j["mask"] = s.spec.mask.text();
   if (s.spec.tile) j["tile"] = {{"q", s.spec.tile->q}, {"k", s.spec.tile->k}};
   j["profile"] = s.spec.profile;
   if (!s.spec.impl.empty()) j["impl"] = s.spec.impl;
-  j["cp"] = s.spec.cp;
-  if (!s.spec.docs.empty()) j["docs"] = s.spec.docs;
+  j["cp"] = s.spec.cp.text();
+  if (s.spec.docs) j["docs"] = s.spec.docs->text();
   return j.dump(2) + "\n";
 }
 
@@ -39,6 +39,17 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
     if (!j[key].is_string()) throw InputError(file, 0, key, "expected a string");
     out = j[key].get<std::string>();
   };
+  // A string field parsed into its typed value; an error names the file and the field.
+  auto typed = [&](const char* key, auto parse, auto& out) {
+    std::string text;
+    str(key, text);
+    if (!j.contains(key)) return;
+    try {
+      out = parse(text);
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
+  };
   auto integer = [&](const char* key, std::int64_t& out) {
     if (!j.contains(key)) return;
     if (!j[key].is_number_integer()) throw InputError(file, 0, key, "expected an integer");
@@ -50,17 +61,22 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
   integer("sp", s.spec.sp);
   integer("n_seq", s.spec.n_seq);
   integer("batch", s.spec.batch);
-  str("mask", s.spec.mask);
+  typed("mask", &models::MaskSpec::parse, s.spec.mask);
   str("profile", s.spec.profile);
   str("impl", s.spec.impl);
-  str("cp", s.spec.cp);
-  str("docs", s.spec.docs);
+  typed("cp", &models::Strategy::parse, s.spec.cp);
+  if (j.contains("docs") && !(j["docs"].is_string() && j["docs"].get<std::string>().empty()))
+    typed("docs", &models::DocumentsSpec::parse, s.spec.docs);
   if (!j.contains("n_seq")) throw InputError(file, 0, "n_seq", "missing");
   if (j.contains("layouts")) {
     const auto& l = j["layouts"];
     if (!l.is_array() || l.size() != 2 || !l[0].is_string() || !l[1].is_string())
       throw InputError(file, 0, "layouts", "expected an array of two layout names");
-    s.layouts = {l[0].get<std::string>(), l[1].get<std::string>()};
+    try {
+      s.layouts = models::parse_layouts({l[0].get<std::string>(), l[1].get<std::string>()});
+    } catch (const InputError& e) {
+      throw InputError(file, 0, "layouts", e.message());
+    }
   }
   if (j.contains("tile") && !j["tile"].is_null()) {
     const auto& t = j["tile"];

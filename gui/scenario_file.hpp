@@ -10,7 +10,7 @@ namespace ringsim::gui {
 
 struct GuiScenario {
   models::ScenarioSpec spec;
-  std::vector<std::string> layouts{"contiguous", "striped"};
+  std::vector<models::LayoutSpec> layouts{models::LayoutSpec{}, models::LayoutSpec::parse("striped")};
 };
 
 [[nodiscard]] std::string scenario_to_json(const GuiScenario& s);

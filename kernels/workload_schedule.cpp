@@ -44,12 +44,8 @@ MaskRule mask_rule(const models::Mask& mask) {
     case models::MaskKind::Causal: return {TileKind::Causal, 0, false};
     case models::MaskKind::Full: return {TileKind::Full, 0, false};
     case models::MaskKind::Window: {
-      // The window size is only visible through the name ("window:W"), which parse_mask and
-      // make_window both produce.
-      const auto name = mask.name();
-      const auto colon = name.find(':');
-      const auto w = colon == std::string::npos ? 0 : std::stoll(name.substr(colon + 1));
-      if (w < 1) throw InputError({}, 0, "mask", "cannot read the window size from '" + name + "'");
+      const auto w = mask.window().value_or(0);
+      if (w < 1) throw InputError({}, 0, "mask", "window mask '" + mask.name() + "' has no positive width");
       return {TileKind::Window, to_i32(w, "mask"), false};
     }
     case models::MaskKind::Documents: return {TileKind::IndexRanges, 0, true};

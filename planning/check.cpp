@@ -140,12 +140,12 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
       return models::checked_product({dp, mp, r, u}, "devices", "the mesh dp x mp x ring x ulysses");
     });
     const std::int64_t devices = devices_given.value_or(mesh);
-    const std::string layout = row.text(c_layout, "contiguous");
+    const std::string layout_text = row.text(c_layout, "contiguous");
     const std::string causal_text = row.text(c_causal, "true");
     if (causal_text != "true" && causal_text != "false")
       throw InputError(t.file, t.lines[i], "causal", "expected true or false, got '" + causal_text + "'");
     const bool causal = causal_text == "true";
-    at("layout", [&] { models::check_known_layout(layout); });
+    const auto layout = at("layout", [&] { return models::LayoutSpec::parse(layout_text); });
 
     // Configurations.
     if (devices_given && mesh != *devices_given)
@@ -183,11 +183,10 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
                                    kv_heads));
     else if (heads % u != 0 || kv_heads % u != 0)
       broken.push_back(fmt::format("Ulysses degree {} does not divide the {} heads and {} K/V heads", u, heads, kv_heads));
-    const std::string family = models::layout_family(layout);
-    const std::int64_t chunks = r * u * (family == "zigzag" ? 2 : 1);  // at most 2^41
+    const std::int64_t chunks = r * u * (layout.family() == models::LayoutFamily::Zigzag ? 2 : 1);  // at most 2^41
     if (n % chunks != 0)
       broken.push_back(fmt::format("n_seq {} is not divisible into the {} equal chunks {} on {} x {} devices needs", n,
-                                   chunks, layout, r, u));
+                                   chunks, layout_text, r, u));
 
     // Throughput: iterations (steps) per second.
     std::optional<double> per_s;
@@ -226,8 +225,7 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
         spec.sp = r * u;
         spec.n_seq = n;
         spec.batch = batch;
-        spec.layout = "contiguous";
-        spec.mask = causal ? "causal" : "full";
+        spec.mask = models::MaskSpec::parse(causal ? "causal" : "full");
         spec.tile = models::TileShape{std::min<std::int64_t>(128, n / spec.sp), std::min<std::int64_t>(128, n / spec.sp)};
         const auto s = at("model", [&] { return models::resolve(spec, catalog); });
         flops = models::predict(s).model_flops * (pass == "fwd" ? 1.0 / 3.0 : 1.0);

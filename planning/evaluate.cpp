@@ -30,8 +30,8 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
                                                          : models::Hardware::load_file(spec.hardware_file))
              .first;
   // The implementation depends on the point's mask, strategy and layout (what it offers).
-  const std::string choice_key = hw_key + '\n' + spec.impl + '\n' + spec.profile + '\n' + spec.mask + '\n' + spec.cp +
-                                 '\n' + spec.layout;
+  const std::string choice_key = hw_key + '\n' + spec.impl + '\n' + spec.profile + '\n' + spec.mask.text() + '\n' +
+                                 spec.cp.text() + '\n' + spec.layout.text();
   auto choice = impl_choice_.find(choice_key);
   if (choice == impl_choice_.end())
     choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
@@ -239,11 +239,11 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   out += ',';
   field(out, r.impl);
   out += ',';
-  field(out, s.cp);
+  field(out, s.cp.text());
   fmt::format_to(it, FMT_COMPILE(",{},{},{},{},{},{},"), s.mp, s.sp, p.dp, r.devices(), s.n_seq, s.batch);
-  field(out, s.layout);
+  field(out, s.layout.text());
   out += ',';
-  field(out, s.mask);
+  field(out, s.mask.text());
   // The tile as asked for ("default": the profile's, clamped to the block), then as run.
   if (s.tile) fmt::format_to(it, FMT_COMPILE(",{}x{},"), s.tile->q, s.tile->k);
   else out += ",default,";
@@ -312,8 +312,8 @@ nlohmann::json result_json(const SweepResult& r) {
   const auto& p = r.point;
   const auto& s = p.spec;
   nlohmann::json j = {{"index", p.index}, {"hardware", r.hardware}, {"model", r.model}, {"impl", r.impl},
-                      {"cp", s.cp}, {"mp", s.mp}, {"sp", s.sp}, {"dp", p.dp}, {"devices", r.devices()},
-                      {"n_seq", s.n_seq}, {"batch", s.batch}, {"layout", s.layout}, {"mask", s.mask},
+                      {"cp", s.cp.text()}, {"mp", s.mp}, {"sp", s.sp}, {"dp", p.dp}, {"devices", r.devices()},
+                      {"n_seq", s.n_seq}, {"batch", s.batch}, {"layout", s.layout.text()}, {"mask", s.mask.text()},
                       {"tile", s.tile ? fmt::format("{}x{}", s.tile->q, s.tile->k) : std::string("default")},
                       {"tile_q", r.tile_q}, {"tile_k", r.tile_k}, {"topology", r.topology},
                       {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)},

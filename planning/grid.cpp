@@ -91,6 +91,10 @@ std::optional<models::TileShape> tile_of(const json& v) {
   const auto [q, k] = models::parse_pair(s, "tile");
   return models::TileShape{q, k};
 }
+// Strategies, layouts and masks are parsed here, once: an error names the file and the axis.
+models::Strategy strategy_of(const json& v) { return models::Strategy::parse(text(v)); }
+models::LayoutSpec layout_of(const json& v) { return models::LayoutSpec::parse(text(v)); }
+models::MaskSpec mask_of(const json& v) { return models::MaskSpec::parse(text(v)); }
 models::Sharding zero_of(const json& v) {
   return models::parse_sharding(v.is_number_integer() ? std::to_string(v.get<std::int64_t>()) : text(v));
 }
@@ -171,15 +175,15 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     if (k == "hardware") g.hardware = axis<std::string>(v, file, k, text);
     else if (k == "model") g.model = axis<std::string>(v, file, k, text);
     else if (k == "impl") g.impl = axis<std::string>(v, file, k, text_or_default);
-    else if (k == "cp") g.cp = axis<std::string>(v, file, k, text);
+    else if (k == "cp") g.cp = axis<models::Strategy>(v, file, k, strategy_of);
     else if (k == "mesh") g.mesh = axis<Mesh>(v, file, k, mesh_of);
     else if (k == "mp") mps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
     else if (k == "sp") sps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
     else if (k == "dp") g.dp = axis<std::int64_t>(v, file, k, replicas);
     else if (k == "n_seq") g.n_seq = axis<std::int64_t>(v, file, k, positive);
     else if (k == "batch") g.batch = axis<std::int64_t>(v, file, k, positive);
-    else if (k == "layout") g.layout = axis<std::string>(v, file, k, text);
-    else if (k == "mask") g.mask = axis<std::string>(v, file, k, text);
+    else if (k == "layout") g.layout = axis<models::LayoutSpec>(v, file, k, layout_of);
+    else if (k == "mask") g.mask = axis<models::MaskSpec>(v, file, k, mask_of);
     else if (k == "tile") g.tile = axis<std::optional<models::TileShape>>(v, file, k, tile_of);
     else if (k == "topology") g.topology = axis<std::string>(v, file, k, text_or_default);
     else if (k == "zero") g.zero = axis<models::Sharding>(v, file, k, zero_of);
@@ -225,14 +229,17 @@ json SweepGrid::to_json() const {
   j["model"] = model;
   j["impl"] = json::array();
   for (const auto& x : impl) j["impl"].push_back(x.empty() ? "default" : x);
-  j["cp"] = cp;
+  j["cp"] = json::array();
+  for (const auto& c : cp) j["cp"].push_back(c.text());
   j["mesh"] = json::array();
   for (const auto& m : mesh) j["mesh"].push_back(std::to_string(m.mp) + "x" + std::to_string(m.sp));
   j["dp"] = dp;
   j["n_seq"] = n_seq;
   j["batch"] = batch;
-  j["layout"] = layout;
-  j["mask"] = mask;
+  j["layout"] = json::array();
+  for (const auto& l : layout) j["layout"].push_back(l.text());
+  j["mask"] = json::array();
+  for (const auto& m : mask) j["mask"].push_back(m.text());
   j["tile"] = json::array();
   for (const auto& t : tile) j["tile"].push_back(tile_text(t));
   j["topology"] = json::array();
@@ -305,9 +312,6 @@ void SweepGrid::validate(const models::Catalog& catalog, const std::string& file
     at("model", [&] { (void)(m.ends_with(".json") ? models::ModelConfig::load_file(m) : catalog.model(m)); });
   for (const auto& i : impl)
     if (!i.empty()) at("impl", [&] { (void)catalog.implementation(i); });
-  for (const auto& c : cp) at("cp", [&] { (void)models::Strategy::parse(c); });
-  for (const auto& l : layout) at("layout", [&] { models::check_known_layout(l); });
-  for (const auto& m : mask) at("mask", [&] { models::check_known_mask(m); });
   for (const auto& t : topology)
     if (!t.empty()) at("topology", [&] { (void)parse_topology_shape(t); });
   for (const auto& m : mesh)

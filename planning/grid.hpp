@@ -47,13 +47,13 @@ struct SweepGrid {
   std::vector<std::string> hardware{"a100-80gb"};
   std::vector<std::string> model{"ringattn-1b"};
   std::vector<std::string> impl{""};
-  std::vector<std::string> cp{"ring"};
+  std::vector<models::Strategy> cp{models::Strategy{}};
   std::vector<Mesh> mesh{{1, 8}};
   std::vector<std::int64_t> dp{1};
   std::vector<std::int64_t> n_seq{65536};
   std::vector<std::int64_t> batch{1};
-  std::vector<std::string> layout{"contiguous", "striped"};
-  std::vector<std::string> mask{"causal"};
+  std::vector<models::LayoutSpec> layout{models::LayoutSpec{}, models::LayoutSpec::parse("striped")};
+  std::vector<models::MaskSpec> mask{models::MaskSpec{}};
   std::vector<std::optional<models::TileShape>> tile{std::nullopt};
   std::vector<std::string> topology{""};
   std::vector<models::Sharding> zero{models::Sharding::None};

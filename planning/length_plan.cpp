@@ -27,9 +27,9 @@ using models::InputError;
 
 namespace {
 
-const std::vector<std::string>& default_layouts() {
-  static const std::vector<std::string> l = {"contiguous", "striped", "zigzag", "doc-zigzag", "doc-zigzag-docmajor",
-                                             "ptrr"};
+const std::vector<models::LayoutSpec>& default_layouts() {
+  static const std::vector<models::LayoutSpec> l =
+      models::parse_layouts({"contiguous", "striped", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr"});
   return l;
 }
 
@@ -110,7 +110,7 @@ std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog&
     for (std::int64_t i = 0; i < n; ++i) {
       const std::int64_t p = i * packs.size() / n;
       auto docs = std::make_shared<models::Documents>();
-      docs->spec = cand.spec.docs;
+      docs->spec = cand.spec.docs->text();
       const auto pack = packs.pack(p);
       docs->lengths.assign(pack.begin(), pack.end());
       if (const auto used = std::accumulate(pack.begin(), pack.end(), std::int64_t{0}); used < r.n_seq)
@@ -141,7 +141,7 @@ std::vector<TileCheck> tile_check(const LengthPlan& plan, const models::Catalog&
   return out;
 }
 
-std::vector<std::string> strategies_of(std::int64_t sp) { return strategy_splits({sp}); }
+std::vector<models::Strategy> strategies_of(std::int64_t sp) { return strategy_splits({sp}); }
 
 std::size_t LengthPlan::bucket_of(std::int64_t longest) const noexcept {
   const auto it = std::lower_bound(buckets.begin(), buckets.end(), longest,
@@ -175,15 +175,15 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
   const auto layouts = r.layouts.empty() ? default_layouts() : r.layouts;
   // A strategy the user named that cannot split the devices is bad input, as in predict (the
   // defaults are built for r.sp and always can).
-  for (const auto& c : strategies) models::Strategy::parse(c).check_shape(r.sp);
-  for (const auto& l : layouts) (void)models::DocLayout::parse(l);
+  for (const auto& c : strategies) c.check_shape(r.sp);
+  for (const auto& l : layouts) (void)models::DocLayout::of(l);
   for (const auto& i : r.impls) (void)catalog.implementation(i);
   std::map<std::string, models::ScenarioParts> parts;
   // Models are built once here to learn what each candidate needs (its quantum, its memory) and
   // again one at a time to evaluate it: a document layout's model holds its stand-in's token
   // permutation (16 bytes per token), too much to keep every candidate's at 10M tokens.
   std::vector<char> runs;
-  const auto base_spec = [&](const std::string& cp, const std::string& layout) {
+  const auto base_spec = [&](const models::Strategy& cp, const models::LayoutSpec& layout) {
     models::ScenarioSpec s;
     (r.hardware.ends_with(".json") ? s.hardware_file : s.hardware) = r.hardware;
     (r.model.ends_with(".json") ? s.model_file : s.model) = r.model;
@@ -193,13 +193,13 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     s.cp = cp;
     s.layout = layout;
     s.profile = r.profile;
-    s.docs = "packed";
+    s.docs = models::DocumentsSpec::given("packed");
     return s;
   };
   const auto add_candidate = [&](models::ScenarioSpec spec, const std::string& impl) {
     LengthCandidate c;
-    c.cp = spec.cp;
-    c.layout = spec.layout;
+    c.cp = spec.cp.text();
+    c.layout = spec.layout.text();
     c.impl = impl;
     spec.impl = impl;
     c.spec = spec;
@@ -231,11 +231,11 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
           impl = catalog.choose_implementation(spec, hw, {layout});
         } catch (const InputError&) {
           LengthCandidate c;
-          c.cp = cp;
-          c.layout = layout;
+          c.cp = cp.text();
+          c.layout = layout.text();
           c.impl = "-";
-          c.skipped = "no implementation offers strategy " + cp + " with layout " + layout + " and packed documents on " +
-                      hw.name;
+          c.skipped = "no implementation offers strategy " + c.cp + " with layout " + c.layout +
+                      " and packed documents on " + hw.name;
           plan.candidates.push_back(std::move(c));
           runs.push_back(false);
           continue;
@@ -246,16 +246,16 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       bool any = false;
       for (const auto& name : r.impls) {
         const auto im = catalog.implementation(name);
-        if (!im.offers(hw.kind, layout, "docs", cp)) continue;
+        if (!im.offers(hw.kind, layout, models::MaskSpec::packed_documents(), cp)) continue;
         any = true;
         add_candidate(spec, name);
       }
       if (!any) {
         LengthCandidate c;
-        c.cp = cp;
-        c.layout = layout;
+        c.cp = cp.text();
+        c.layout = layout.text();
         c.impl = "-";
-        c.skipped = "none of the implementations asked for offers strategy " + cp + " with layout " + layout +
+        c.skipped = "none of the implementations asked for offers strategy " + c.cp + " with layout " + c.layout +
                     " and packed documents on " + hw.name;
         plan.candidates.push_back(std::move(c));
         runs.push_back(false);

@@ -28,9 +28,9 @@ struct LengthPlanRequest {
   std::int64_t mp = 1;
   std::int64_t sp = 8;
   // Empty: ring, allgather, ulysses and every usp:UxR and double-ring:W split of sp.
-  std::vector<std::string> strategies;
+  std::vector<models::Strategy> strategies;
   // Empty: contiguous, striped, zigzag, doc-zigzag, doc-zigzag-docmajor, ptrr.
-  std::vector<std::string> layouts;
+  std::vector<models::LayoutSpec> layouts;
   // Empty: the catalog's choice for each (strategy, layout); else every listed implementation
   // that offers the pair.
   std::vector<std::string> impls;
@@ -142,6 +142,6 @@ struct TileCheck {
                                                 std::int64_t per_candidate);
 
 // ring, allgather, ulysses, then every usp:UxR and double-ring:W split of sp (1 < U, W < sp).
-[[nodiscard]] std::vector<std::string> strategies_of(std::int64_t sp);
+[[nodiscard]] std::vector<models::Strategy> strategies_of(std::int64_t sp);
 
 }  // namespace ringsim::planning

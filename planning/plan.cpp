@@ -73,7 +73,13 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     const auto& v = it.value();
     if (k == "hardware") r.hardware = str(k, v);
     else if (k == "model") r.model = str(k, v);
-    else if (k == "mask") r.mask = str(k, v);
+    else if (k == "mask") {
+      try {
+        r.mask = models::MaskSpec::parse(str(k, v));
+      } catch (const InputError& e) {
+        throw e.located(file, 0);
+      }
+    }
     else if (k == "goal") {
       try {
         r.goal = parse_goal(str(k, v));
@@ -157,7 +163,7 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
       if (catalog.has_profile(hw, name)) g.impl.push_back(name);
     if (g.impl.empty()) g.impl = runs;
   }
-  g.layout = r.layouts.empty() ? std::vector<std::string>{"contiguous", "striped", "zigzag"} : r.layouts;
+  g.layout = r.layouts.empty() ? models::parse_layouts({"contiguous", "striped", "zigzag"}) : r.layouts;
   g.tile = r.tiles.empty() ? std::vector<std::optional<models::TileShape>>{std::nullopt, models::TileShape{128, 128},
                                                                            models::TileShape{512, 512},
                                                                            models::TileShape{2048, 4096}}
@@ -222,8 +228,8 @@ bool better(const SweepResult& a, const SweepResult& b, Goal goal) {
 
 std::string plan_identity(const SweepResult& row) {
   const auto& p = row.point;
-  return fmt::format("{}|{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{}|{}", row.hardware, row.model, row.impl, p.spec.cp,
-                     p.dp, p.spec.mp, p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout, p.spec.mask, row.tile_q,
+  return fmt::format("{}|{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{}|{}", row.hardware, row.model, row.impl, p.spec.cp.text(),
+                     p.dp, p.spec.mp, p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.layout.text(), p.spec.mask.text(), row.tile_q,
                      row.tile_k, row.topology, models::to_string(p.zero), models::to_string(row.recompute));
 }
 
@@ -233,8 +239,8 @@ std::string tie_key(const SweepResult& row) {
   // own tiles) predicts the same step for every tile asked, which then changes only the
   // workspace (memory); without a ring (Ulysses, all-gather of balanced work) the layout only
   // renames tokens. Rows that differ in them and predict the same step are one choice.
-  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp, p.dp, p.spec.mp,
-                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.mask, row.topology, row.step_s, row.tokens_per_s);
+  return fmt::format("{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{:a}|{:a}", row.hardware, row.model, p.spec.cp.text(), p.dp, p.spec.mp,
+                     p.spec.sp, p.spec.n_seq, p.spec.batch, p.spec.mask.text(), row.topology, row.step_s, row.tokens_per_s);
 }
 
 namespace {
@@ -349,7 +355,7 @@ std::string ties_text(const PlanChoice& c) {
   const auto stage = [](models::Sharding z) { return std::to_string(static_cast<int>(z)); };
   for (const auto& t : c.ties) {
     add(impls, t.impl, c.plan.impl);
-    add(layouts, t.point.spec.layout, c.plan.point.spec.layout);
+    add(layouts, t.point.spec.layout.text(), c.plan.point.spec.layout.text());
     add(tiles, fmt::format("{}x{}", t.tile_q, t.tile_k), fmt::format("{}x{}", c.plan.tile_q, c.plan.tile_k));
     add(zeros, stage(t.point.zero), stage(c.plan.point.zero));
     add(recomputes, std::string(models::to_string(t.recompute)), std::string(models::to_string(c.plan.recompute)));
@@ -368,7 +374,7 @@ std::string ties_text(const PlanChoice& c) {
   return s;
 }
 
-std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps) {
+std::vector<models::Strategy> strategy_splits(const std::set<std::int64_t>& sps) {
   std::vector<std::string> out = {"ring", "allgather", "ulysses"};
   for (const auto sp : sps)
     for (std::int64_t u = 2; u < sp; ++u)
@@ -376,9 +382,11 @@ std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps) {
   for (const auto sp : sps)
     for (std::int64_t w = 2; w < sp; ++w)
       if (sp % w == 0) out.push_back(fmt::format("double-ring:{}", w));
-  std::vector<std::string> unique;
-  for (auto& s : out)
-    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(std::move(s));
+  std::vector<models::Strategy> unique;
+  for (const auto& s : out) {
+    auto st = models::Strategy::parse(s);
+    if (std::find(unique.begin(), unique.end(), st) == unique.end()) unique.push_back(std::move(st));
+  }
   return unique;
 }
 

@@ -35,11 +35,13 @@ struct PlanRequest {
   double target_tokens_per_s = 0;       // min-devices
   std::int64_t devices = 8;             // the budget; min-devices: the most considered
   std::int64_t batch = 1;
-  std::string mask = "causal";
+  models::MaskSpec mask;
   // Search axes; empty: every implementation that runs on the hardware, every strategy ringsim
   // knows, contiguous/striped/zigzag, the profile's tile and 128x128, 512x512, 2048x4096, the
   // hardware's default topology, ZeRO 0-3, and no, selective and full recomputation.
-  std::vector<std::string> impls, strategies, layouts, topologies;
+  std::vector<std::string> impls, topologies;
+  std::vector<models::Strategy> strategies;
+  std::vector<models::LayoutSpec> layouts;
   std::vector<std::optional<models::TileShape>> tiles;
   std::vector<models::Sharding> zero;
   std::vector<std::optional<models::Recompute>> recompute;
@@ -100,7 +102,7 @@ struct PlanSearch {
 
 // ring, allgather, ulysses, then every usp:UxR and every double-ring:W split (1 < U, W < sp) of
 // each of the group sizes, each once.
-[[nodiscard]] std::vector<std::string> strategy_splits(const std::set<std::int64_t>& sps);
+[[nodiscard]] std::vector<models::Strategy> strategy_splits(const std::set<std::int64_t>& sps);
 
 // Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
 [[nodiscard]] std::string explain(const SweepResult& row);

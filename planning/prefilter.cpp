@@ -41,7 +41,6 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
   std::map<std::string, std::optional<models::Hardware>> hardware;
   std::map<std::string, std::optional<models::ModelConfig>> models;
   std::map<std::string, std::optional<models::Implementation>> impls;
-  std::map<std::string, std::optional<models::Strategy>> strategies;
   RunnablePoints out;
   const auto keep = [&](std::int64_t first, std::int64_t count) {
     if (!out.ranges.empty() && out.ranges.back().first + out.ranges.back().count == first)
@@ -59,7 +58,7 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       return i;
     };
     const Mesh mesh = grid.mesh[take(kMesh)];
-    const std::string& cp = grid.cp[take(kCp)];
+    const models::Strategy& strategy = grid.cp[take(kCp)];
     const std::string& impl = grid.impl[take(kImpl)];
     const std::string& model_name = grid.model[take(kModel)];
     const std::string& hw_name = grid.hardware[take(kHardware)];
@@ -70,22 +69,21 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
     const auto& model = cached(models, model_name, [&](const std::string& n) {
       return n.ends_with(".json") ? models::ModelConfig::load_file(n) : catalog.model(n);
     });
-    const auto& strategy = cached(strategies, cp, [](const std::string& n) { return models::Strategy::parse(n); });
     const models::Implementation* im = nullptr;
     if (!impl.empty()) {
       const auto& found = cached(impls, impl, [&](const std::string& n) { return catalog.implementation(n); });
       if (found) im = &*found;
     }
-    if (!hw || !model || !strategy) {  // the evaluator reports what cannot be read
+    if (!hw || !model) {  // the evaluator reports what cannot be read
       keep(o * middle * inner, middle * inner);
       continue;
     }
     bool runs = true;
     try {
       model->check_parallelism(mesh.mp);
-      if (im && (!im->runs_on(hw->kind) || !im->offers_strategy(cp))) runs = false;
+      if (im && (!im->runs_on(hw->kind) || !im->offers_strategy(strategy))) runs = false;
       // With the catalog's choice of implementation, one that replicates KV heads may be chosen.
-      if (runs) strategy->check(*model, mesh.mp, mesh.sp, im ? im->protocol.kv_head_replication : true, impl);
+      if (runs) strategy.check(*model, mesh.mp, mesh.sp, im ? im->protocol.kv_head_replication : true, impl);
     } catch (const models::InputError&) {
       runs = false;
     }
@@ -98,8 +96,8 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
         r /= size(a);
         return i;
       };
-      const std::string& mask = grid.mask[pick(kMask)];
-      const std::string& layout = grid.layout[pick(kLayout)];
+      const models::MaskSpec& mask = grid.mask[pick(kMask)];
+      const models::LayoutSpec& layout = grid.layout[pick(kLayout)];
       (void)pick(kBatch);
       const std::int64_t n_seq = grid.n_seq[pick(kNSeq)];
       bool ok = n_seq % mesh.sp == 0;

@@ -11,12 +11,12 @@
 
 namespace ringsim::models {
 
-PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) : layout_(DocLayout::parse(spec.layout)) {
+PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) : layout_(DocLayout::of(spec.layout)) {
   ScenarioSpec s = spec;
-  if (s.docs.empty()) s.docs = "packed";
+  if (!s.docs) s.docs = DocumentsSpec::given("packed");
   // The positions the layout spreads a batch over: the ring's (usp: its R), and the group's (usp
   // lays the sequence out over all sp ranks too, before the all-to-all).
-  const Strategy strategy = Strategy::parse(s.cp);
+  const Strategy& strategy = s.cp;
   const std::int64_t positions = strategy.has_ring() ? strategy.ring_degree(s.sp) : s.sp;
   if (positions <= 0 || s.sp <= 0 || s.n_seq <= 0) throw InputError({}, 0, "cp", "the strategy needs a positive group size");
   layout_.check(s.n_seq, s.sp);
@@ -25,7 +25,7 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   // A stand-in batch of one document: the program's stages, transfers and the rest of the step
   // depend on n_seq, not on the documents.
   auto one = std::make_shared<Documents>();
-  one->spec = s.docs;
+  one->spec = s.docs->text();
   one->lengths = {s.n_seq};
   scenario_ = resolve(s, parts, std::move(one));
   // A family that is not additive (the flash family: CTA waves, a host floor per step or call)
@@ -38,7 +38,7 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   if (!scenario_.program->compute.empty() && !scenario_.attention->additive() && !per_call_)
     throw InputError({}, 0, "kernel",
                      "implementation " + scenario_.impl.name + "'s kernel family " +
-                         std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp +
+                         std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp.text() +
                          "'s calls per document piece of each rank; plans from a length distribution time an "
                          "all-gather only with a family additive over blocks (blockwise), rings and Ulysses with any");
   rest_ = step_rest(scenario_);

@@ -97,28 +97,25 @@ Implementation Catalog::implementation(const std::string& name) const {
   throw InputError({}, 0, "impl", "unknown implementation '" + name + "' (known: " + join(implementation_names()) + ")");
 }
 
-Implementation Catalog::default_implementation(const Hardware& hw, const std::string& mask, const std::string& cp,
-                                               const std::vector<std::string>& layouts) const {
-  check_known_mask(mask);
-  for (const auto& l : layouts) check_known_layout(l);
-  (void)Strategy::parse(cp);
+Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
+                                               const std::vector<LayoutSpec>& layouts) const {
   const Implementation* best = nullptr;
   for (const auto& im : implementations()) {
     if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
-    if (!std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return im.offers(hw.kind, l, mask, cp); }))
+    if (!std::all_of(layouts.begin(), layouts.end(), [&](const LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); }))
       continue;
     if (!best || im.preference < best->preference) best = &im;
   }
   if (!best)
     throw InputError({}, 0, "impl",
-                     "no implementation runs " + mask_family(mask) + " attention" +
-                         (layouts.empty() ? std::string() : " with layout(s) " + join(layouts)) + " and strategy " +
-                         cp + " on " + hw.name + " (" + hw.kind + "); known: " + join(implementation_names()));
+                     "no implementation runs " + mask.family_name() + " attention" +
+                         (layouts.empty() ? std::string() : " with layout(s) " + join_texts(layouts)) + " and strategy " +
+                         cp.text() + " on " + hw.name + " (" + hw.kind + "); known: " + join(implementation_names()));
   return *best;
 }
 
 std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
-                                           const std::vector<std::string>& layouts) const {
+                                           const std::vector<LayoutSpec>& layouts) const {
   const auto fixed = profile_implementation(spec.profile);
   if (!spec.impl.empty() && fixed && *fixed != spec.impl)
     throw InputError({}, 0, "profile",
@@ -229,7 +226,7 @@ bool Catalog::has_profile(const Hardware& hw, const std::string& impl) const {
 
 Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw) const {
   const auto fixed = profile_implementation(name_or_path);
-  return profile(name_or_path, hw, fixed ? *fixed : default_implementation(hw, "causal", "ring").name);
+  return profile(name_or_path, hw, fixed ? *fixed : default_implementation(hw, MaskSpec{}, Strategy{}).name);
 }
 
 }  // namespace ringsim::models

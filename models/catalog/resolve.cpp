@@ -21,9 +21,9 @@ void check_counts(const ScenarioSpec& spec) {
   if (spec.sp <= 0) throw InputError({}, 0, "sp", "ring size must be a positive integer");
   if (spec.n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
   if (spec.batch <= 0) throw InputError({}, 0, "batch", "batch must be a positive integer");
-  if (!spec.docs.empty() && spec.mask != "causal")
+  if (spec.docs && spec.mask.family() != MaskFamily::Causal)
     throw InputError({}, 0, "docs", "--docs sets the mask (causal within each document); it cannot be combined with mask " +
-                                        spec.mask);
+                                        spec.mask.text());
 }
 
 // Layout, mask, tile, cost model and workload of a resolved scenario whose hardware, model,
@@ -34,34 +34,33 @@ void resolve_work(ResolvedScenario& r, bool counted) {
   const auto& spec = r.spec;
   if (r.documents) {
     r.mask = make_documents(r.documents->starts(), spec.n_seq);
-  } else if (is_sparse_mask_spec(spec.mask)) {
+  } else if (spec.mask.sparse()) {
     // Index-based sparse masks (SCFA) have one mask per attention head of the model.
-    r.mask = parse_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed);
+    r.mask = make_sparse_mask(spec.mask, spec.n_seq, r.model.heads, spec.seed);
   } else {
-    r.mask = parse_mask(spec.mask, spec.n_seq);
+    r.mask = make_mask(spec.mask, spec.n_seq);
     if (const auto* starts = r.mask->document_starts()) {
       // A docs:FILE mask is a packed batch too: its lengths feed the document layouts.
       auto d = std::make_shared<Documents>();
-      d->spec = spec.mask;
+      d->spec = spec.mask.text();
       for (std::size_t i = 0; i < starts->size(); ++i)
         d->lengths.push_back((i + 1 < starts->size() ? (*starts)[i + 1] : spec.n_seq) - (*starts)[i]);
       r.documents = std::move(d);
     }
   }
-  if (is_document_layout_spec(spec.layout)) {
+  if (spec.layout.from_documents()) {
     if (!r.documents)
       throw InputError({}, 0, "layout",
-                       "layout " + spec.layout + " balances packed documents: give them with --docs (or a docs:FILE mask)");
+                       "layout " + spec.layout.text() + " balances packed documents: give them with --docs (or a docs:FILE mask)");
     r.layout = std::make_unique<Layout>(document_layout(spec.layout, *r.documents, spec.sp));
-  } else if (is_mask_layout_spec(spec.layout)) {
+  } else if (spec.layout.from_mask()) {
     std::unique_ptr<Mask> other;
-    if (!spec.layout_mask.empty() && spec.layout_mask != spec.mask)
-      other = is_sparse_mask_spec(spec.layout_mask)
-                  ? parse_sparse_mask(spec.layout_mask, spec.n_seq, r.model.heads, spec.seed)
-                  : parse_mask(spec.layout_mask, spec.n_seq);
-    r.layout = std::make_unique<Layout>(parse_mask_layout(spec.layout, other ? *other : *r.mask, spec.n_seq, spec.sp));
+    if (spec.layout_mask && *spec.layout_mask != spec.mask)
+      other = spec.layout_mask->sparse() ? make_sparse_mask(*spec.layout_mask, spec.n_seq, r.model.heads, spec.seed)
+                                         : make_mask(*spec.layout_mask, spec.n_seq);
+    r.layout = std::make_unique<Layout>(mask_layout(spec.layout, other ? *other : *r.mask, spec.n_seq, spec.sp));
   } else {
-    r.layout = std::make_unique<Layout>(Layout::parse(spec.layout, spec.n_seq, spec.sp));
+    r.layout = std::make_unique<Layout>(Layout::make(spec.layout, spec.n_seq, spec.sp));
   }
   const std::int64_t c = r.layout->block();
   if (spec.tile) {
@@ -85,7 +84,6 @@ ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
   ScenarioParts p;
   p.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
   p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
-  (void)Strategy::parse(spec.cp);
   p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
   p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
   p.attention = make_attention_cost(p.impl.kernel);
@@ -101,7 +99,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts) {
 
 ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, std::shared_ptr<const Documents> documents) {
   check_counts(spec);
-  if (documents && spec.docs.empty())
+  if (documents && !spec.docs)
     throw InputError({}, 0, "docs", "packed documents given without a docs name in the scenario");
   ResolvedScenario r;
   r.spec = spec;
@@ -109,7 +107,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
   r.model = parts.model;
   r.model.check_parallelism(spec.mp);
   check_scenario_sizes(spec, r.model);
-  r.strategy = Strategy::parse(spec.cp);
+  r.strategy = spec.cp;
   r.impl = parts.impl;
   r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
   r.strategy.check(r.model, spec.mp, spec.sp, r.impl.protocol.kv_head_replication, r.impl.name);
@@ -124,8 +122,8 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
                        "document lengths sum to " + std::to_string(documents->total()) + ", expected n_seq = " +
                            std::to_string(spec.n_seq));
     r.documents = std::move(documents);
-  } else if (!spec.docs.empty()) {
-    r.documents = std::make_shared<const Documents>(Documents::parse(spec.docs, spec.n_seq));
+  } else if (spec.docs) {
+    r.documents = std::make_shared<const Documents>(Documents::make(*spec.docs, spec.n_seq));
   }
   if (r.strategy.kind == StrategyKind::Hybrid) {
     // The ring of usp:UxR: R ranks over the whole sequence, each attending heads / U of the
@@ -134,13 +132,13 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
     auto part = std::make_shared<ResolvedScenario>();
     part->spec = spec;
     part->spec.sp = r.strategy.ring;
-    part->spec.cp = "ring";
+    part->spec.cp = Strategy{};
     part->hardware = r.hardware;
     part->model = r.model;
     part->model.heads = heads.q_heads * spec.mp;
     part->model.kv_heads = heads.kv_heads * spec.mp;
     part->impl = r.impl;
-    part->strategy = Strategy::parse("ring");
+    part->strategy = Strategy{};
     part->profile = r.profile;
     part->attention = r.attention;
     part->documents = r.documents;

@@ -40,7 +40,7 @@ class FlashCost final : public AttentionCost {
   [[nodiscard]] RoundCost block(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device,
                                 const BlockStats& b) const override {
     const auto& proto = s.impl.protocol.ring_steps;
-    const StepCalls* plan = proto.plan(mask_family(effective_mask(s.spec)), layout_family(s.spec.layout));
+    const StepCalls* plan = proto.plan(effective_mask_family(s.spec), s.spec.layout.family_name());
     if (!plan) return varlen_step(s, b);
     const StepClass cls = step_class(q_device, k_device);
     const std::int64_t c = s.layout->block();

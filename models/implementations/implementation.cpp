@@ -14,11 +14,6 @@ namespace ringsim::models {
 
 namespace {
 
-std::string family(std::string_view spec) {
-  const auto colon = spec.find(':');
-  return std::string(spec.substr(0, colon));
-}
-
 bool contains(const std::vector<std::string>& v, std::string_view x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -44,81 +39,48 @@ std::vector<std::string> string_list(const JsonFields& f, const char* key) {
 
 }  // namespace
 
-std::string layout_family(std::string_view spec) {
-  auto f = family(spec);
-  return f == "ring" ? std::string("contiguous") : f;
-}
-std::string mask_family(std::string_view spec) { return family(spec); }
-std::string strategy_family(std::string_view spec) { return family(spec); }
-
-const std::vector<std::string>& known_layout_families() {
-  static const std::vector<std::string> v = {"contiguous",     "striped",        "zigzag",     "cyclic",
-                                             "perm",           "bucket-striped", "bucket-rotated",
-                                             "doc-zigzag",     "doc-zigzag-docmajor", "ptrr"};
-  return v;
-}
-
-const std::vector<std::string>& known_mask_families() {
-  static const std::vector<std::string> v = {"causal", "full",  "window", "docs",    "qkdrop",
-                                             "hash",   "lsh",   "qkfile", "hashfile"};
-  return v;
-}
-
-void check_known_layout(std::string_view spec) {
-  if (!contains(known_layout_families(), layout_family(spec)))
-    throw InputError({}, 0, "layout",
-                     "unknown layout '" + std::string(spec) + "' (known: ring, " + join(known_layout_families()) + ")");
-}
-
-void check_known_mask(std::string_view spec) {
-  if (!contains(known_mask_families(), mask_family(spec)))
-    throw InputError({}, 0, "mask", "unknown mask '" + std::string(spec) + "' (known: " + join(known_mask_families()) + ")");
-}
-
 bool Implementation::runs_on(std::string_view kind) const noexcept { return contains(hardware_kinds, kind); }
-bool Implementation::offers_layout(std::string_view spec) const noexcept {
-  return contains(layouts, layout_family(spec));
+bool Implementation::offers_layout(const LayoutSpec& layout) const noexcept {
+  return contains(layouts, layout.family_name());
 }
-bool Implementation::offers_mask(std::string_view spec) const noexcept { return contains(masks, mask_family(spec)); }
-bool Implementation::offers_strategy(std::string_view spec) const noexcept {
-  return contains(strategies, strategy_family(spec));
+bool Implementation::offers_mask(const MaskSpec& mask) const noexcept { return contains(masks, mask.family_name()); }
+bool Implementation::offers_strategy(const Strategy& strategy) const noexcept {
+  return contains(strategies, strategy.family_name());
 }
 
-void Implementation::check_offers(std::string_view kind, std::string_view layout, std::string_view mask,
-                                  std::string_view strategy) const {
+void Implementation::check_offers(std::string_view kind, const LayoutSpec& layout, const MaskSpec& mask,
+                                  const Strategy& strategy) const {
   if (!runs_on(kind))
     throw InputError({}, 0, "impl",
                      "implementation " + name + " does not run on " + std::string(kind) + " hardware (it runs on " +
                          join(hardware_kinds) + ")");
   if (!offers_strategy(strategy))
     throw InputError({}, 0, "cp",
-                     "implementation " + name + " does not offer strategy '" + std::string(strategy) +
-                         "' (it offers " + join(strategies) + ")");
+                     "implementation " + name + " does not offer strategy '" + strategy.text() + "' (it offers " +
+                         join(strategies) + ")");
   if (!offers_layout(layout))
     throw InputError({}, 0, "layout",
-                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' (it offers " +
+                     "implementation " + name + " does not offer layout '" + layout.text() + "' (it offers " +
                          join(layouts) + ")");
   if (!offers_mask(mask))
     throw InputError({}, 0, "mask",
-                     "implementation " + name + " does not offer mask '" + std::string(mask) + "' (it offers " +
-                         join(masks) + ")");
+                     "implementation " + name + " does not offer mask '" + mask.text() + "' (it offers " + join(masks) +
+                         ")");
   // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only, and
   // packed documents run as varlen calls on the layouts its varlen functions take.
-  const auto& steps = protocol.ring_steps;
   if (!ring_runs(layout, mask, strategy))
     throw InputError({}, 0, "layout",
-                     "implementation " + name + " does not offer layout '" + std::string(layout) + "' with mask '" +
-                         std::string(mask) + "' on a ring (it offers " + steps.offered() + ")");
+                     "implementation " + name + " does not offer layout '" + layout.text() + "' with mask '" +
+                         mask.text() + "' on a ring (it offers " + protocol.ring_steps.offered() + ")");
 }
 
-bool Implementation::ring_runs(std::string_view layout, std::string_view mask, std::string_view strategy) const {
+bool Implementation::ring_runs(const LayoutSpec& layout, const MaskSpec& mask, const Strategy& strategy) const {
   const auto& steps = protocol.ring_steps;
-  return steps.empty() || !Strategy::family_has_ring(strategy_family(strategy)) ||
-         steps.runs(mask_family(mask), layout_family(layout));
+  return steps.empty() || !strategy.has_ring() || steps.runs(mask.family_name(), layout.family_name());
 }
 
-bool Implementation::offers(std::string_view kind, std::string_view layout, std::string_view mask,
-                            std::string_view strategy) const noexcept {
+bool Implementation::offers(std::string_view kind, const LayoutSpec& layout, const MaskSpec& mask,
+                            const Strategy& strategy) const noexcept {
   return runs_on(kind) && offers_strategy(strategy) && offers_layout(layout) && offers_mask(mask) &&
          ring_runs(layout, mask, strategy);
 }
@@ -142,13 +104,12 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   im.layouts = string_list(f, "layouts");
   im.masks = string_list(f, "masks");
   // Unknown names are this file's mistakes: located here rather than when a scenario asks.
-  try {
-    for (const auto& l : im.layouts)
-      check_known_layout(l);
-    for (const auto& m : im.masks) check_known_mask(m);
-  } catch (const InputError& e) {
-    throw e.located(file, 0);
-  }
+  for (const auto& l : im.layouts)
+    if (!contains(known_layout_families(), l == "ring" ? std::string("contiguous") : l))
+      throw InputError(file, 0, "layout", "unknown layout '" + l + "' (known: ring, " + join(known_layout_families()) + ")");
+  for (const auto& m : im.masks)
+    if (!contains(known_mask_families(), m))
+      throw InputError(file, 0, "mask", "unknown mask '" + m + "' (known: " + join(known_mask_families()) + ")");
   im.strategies = string_list(f, "strategies");
   for (const auto& st : im.strategies)
     if (!contains(Strategy::families(), st))

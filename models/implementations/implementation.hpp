@@ -16,6 +16,9 @@
 #include "models/io/code_source.hpp"
 #include "models/implementations/kernel_spec.hpp"
 #include "models/implementations/protocol.hpp"
+#include "models/implementations/strategy.hpp"
+#include "models/workload/layout_spec.hpp"
+#include "models/workload/mask_spec.hpp"
 
 namespace ringsim::models {
 
@@ -42,41 +45,26 @@ struct Implementation {
   std::optional<KernelSpec> kernel_model;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
-  [[nodiscard]] bool offers_layout(std::string_view layout_spec) const noexcept;
-  [[nodiscard]] bool offers_mask(std::string_view mask_spec) const noexcept;
-  [[nodiscard]] bool offers_strategy(std::string_view strategy_spec) const noexcept;
+  [[nodiscard]] bool offers_layout(const LayoutSpec& layout) const noexcept;
+  [[nodiscard]] bool offers_mask(const MaskSpec& mask) const noexcept;
+  [[nodiscard]] bool offers_strategy(const Strategy& strategy) const noexcept;
   // Whether it runs this combination: what check_offers accepts (a ring library's steps decide
-  // which layouts run under which mask).
-  [[nodiscard]] bool offers(std::string_view hardware_kind, std::string_view layout_spec, std::string_view mask_spec,
-                            std::string_view strategy_spec) const noexcept;
+  // which layouts run under which mask). `mask`: the scenario's effective mask (packed documents
+  // are MaskSpec::packed_documents()).
+  [[nodiscard]] bool offers(std::string_view hardware_kind, const LayoutSpec& layout, const MaskSpec& mask,
+                            const Strategy& strategy) const noexcept;
   // Throws InputError (field "impl", or the field that asks for what is not offered) naming
   // what the implementation does offer.
-  void check_offers(std::string_view hardware_kind, std::string_view layout_spec, std::string_view mask_spec,
-                    std::string_view strategy_spec) const;
+  void check_offers(std::string_view hardware_kind, const LayoutSpec& layout, const MaskSpec& mask,
+                    const Strategy& strategy) const;
 
   // `configs_dir`: where the kernel ("kernel_model": configs/kernels/) and the ring steps
   // ("protocol.ring_steps": configs/ring_steps/) it names are read.
   // Its ring (if the strategy has one) runs this layout under this mask.
-  [[nodiscard]] bool ring_runs(std::string_view layout_spec, std::string_view mask_spec, std::string_view strategy_spec) const;
+  [[nodiscard]] bool ring_runs(const LayoutSpec& layout, const MaskSpec& mask, const Strategy& strategy) const;
   [[nodiscard]] static Implementation from_json(const nlohmann::json& j, const std::string& file,
                                                 const std::string& configs_dir);
   [[nodiscard]] static Implementation load_file(const std::string& path, const std::string& configs_dir);
 };
-
-// The family of a layout, mask or strategy spec: its name before the first ':' ("cyclic:4" ->
-// "cyclic", "hash:8:zipf:1.5" -> "hash"); `ring` is the contiguous layout's other name.
-[[nodiscard]] std::string layout_family(std::string_view layout_spec);
-[[nodiscard]] std::string mask_family(std::string_view mask_spec);
-[[nodiscard]] std::string strategy_family(std::string_view strategy_spec);
-
-// Every layout and mask family ringsim can count (Layout::parse, parse_mask_layout, parse_mask,
-// parse_sparse_mask accept exactly these; a test keeps the lists in step). Implementations offer
-// subsets of them.
-[[nodiscard]] const std::vector<std::string>& known_layout_families();
-[[nodiscard]] const std::vector<std::string>& known_mask_families();
-// InputError (field "layout" / "mask") for a spec whose family ringsim does not know at all, so
-// that an unknown name is reported as such before any implementation is looked for.
-void check_known_layout(std::string_view layout_spec);
-void check_known_mask(std::string_view mask_spec);
 
 }  // namespace ringsim::models

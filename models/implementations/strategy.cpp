@@ -30,6 +30,18 @@ const std::vector<std::string>& Strategy::families() {
   return f;
 }
 
+const std::string& Strategy::family_name() const noexcept {
+  const auto& f = families();
+  switch (kind) {
+    case StrategyKind::Ring: return f[0];
+    case StrategyKind::AllGather: return f[1];
+    case StrategyKind::Ulysses: return f[2];
+    case StrategyKind::Hybrid: return f[3];
+    case StrategyKind::DoubleRing: return f[4];
+  }
+  return f[0];
+}
+
 bool Strategy::family_has_ring(std::string_view family) noexcept {
   return family == "ring" || family == "usp" || family == "double-ring";
 }
@@ -152,6 +164,13 @@ UlyssesHeads Strategy::ulysses_heads(const ModelConfig& m, std::int64_t mp, std:
     h.kv_replication = u / kv_per_tp;
   }
   return h;
+}
+
+std::vector<Strategy> parse_strategies(const std::vector<std::string>& texts) {
+  std::vector<Strategy> out;
+  out.reserve(texts.size());
+  for (const auto& t : texts) out.push_back(Strategy::parse(t));
+  return out;
 }
 
 }  // namespace ringsim::models

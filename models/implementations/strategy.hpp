@@ -66,6 +66,10 @@ struct Strategy {
   [[nodiscard]] static const std::vector<std::string>& families();
   // Whether a family's program has a ring stage (ring, usp, double-ring).
   [[nodiscard]] static bool family_has_ring(std::string_view family) noexcept;
+  // This strategy's family (one of families(); all-gather and hybrid are other spellings).
+  [[nodiscard]] const std::string& family_name() const noexcept;
+  [[nodiscard]] const std::string& text() const noexcept { return spec; }
+  friend bool operator==(const Strategy& a, const Strategy& b) noexcept { return a.spec == b.spec; }
 
   // Ulysses and ring degrees of a group of sp ranks (ring: 1 x sp, ulysses: sp x 1, allgather:
   // 1 x 1 with sp all-gather members, double ring: 1 x sp).
@@ -91,5 +95,8 @@ struct Strategy {
   void check_shape(std::int64_t sp) const;
   [[nodiscard]] UlyssesHeads ulysses_heads(const ModelConfig& model, std::int64_t mp, std::int64_t sp) const;
 };
+
+// Each of `texts` parsed (lists of --cp and of request files).
+[[nodiscard]] std::vector<Strategy> parse_strategies(const std::vector<std::string>& texts);
 
 }  // namespace ringsim::models

@@ -18,6 +18,13 @@ bool ResolvedScenario::ring_crosses_nodes() const noexcept {
   return spec.mp * spec.sp > hardware.devices_per_node;
 }
 
-std::string effective_mask(const ScenarioSpec& spec) { return spec.docs.empty() ? spec.mask : std::string("docs"); }
+std::string docs_text(const ScenarioSpec& spec) { return spec.docs ? spec.docs->text() : std::string(); }
+
+std::string_view effective_mask_family(const ScenarioSpec& spec) noexcept {
+  static const MaskSpec packed = MaskSpec::packed_documents();
+  return spec.docs ? std::string_view(packed.family_name()) : std::string_view(spec.mask.family_name());
+}
+
+MaskSpec effective_mask(const ScenarioSpec& spec) { return spec.docs ? MaskSpec::packed_documents() : spec.mask; }
 
 }  // namespace ringsim::models

@@ -13,8 +13,11 @@
 #include "models/cost/cost.hpp"
 #include "models/hardware/hardware.hpp"
 #include "models/implementations/implementation.hpp"
+#include "models/workload/documents_spec.hpp"
 #include "models/workload/layout.hpp"
+#include "models/workload/layout_spec.hpp"
 #include "models/workload/mask.hpp"
+#include "models/workload/mask_spec.hpp"
 #include "models/implementations/strategy.hpp"
 #include "models/workload/transformer.hpp"
 #include "models/workload/workload.hpp"
@@ -34,21 +37,24 @@ struct ScenarioSpec {
   std::int64_t sp = 8;
   std::int64_t n_seq = 0;
   std::int64_t batch = 1;
-  std::string layout = "contiguous";
-  std::string mask = "causal";
+  // Layout, mask, strategy and documents arrive typed: each front-end parses the user's text
+  // once (LayoutSpec::parse, MaskSpec::parse, Strategy::parse, DocumentsSpec::parse), where the
+  // error can name its field, and nothing below parses them again.
+  LayoutSpec layout;
+  MaskSpec mask;
   // The sparse mask that mask-derived layouts (bucket-striped, bucket-rotated) are built from;
-  // empty: `mask`. Lets a baseline mask (predict --compare-mask) keep the same token permutation.
-  std::string layout_mask;
+  // none: `mask`. Lets a baseline mask (predict --compare-mask) keep the same token permutation.
+  std::optional<MaskSpec> layout_mask;
   std::optional<TileShape> tile;  // else the profile's default, clamped to the block
   std::string profile;            // name, IMPL/NAME or path; empty: the (hardware, implementation) profile
   // The implementation (configs/implementations/NAME.json); empty: the one the profile names, else
   // the most preferred one that runs on the hardware and offers the mask and strategy
   // (Catalog::default_implementation).
   std::string impl;
-  std::string cp = "ring";        // context-parallel strategy (models/implementations/strategy.hpp)
-  // Packed documents (models/workload/documents.hpp: a lengths file or lognormal:MEAN:SIGMA:SEED[:Q]);
-  // they set the mask to per-document causal. Empty: one sequence.
-  std::string docs;
+  Strategy cp;                    // context-parallel strategy (models/implementations/strategy.hpp)
+  // Packed documents (models/workload/documents_spec.hpp: a lengths file or
+  // lognormal:MEAN:SIGMA:SEED[:Q]); they set the mask to per-document causal. None: one sequence.
+  std::optional<DocumentsSpec> docs;
   std::uint64_t seed = 1;         // for generated sparse masks
 };
 
@@ -82,7 +88,12 @@ struct ResolvedScenario {
   [[nodiscard]] const ResolvedScenario& ring_scenario() const noexcept { return ring_part ? *ring_part : *this; }
 };
 
-// The mask family a scenario's implementation must offer: "docs" with packed documents.
-[[nodiscard]] std::string effective_mask(const ScenarioSpec& spec);
+// The mask a scenario's implementation must offer: per-document causal ("docs") with packed
+// documents, else its mask.
+[[nodiscard]] MaskSpec effective_mask(const ScenarioSpec& spec);
+// The documents as written, or "" for one sequence (outputs' docs field).
+[[nodiscard]] std::string docs_text(const ScenarioSpec& spec);
+// Its family name, without a copy (a kernel family asks per block).
+[[nodiscard]] std::string_view effective_mask_family(const ScenarioSpec& spec) noexcept;
 
 }  // namespace ringsim::models

@@ -7,8 +7,6 @@
 #include "models/io/error.hpp"
 #include "models/io/limits.hpp"
 #include "models/io/parse.hpp"
-#include "models/workload/documents.hpp"
-#include "models/workload/sparse_io.hpp"
 
 namespace ringsim::models {
 namespace {
@@ -25,8 +23,6 @@ constexpr double kSparseBytesPerHeadToken = 64;
 // One memoised block of a ring whose blocks are all distinct (hash-map node + BlockStats).
 constexpr double kMemoBytesPerBlock = 96;
 
-bool mask_layout(const std::string& layout) { return layout.starts_with("bucket-"); }
-
 }  // namespace
 
 void check_scenario_sizes(const ScenarioSpec& s, const ModelConfig& model) {
@@ -36,7 +32,7 @@ void check_scenario_sizes(const ScenarioSpec& s, const ModelConfig& model) {
                          " devices ringsim models");
   if (s.batch > kMaxBatch)
     throw InputError({}, 0, "batch", "batch " + str(s.batch) + " is larger than the supported " + str(kMaxBatch));
-  const bool sparse = is_sparse_mask_spec(s.mask) || is_sparse_mask_spec(s.layout_mask);
+  const bool sparse = s.mask.sparse() || (s.layout_mask && s.layout_mask->sparse());
   const std::int64_t mask_heads = sparse ? model.heads : 1;
   // Pair and area counts summed over a whole ring reach n_seq^2 per mask head.
   (void)checked_product({s.n_seq, s.n_seq, mask_heads}, "n_seq",
@@ -44,7 +40,7 @@ void check_scenario_sizes(const ScenarioSpec& s, const ModelConfig& model) {
   (void)checked_product({s.n_seq, s.batch}, "batch", "the tokens of a step, n_seq x batch,");
   const double n = static_cast<double>(s.n_seq);
   double bytes = 0;
-  if (s.layout.starts_with("perm:") || mask_layout(s.layout) || is_document_layout_spec(s.layout))
+  if (s.layout.is_permutation())
     bytes += kPermutationBytesPerToken * n;
   if (sparse) bytes += kSparseBytesPerHeadToken * n * static_cast<double>(model.heads);
   check_memory(bytes, sparse ? "mask" : "layout",

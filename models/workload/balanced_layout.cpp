@@ -155,13 +155,9 @@ Layout bucket_rotated(const TokenGroups& tg, std::size_t feature, std::int64_t n
   return Layout::permutation(std::move(slots), n_dev, "bucket-rotated");
 }
 
-bool is_mask_layout_spec(std::string_view spec) noexcept {
-  return spec == "bucket-striped" || spec == "bucket-rotated";
-}
-
-Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n_seq, std::int64_t n_dev) {
-  if (spec == "bucket-striped") return bucket_striped(token_groups(mask, n_seq), n_seq, n_dev);
-  if (spec == "bucket-rotated") {
+Layout mask_layout(const LayoutSpec& spec, const Mask& mask, std::int64_t n_seq, std::int64_t n_dev) {
+  if (spec.family() == LayoutFamily::BucketStriped) return bucket_striped(token_groups(mask, n_seq), n_seq, n_dev);
+  if (spec.family() == LayoutFamily::BucketRotated) {
     // With one group (kept keys) the rotation degenerates to contiguous chunks: measured 2.1x
     // imbalance on qkdrop:0.5, so only hash buckets are accepted.
     if (dynamic_cast<const HashMask*>(&mask) == nullptr)
@@ -171,7 +167,7 @@ Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n
     // token_groups lists head 0's query feature, then its key feature.
     return bucket_rotated(token_groups(mask, n_seq, 1), 1, n_seq, n_dev);
   }
-  throw InputError({}, 0, "layout", "unknown mask-derived layout '" + std::string(spec) + "'");
+  throw InputError({}, 0, "layout", "layout '" + spec.text() + "' is not derived from a mask");
 }
 
 }  // namespace ringsim::models

@@ -62,10 +62,8 @@ struct TokenGroups {
 [[nodiscard]] Layout bucket_rotated(const TokenGroups& groups, std::size_t feature, std::int64_t n_seq,
                                     std::int64_t n_dev);
 
-// Layout specs that need the mask: bucket-striped (hash or qkdrop), and bucket-rotated (head 0's
-// key buckets; hash masks only).
-[[nodiscard]] bool is_mask_layout_spec(std::string_view spec) noexcept;
-[[nodiscard]] Layout parse_mask_layout(std::string_view spec, const Mask& mask, std::int64_t n_seq,
-                                       std::int64_t n_dev);
+// The layouts built from the mask (LayoutSpec::from_mask): bucket-striped (hash or qkdrop), and
+// bucket-rotated (head 0's key buckets; hash masks only).
+[[nodiscard]] Layout mask_layout(const LayoutSpec& spec, const Mask& mask, std::int64_t n_seq, std::int64_t n_dev);
 
 }  // namespace ringsim::models

@@ -91,38 +91,33 @@ BlockStats element_stats(std::int64_t pairs, std::int64_t area) noexcept {
   return b;
 }
 
-DocLayout DocLayout::parse(std::string_view spec) {
-  DocLayout l;
-  l.spec = std::string(spec);
-  const auto family = spec.substr(0, spec.find(':'));
-  const bool has_arg = family.size() < spec.size();
-  if (family == "contiguous") l.kind = DocLayoutKind::Contiguous;
-  else if (family == "striped") l.kind = DocLayoutKind::Striped;
-  else if (family == "zigzag") l.kind = DocLayoutKind::Zigzag;
-  else if (family == "doc-zigzag") l.kind = DocLayoutKind::DocZigzag;
-  else if (family == "doc-zigzag-docmajor") l.kind = DocLayoutKind::DocZigzagDocMajor;
-  else if (family == "ptrr") l.kind = DocLayoutKind::Ptrr;
-  else
+std::optional<DocLayoutKind> DocLayout::kind_of(const LayoutSpec& spec) noexcept {
+  switch (spec.family()) {
+    case LayoutFamily::Contiguous: return DocLayoutKind::Contiguous;
+    case LayoutFamily::Striped: return DocLayoutKind::Striped;
+    case LayoutFamily::Zigzag: return DocLayoutKind::Zigzag;
+    case LayoutFamily::DocZigzag: return DocLayoutKind::DocZigzag;
+    case LayoutFamily::DocZigzagDocMajor: return DocLayoutKind::DocZigzagDocMajor;
+    case LayoutFamily::Ptrr: return DocLayoutKind::Ptrr;
+    default: return std::nullopt;
+  }
+}
+
+DocLayout DocLayout::of(const LayoutSpec& spec) {
+  const auto kind = kind_of(spec);
+  if (!kind)
     throw InputError({}, 0, "layout",
-                     "layout '" + l.spec +
+                     "layout '" + spec.text() +
                          "' is not counted per document (expected contiguous, striped, zigzag, doc-zigzag, "
                          "doc-zigzag-docmajor or ptrr[:B])");
-  if (has_arg) {
-    if (l.kind != DocLayoutKind::Ptrr)
-      throw InputError({}, 0, "layout", std::string(family) + " takes no parameter, got '" + l.spec + "'");
-    l.block = parse_positive_int(spec.substr(family.size() + 1), "layout");
-  }
+  DocLayout l;
+  l.kind = *kind;
+  l.block = spec.block();
+  l.spec = spec.text();
   return l;
 }
 
-bool DocLayout::counted(std::string_view spec) noexcept {
-  try {
-    (void)parse(spec);
-    return true;
-  } catch (const InputError&) {
-    return false;
-  }
-}
+bool DocLayout::counted(const LayoutSpec& spec) noexcept { return kind_of(spec).has_value(); }
 
 std::int64_t DocLayout::document_quantum(std::int64_t n) const noexcept {
   return kind == DocLayoutKind::DocZigzag || kind == DocLayoutKind::DocZigzagDocMajor ? 2 * n : 1;

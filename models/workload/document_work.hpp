@@ -19,12 +19,15 @@
 // element granularity (tests/models/test_document_work.cpp checks every (position, position)
 // block, and the all-gather's calls, against models::Workload and allgather_calls).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "models/workload/mask.hpp"
+
+#include "models/workload/layout_spec.hpp"
 
 namespace ringsim::models {
 
@@ -33,13 +36,14 @@ enum class DocLayoutKind : std::uint8_t { Contiguous, Striped, Zigzag, DocZigzag
 // A layout this module counts (models/workload/layout.hpp and models/workload/documents.hpp describe them).
 struct DocLayout {
   DocLayoutKind kind = DocLayoutKind::Contiguous;
-  std::int64_t block = 128;  // ptrr's B
+  std::int64_t block = kDefaultPtrrBlock;  // ptrr's B
   std::string spec = "contiguous";
 
   // contiguous | striped | zigzag | doc-zigzag | doc-zigzag-docmajor | ptrr[:B];
   // InputError (field "layout") otherwise.
-  [[nodiscard]] static DocLayout parse(std::string_view spec);
-  [[nodiscard]] static bool counted(std::string_view spec) noexcept;
+  [[nodiscard]] static DocLayout of(const LayoutSpec& spec);
+  [[nodiscard]] static bool counted(const LayoutSpec& spec) noexcept;
+  [[nodiscard]] static std::optional<DocLayoutKind> kind_of(const LayoutSpec& spec) noexcept;
   // The multiple every document's length must be on n positions: 2n for the per-document zigzag
   // layouts (TE and torch pad documents to it), 1 for the others.
   [[nodiscard]] std::int64_t document_quantum(std::int64_t n) const noexcept;

@@ -16,9 +16,7 @@ namespace ringsim::models {
 
 namespace {
 
-constexpr std::int64_t kDefaultPtrrBlock = 128;  // torch's flex_attention BlockMask block size
 
-std::string document_family(std::string_view spec) { return std::string(spec.substr(0, spec.find(':'))); }
 
 // Lengths of a file: integers separated by commas, whitespace or newlines; '#' starts a
 // comment; the first content line may be a header (is_lengths_header). Read through InputFile
@@ -162,23 +160,18 @@ Documents Documents::lognormal(double mean, double sigma, std::uint64_t seed, st
   return d;
 }
 
-Documents Documents::parse(std::string_view spec, std::int64_t n_seq) {
+Documents Documents::make(const DocumentsSpec& spec, std::int64_t n_seq) {
   if (n_seq <= 0) throw InputError({}, 0, "n_seq", "sequence length must be a positive integer");
-  if (spec.starts_with("lognormal:")) {
-    const auto parts = split(spec, ':');
-    if (parts.size() != 4 && parts.size() != 5)
-      throw InputError({}, 0, "docs", "expected lognormal:MEAN:SIGMA:SEED[:Q], got '" + std::string(spec) + "'");
-    const double mean = parse_double(parts[1], "docs");
-    const double sigma = parse_double(parts[2], "docs");
-    const std::int64_t seed = parse_int(parts[3], "docs");
-    if (seed < 0) throw InputError({}, 0, "docs", "lognormal SEED must be a non-negative integer");
-    const std::int64_t q = parts.size() == 5 ? parse_positive_int(parts[4], "docs") : 1;
-    Documents d = lognormal(mean, sigma, static_cast<std::uint64_t>(seed), q, n_seq);
-    d.spec = std::string(spec);
-    return d;
+  switch (spec.source()) {
+    case DocumentsSource::Lognormal: {
+      Documents d = lognormal(spec.mean(), spec.sigma(), spec.seed(), spec.quantum(), n_seq);
+      d.spec = spec.text();
+      return d;
+    }
+    case DocumentsSource::File: return read_lengths(spec.file(), n_seq);
+    case DocumentsSource::Given: break;
   }
-  if (spec.empty()) throw InputError({}, 0, "docs", "expected a lengths file or lognormal:MEAN:SIGMA:SEED[:Q]");
-  return read_lengths(std::string(spec), n_seq);
+  throw InputError({}, 0, "docs", "documents '" + spec.text() + "' are built by the caller and were not given");
 }
 
 std::vector<std::vector<std::int64_t>> ptrr_groups(const std::vector<std::int64_t>& time, std::int64_t n_groups) {
@@ -199,21 +192,15 @@ std::vector<std::vector<std::int64_t>> ptrr_groups(const std::vector<std::int64_
   return group;
 }
 
-bool is_document_layout_spec(std::string_view spec) noexcept {
-  const auto f = document_family(spec);
-  return f == "doc-zigzag" || f == "doc-zigzag-docmajor" || f == "ptrr";
-}
-
-Layout document_layout(std::string_view spec, const Documents& docs, std::int64_t n_dev) {
+Layout document_layout(const LayoutSpec& spec, const Documents& docs, std::int64_t n_dev) {
   const std::int64_t n_seq = docs.total();
   if (n_dev <= 0 || n_seq % n_dev != 0)
     throw InputError({}, 0, "layout",
                      "n_seq = " + std::to_string(n_seq) + " is not divisible by the ring size " + std::to_string(n_dev));
-  const auto family = document_family(spec);
+  const auto& family = spec.family_name();
   std::vector<std::int64_t> order;
   order.reserve(static_cast<std::size_t>(n_seq));
-  if (family == "doc-zigzag" || family == "doc-zigzag-docmajor") {
-    if (spec != family) throw InputError({}, 0, "layout", family + " takes no parameter, got '" + std::string(spec) + "'");
+  if (spec.family() == LayoutFamily::DocZigzag || spec.family() == LayoutFamily::DocZigzagDocMajor) {
     const std::int64_t parts = 2 * n_dev;
     const auto starts = docs.starts();
     for (std::size_t i = 0; i < docs.lengths.size(); ++i)
@@ -228,7 +215,7 @@ Layout document_layout(std::string_view spec, const Documents& docs, std::int64_
       const std::int64_t w = docs.lengths[doc] / parts;
       for (std::int64_t t = 0; t < w; ++t) order.push_back(starts[doc] + k * w + t);
     };
-    if (family == "doc-zigzag") {
+    if (spec.family() == LayoutFamily::DocZigzag) {
       for (std::int64_t r = 0; r < n_dev; ++r)
         for (std::size_t doc = 0; doc < docs.lengths.size(); ++doc) {
           chunk(doc, r);
@@ -241,11 +228,10 @@ Layout document_layout(std::string_view spec, const Documents& docs, std::int64_
           chunk(doc, parts - 1 - r);
         }
     }
-    return Layout::permutation(std::move(order), n_dev, std::string(spec));
+    return Layout::permutation(std::move(order), n_dev, spec.text());
   }
-  if (family == "ptrr") {
-    std::int64_t b = kDefaultPtrrBlock;
-    if (spec.size() > family.size()) b = parse_positive_int(spec.substr(family.size() + 1), "layout");
+  if (spec.family() == LayoutFamily::Ptrr) {
+    const std::int64_t b = spec.block();
     std::int64_t dealt = 0;  // b x n_dev, which must divide n_seq
     if (!mul_fits(b, n_dev, dealt) || dealt > n_seq || n_seq % dealt != 0)
       throw InputError({}, 0, "layout",
@@ -267,9 +253,9 @@ Layout document_layout(std::string_view spec, const Documents& docs, std::int64_
       for (const auto blk : g)
         for (std::int64_t t = 0; t < b; ++t) order.push_back(blk * b + t);
     }
-    return Layout::permutation(std::move(order), n_dev, std::string(spec));
+    return Layout::permutation(std::move(order), n_dev, spec.text());
   }
-  throw InputError({}, 0, "layout", "unknown document layout '" + std::string(spec) + "'");
+  throw InputError({}, 0, "layout", "layout '" + spec.text() + "' is not built from documents");
 }
 
 }  // namespace ringsim::models

@@ -27,7 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "models/workload/documents_spec.hpp"
 #include "models/workload/layout.hpp"
+#include "models/workload/layout_spec.hpp"
 
 namespace ringsim::models {
 
@@ -45,9 +47,9 @@ struct Documents {
   // Allowed pairs of the per-document causal mask: sum of L (L + 1) / 2.
   [[nodiscard]] std::int64_t causal_pairs() const noexcept;
 
-  // FILE or lognormal:MEAN:SIGMA:SEED[:Q]; InputError (field "docs", with file and line) for a
-  // malformed spec or file, or lengths that do not sum to n_seq.
-  [[nodiscard]] static Documents parse(std::string_view spec, std::int64_t n_seq);
+  // The lengths a spec names (a file read, or a log-normal draw); InputError (field "docs", with
+  // file and line) for a malformed file or lengths that do not sum to n_seq.
+  [[nodiscard]] static Documents make(const DocumentsSpec& spec, std::int64_t n_seq);
   [[nodiscard]] static Documents lognormal(double mean, double sigma, std::uint64_t seed, std::int64_t quantum,
                                            std::int64_t n_seq);
 };
@@ -80,10 +82,9 @@ class LognormalDraws {
 [[nodiscard]] std::vector<std::vector<std::int64_t>> ptrr_groups(const std::vector<std::int64_t>& time,
                                                                std::int64_t n_groups);
 
-[[nodiscard]] bool is_document_layout_spec(std::string_view layout_spec) noexcept;
 // One of the document layouts above over n_dev ranks. InputError (field "layout") when a
 // document's length is not a multiple of 2 n_dev (zigzag layouts: TE and torch pad documents to
 // that) or n_seq is not a multiple of B n_dev (ptrr).
-[[nodiscard]] Layout document_layout(std::string_view layout_spec, const Documents& docs, std::int64_t n_dev);
+[[nodiscard]] Layout document_layout(const LayoutSpec& layout, const Documents& docs, std::int64_t n_dev);
 
 }  // namespace ringsim::models

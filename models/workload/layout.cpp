@@ -98,36 +98,36 @@ Layout Layout::permutation(std::vector<std::int64_t> tokens, std::int64_t n_dev,
   return l;
 }
 
-Layout Layout::parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_dev) {
-  if (spec == "contiguous" || spec == "ring") return contiguous(n_seq, n_dev);
-  if (spec == "striped") return striped(n_seq, n_dev);
-  if (spec == "zigzag") return zigzag(n_seq, n_dev);
-  if (spec.starts_with("cyclic:")) {
-    const auto w = parse_int(spec.substr(7), "layout");
-    return block_cyclic(n_seq, n_dev, w);
-  }
-  if (spec.starts_with("perm:")) {
-    const std::string file(spec.substr(5));
-    // One token per position: a longer file is refused before it is read to the end.
-    const auto items = read_int_list(file, "token", "permutation file", n_seq);
-    if (static_cast<std::int64_t>(items.size()) != n_seq)
-      throw InputError(file, items.empty() ? 0 : items.back().line, "layout",
-                       "permutation lists " + std::to_string(items.size()) + " tokens, expected n_seq = " +
-                           std::to_string(n_seq));
-    std::vector<std::int64_t> tokens;
-    tokens.reserve(items.size());
-    for (const auto& it : items) tokens.push_back(it.value);
-    try {
-      return permutation(std::move(tokens), n_dev, "perm:" + file);
-    } catch (const InputError& e) {
-      // permutation() numbers slots from 1; name the file line the slot's token stands on.
-      const auto slot = static_cast<std::size_t>(e.line());
-      throw InputError(file, slot >= 1 && slot <= items.size() ? items[slot - 1].line : 0, e.field(), e.message());
+Layout Layout::make(const LayoutSpec& spec, std::int64_t n_seq, std::int64_t n_dev) {
+  switch (spec.family()) {
+    case LayoutFamily::Contiguous: return contiguous(n_seq, n_dev);
+    case LayoutFamily::Striped: return striped(n_seq, n_dev);
+    case LayoutFamily::Zigzag: return zigzag(n_seq, n_dev);
+    case LayoutFamily::Cyclic: return block_cyclic(n_seq, n_dev, spec.width());
+    case LayoutFamily::Permutation: {
+      const std::string& file = spec.file();
+      // One token per position: a longer file is refused before it is read to the end.
+      const auto items = read_int_list(file, "token", "permutation file", n_seq);
+      if (static_cast<std::int64_t>(items.size()) != n_seq)
+        throw InputError(file, items.empty() ? 0 : items.back().line, "layout",
+                         "permutation lists " + std::to_string(items.size()) + " tokens, expected n_seq = " +
+                             std::to_string(n_seq));
+      std::vector<std::int64_t> tokens;
+      tokens.reserve(items.size());
+      for (const auto& it : items) tokens.push_back(it.value);
+      try {
+        return permutation(std::move(tokens), n_dev, "perm:" + file);
+      } catch (const InputError& e) {
+        // permutation() numbers slots from 1; name the file line the slot's token stands on.
+        const auto slot = static_cast<std::size_t>(e.line());
+        throw InputError(file, slot >= 1 && slot <= items.size() ? items[slot - 1].line : 0, e.field(), e.message());
+      }
     }
+    default: break;
   }
   throw InputError({}, 0, "layout",
-                   "unknown layout '" + std::string(spec) +
-                       "' (expected contiguous, ring, striped, zigzag, cyclic:W, perm:FILE or, with a sparse mask, bucket-striped or bucket-rotated)");
+                   "layout " + spec.text() + " is built from the scenario's " +
+                       (spec.from_mask() ? "sparse mask" : "packed documents") + ", not from n_seq alone");
 }
 
 Placement Layout::place(std::int64_t t) const noexcept {

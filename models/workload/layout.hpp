@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/workload/layout_spec.hpp"
+
 namespace ringsim::models {
 
 enum class LayoutKind { Contiguous, Striped, Zigzag, BlockCyclic, Permutation };
@@ -43,10 +45,11 @@ class Layout {
   [[nodiscard]] static Layout permutation(std::vector<std::int64_t> tokens_in_slot_order, std::int64_t n_dev,
                                           std::string name = "perm");
 
-  // Spec: contiguous | ring | striped | zigzag | cyclic:W | perm:FILE (FILE: whitespace-separated
+  // contiguous | ring | striped | zigzag | cyclic:W | perm:FILE (FILE: whitespace-separated
   // global tokens in slot order, n_seq of them, '#' comments allowed). Layouts derived from a
-  // sparse mask (bucket-striped, bucket-rotated) need the mask: models/workload/balanced_layout.hpp, via resolve().
-  [[nodiscard]] static Layout parse(std::string_view spec, std::int64_t n_seq, std::int64_t n_dev);
+  // sparse mask (bucket-striped, bucket-rotated: models/workload/balanced_layout.hpp) or from packed
+  // documents (models/workload/documents.hpp) need those; resolve() builds them.
+  [[nodiscard]] static Layout make(const LayoutSpec& spec, std::int64_t n_seq, std::int64_t n_dev);
 
   [[nodiscard]] LayoutKind kind() const noexcept { return kind_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

@@ -168,6 +168,7 @@ class WindowMask final : public Mask {
     return count_le_sets(q, k, 0) - count_le_sets(q, k, -w_);
   }
   bool shift_invariant() const noexcept override { return true; }
+  std::optional<std::int64_t> window() const noexcept override { return w_; }
 
  protected:
   std::optional<std::int64_t> decided_by_range(std::int64_t q_min, std::int64_t q_max, std::int64_t k_min,
@@ -431,27 +432,31 @@ std::unique_ptr<Mask> make_documents(std::vector<std::int64_t> starts, std::int6
   return std::make_unique<DocumentMask>(std::move(starts), n_seq);
 }
 
-std::unique_ptr<Mask> parse_mask(std::string_view spec, std::int64_t n_seq) {
-  if (spec == "causal") return make_causal();
-  if (spec == "full") return make_full();
-  if (spec.starts_with("window:")) return make_window(parse_int(spec.substr(7), "mask"));
-  if (spec.starts_with("docs:")) {
-    const std::string file(spec.substr(5));
-    std::vector<std::int64_t> starts;
-    for (const auto& [v, line] : read_int_list(file, "document start", "document-boundary file", n_seq)) {
-      if (v < 0 || v >= n_seq)
-        throw InputError(file, line, "document start",
-                         "position " + std::to_string(v) + " is outside [0, n_seq = " + std::to_string(n_seq) + ")");
-      if (!starts.empty() && v <= starts.back())
-        throw InputError(file, line, "document start",
-                         "starts must be strictly increasing (" + std::to_string(starts.back()) + " then " +
-                             std::to_string(v) + ")");
-      starts.push_back(v);
+std::unique_ptr<Mask> make_mask(const MaskSpec& spec, std::int64_t n_seq) {
+  switch (spec.family()) {
+    case MaskFamily::Causal: return make_causal();
+    case MaskFamily::Full: return make_full();
+    case MaskFamily::Window: return make_window(spec.window());
+    case MaskFamily::Documents: {
+      if (spec.file().empty())
+        throw InputError({}, 0, "mask", "mask docs is per-document causal over packed documents: give them with --docs");
+      const std::string& file = spec.file();
+      std::vector<std::int64_t> starts;
+      for (const auto& [v, line] : read_int_list(file, "document start", "document-boundary file", n_seq)) {
+        if (v < 0 || v >= n_seq)
+          throw InputError(file, line, "document start",
+                           "position " + std::to_string(v) + " is outside [0, n_seq = " + std::to_string(n_seq) + ")");
+        if (!starts.empty() && v <= starts.back())
+          throw InputError(file, line, "document start",
+                           "starts must be strictly increasing (" + std::to_string(starts.back()) + " then " +
+                               std::to_string(v) + ")");
+        starts.push_back(v);
+      }
+      return make_documents(std::move(starts), n_seq);
     }
-    return make_documents(std::move(starts), n_seq);
+    default: break;
   }
-  throw InputError({}, 0, "mask",
-                   "unknown mask '" + std::string(spec) + "' (expected causal, full, window:W or docs:FILE)");
+  throw InputError({}, 0, "mask", "mask " + spec.text() + " is index-based: one per head (make_sparse_mask)");
 }
 
 }  // namespace ringsim::models

@@ -13,6 +13,7 @@
 
 #include "models/io/function_ref.hpp"
 #include "models/workload/layout.hpp"
+#include "models/workload/mask_spec.hpp"
 
 namespace ringsim::models {
 
@@ -89,6 +90,8 @@ class Mask {
   // Start positions of the documents of a per-document causal mask (null for other masks): the
   // non-ring strategies issue one kernel call per document.
   [[nodiscard]] virtual const std::vector<std::int64_t>* document_starts() const noexcept { return nullptr; }
+  // A sliding window's width (keys q - W < p <= q), else none.
+  [[nodiscard]] virtual std::optional<std::int64_t> window() const noexcept { return std::nullopt; }
 
  protected:
   // Exact answer from the positions' ranges alone, when the ranges decide it (all allowed or
@@ -98,9 +101,10 @@ class Mask {
                                                                      std::int64_t n_pairs) const noexcept;
 };
 
-// Spec: causal | full | window:W | docs:FILE. FILE lists document start positions (whitespace
-// separated, strictly increasing, in [0, n_seq); 0 may be omitted); '#' starts a comment.
-[[nodiscard]] std::unique_ptr<Mask> parse_mask(std::string_view spec, std::int64_t n_seq);
+// The dense masks: causal | full | window:W | docs:FILE. FILE lists document start positions
+// (whitespace separated, strictly increasing, in [0, n_seq); 0 may be omitted); '#' starts a
+// comment. The sparse families are built by make_sparse_mask (sparse_io.hpp).
+[[nodiscard]] std::unique_ptr<Mask> make_mask(const MaskSpec& spec, std::int64_t n_seq);
 
 [[nodiscard]] std::unique_ptr<Mask> make_causal();
 [[nodiscard]] std::unique_ptr<Mask> make_full();

@@ -152,64 +152,42 @@ void write_buckets_csv(std::ostream& out, const BucketIds& buckets) {
       out << h << ',' << p << ',' << buckets.q[h][p] << ',' << buckets.k[h][p] << '\n';
 }
 
-bool is_sparse_mask_spec(std::string_view spec) noexcept {
-  for (const std::string_view prefix : {"qkdrop:", "hash:", "lsh:", "qkfile:", "hashfile:"})
-    if (spec.starts_with(prefix)) return true;
-  return false;
-}
-
-std::unique_ptr<Mask> parse_sparse_mask(std::string_view spec, std::int64_t n_seq, std::int64_t heads,
-                                        std::uint64_t seed) {
-  const std::string name(spec);
+std::unique_ptr<Mask> make_sparse_mask(const MaskSpec& spec, std::int64_t n_seq, std::int64_t heads, std::uint64_t seed) {
+  const std::string& name = spec.text();
   try {
     check_args(n_seq, heads);
-    if (spec.starts_with("qkdrop:")) {
-      const double rate = parse_double(spec.substr(7), "mask");
-      if (rate < 0.0 || rate > 1.0)
-        throw InputError({}, 0, "mask", "qkdrop drop rate must be in [0, 1], got " + std::to_string(rate));
-      return std::make_unique<QKDropMask>(random_kept(n_seq, heads, rate, seed), n_seq, name);
-    }
-    if (spec.starts_with("hash:")) {
-      const auto parts = split(spec.substr(5), ':');
-      if (parts.size() != 1 && !(parts.size() == 3 && parts[1] == "zipf"))
-        throw InputError({}, 0, "mask", "expected hash:NB or hash:NB:zipf:S, got '" + name + "'");
-      const std::int64_t nb = parse_int(parts[0], "mask");
-      if (nb < 1) throw InputError({}, 0, "mask", "hash needs at least one bucket, got " + std::to_string(nb));
-      const double s = parts.size() == 3 ? parse_double(parts[2], "mask") : 0.0;
-      if (s < 0.0) throw InputError({}, 0, "mask", "Zipf exponent must be >= 0, got " + std::to_string(s));
-      if (s > 0.0) {
-        // The skewed draw keeps a table of every bucket's weight.
-        check_memory(8.0 * static_cast<double>(nb), "mask", "a Zipf table of " + parts[0] + " buckets");
-        check_count_steps(static_cast<double>(nb), "mask", "a Zipf table of " + parts[0] + " buckets");
+    switch (spec.family()) {
+      case MaskFamily::QKDrop:
+        return std::make_unique<QKDropMask>(random_kept(n_seq, heads, spec.drop_rate(), seed), n_seq, name);
+      case MaskFamily::Hash: {
+        const std::int64_t nb = spec.buckets();
+        if (spec.zipf() > 0.0) {
+          // The skewed draw keeps a table of every bucket's weight.
+          const auto what = "a Zipf table of " + std::to_string(nb) + " buckets";
+          check_memory(8.0 * static_cast<double>(nb), "mask", what);
+          check_count_steps(static_cast<double>(nb), "mask", what);
+        }
+        return std::make_unique<HashMask>(random_buckets(n_seq, heads, nb, spec.zipf(), seed), n_seq, name);
       }
-      return std::make_unique<HashMask>(random_buckets(n_seq, heads, nb, s, seed), n_seq, name);
-    }
-    if (spec.starts_with("lsh:")) {
-      const auto parts = split(spec.substr(4), ':');
-      if (parts.size() > 2) throw InputError({}, 0, "mask", "expected lsh:NB or lsh:NB:D, got '" + name + "'");
-      const std::int64_t nb = parse_int(parts[0], "mask");
-      const std::int64_t dim = parts.size() == 2 ? parse_int(parts[1], "mask") : 64;
-      // Every query and key of every head is a random dim-vector projected on nb / 2 directions.
-      const double d = static_cast<double>(dim), half = static_cast<double>(nb / 2);
-      check_memory(8.0 * d * half + 8.0 * (d + half), "mask", "LSH with " + parts[0] + " buckets of dimension " + std::to_string(dim));
-      check_count_steps(2.0 * static_cast<double>(heads) * static_cast<double>(n_seq) * d * (half + 1), "mask",
-                        "LSH of " + std::to_string(n_seq) + " tokens x " + std::to_string(heads) + " heads in " +
-                            std::to_string(dim) + " dimensions");
-      return std::make_unique<HashMask>(random_lsh_buckets(n_seq, heads, nb, dim, seed), n_seq, name);
-    }
-    if (spec.starts_with("qkfile:") || spec.starts_with("hashfile:")) {
-      const bool qk = spec.starts_with("qkfile:");
-      const std::string path(spec.substr(qk ? 7 : 9));
-      if (path.empty()) throw InputError({}, 0, "mask", "missing file name in '" + name + "'");
-      if (qk) return std::make_unique<QKDropMask>(load_kept_csv(path, n_seq, heads), n_seq, name);
-      return std::make_unique<HashMask>(load_buckets_csv(path, n_seq, heads), n_seq, name);
+      case MaskFamily::Lsh: {
+        const std::int64_t nb = spec.buckets(), dim = spec.dim();
+        // Every query and key of every head is a random dim-vector projected on nb / 2 directions.
+        const double d = static_cast<double>(dim), half = static_cast<double>(nb / 2);
+        check_memory(8.0 * d * half + 8.0 * (d + half), "mask",
+                     "LSH with " + std::to_string(nb) + " buckets of dimension " + std::to_string(dim));
+        check_count_steps(2.0 * static_cast<double>(heads) * static_cast<double>(n_seq) * d * (half + 1), "mask",
+                          "LSH of " + std::to_string(n_seq) + " tokens x " + std::to_string(heads) + " heads in " +
+                              std::to_string(dim) + " dimensions");
+        return std::make_unique<HashMask>(random_lsh_buckets(n_seq, heads, nb, dim, seed), n_seq, name);
+      }
+      case MaskFamily::QKFile: return std::make_unique<QKDropMask>(load_kept_csv(spec.file(), n_seq, heads), n_seq, name);
+      case MaskFamily::HashFile: return std::make_unique<HashMask>(load_buckets_csv(spec.file(), n_seq, heads), n_seq, name);
+      default: break;
     }
   } catch (const InputError& e) {
     throw as_mask_error(e);
   }
-  throw InputError({}, 0, "mask",
-                   "unknown sparse mask '" + name +
-                       "' (expected qkdrop:P, hash:NB, hash:NB:zipf:S, lsh:NB[:D], qkfile:PATH or hashfile:PATH)");
+  throw InputError({}, 0, "mask", "mask " + name + " is not index-based (make_mask)");
 }
 
 }  // namespace ringsim::models

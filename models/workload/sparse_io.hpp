@@ -34,15 +34,12 @@ namespace ringsim::models {
 void write_kept_csv(std::ostream& out, const KeptPositions& kept);
 void write_buckets_csv(std::ostream& out, const BucketIds& buckets);
 
-// True when `spec` names an index-based mask (its prefix is one parse_sparse_mask knows).
-[[nodiscard]] bool is_sparse_mask_spec(std::string_view spec) noexcept;
-
-// Spec: qkdrop:P (drop rate P in [0, 1]) | hash:NB (NB >= 1 uniform random buckets) |
-// hash:NB:zipf:S (Zipf exponent S >= 0) | lsh:NB[:D] (angular LSH of random D-dim vectors,
-// NB even, D default 64) | qkfile:PATH | hashfile:PATH. Random masks draw from `seed`. Every
-// error is an InputError with field "mask" (for files, also the file and line; the message
-// names the column).
-[[nodiscard]] std::unique_ptr<Mask> parse_sparse_mask(std::string_view spec, std::int64_t n_seq, std::int64_t heads,
-                                                      std::uint64_t seed);
+// The index-based masks: qkdrop:P (drop rate P in [0, 1]) | hash:NB (NB >= 1 uniform random
+// buckets) | hash:NB:zipf:S (Zipf exponent S >= 0) | lsh:NB[:D] (angular LSH of random D-dim
+// vectors, NB even, D default 64) | qkfile:PATH | hashfile:PATH, one per head. Random masks draw
+// from `seed`. Every error is an InputError with field "mask" (for files, also the file and
+// line; the message names the column).
+[[nodiscard]] std::unique_ptr<Mask> make_sparse_mask(const MaskSpec& spec, std::int64_t n_seq, std::int64_t heads,
+                                                     std::uint64_t seed);
 
 }  // namespace ringsim::models

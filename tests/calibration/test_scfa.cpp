@@ -14,7 +14,7 @@ ScfaRow row(const std::string& method, const std::string& param, std::int64_t n)
   ScfaRow r;
   r.method = method;
   r.param = param;
-  r.mask = calibration::scfa_mask(method, param);
+  r.mask = models::MaskSpec::parse(calibration::scfa_mask(method, param));
   r.n_seq = n;
   return r;
 }
@@ -60,7 +60,7 @@ TEST_CASE("scfa rows: missing columns and bad values are InputErrors", "[scfa][e
   const std::vector<std::vector<std::string>> cells = {{"flash", "none", "8192", "67"}, {"hash", "nb=8", "16384", "142"}};
   const auto rows = calibration::scfa_rows("f.csv", full, cells, {2, 3});
   REQUIRE(rows.size() == 2);
-  CHECK(rows[1].mask == "hash:8");
+  CHECK(rows[1].mask.text() == "hash:8");
   CHECK(rows[1].ms == 142);
   for (const char* missing : {"method", "param", "n_seq", "ms"}) {
     std::vector<std::string> h;

@@ -85,7 +85,7 @@ TEST_CASE("the simulator can stand in for the analytic model during a fit", "[ca
   spec.model = "ringattn-1b";
   spec.sp = 4;
   spec.n_seq = 4 * 8192;
-  spec.layout = "contiguous";
+  spec.layout = ringsim::models::LayoutSpec::parse("contiguous");
   const auto profile = catalog.profile("", catalog.hardware("a100-80gb"), "jax-blockwise");
   const double a = analytic(spec, profile);
   const double d = des(spec, profile);

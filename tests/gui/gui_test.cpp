@@ -143,7 +143,7 @@ TEST_CASE("above the simulated size the timeline falls back to the analytic roun
   spec.n_seq = spec.sp * 1024;
   spec.tile.reset();
   const std::atomic<bool> cancel{false};
-  const auto r = gui::compute_run(spec, {"striped"}, models::Catalog(), cancel, {});
+  const auto r = gui::compute_run(spec, {models::LayoutSpec::parse("striped")}, models::Catalog(), cancel, {});
   REQUIRE(r.has_value());
   const auto& tl = r->layouts.front().timeline;
   CHECK_FALSE(tl.simulated);
@@ -205,8 +205,8 @@ TEST_CASE("cancel stops a large run and leaves the window usable", "[gui]") {
   auto s = paper_scenario();
   s.spec.sp = 1024;
   s.spec.n_seq = 1024 * 2048;
-  s.spec.mask = "window:65536";  // zigzag x window: no memo classes, seconds of work
-  s.layouts = {"zigzag", "striped"};
+  s.spec.mask = ringsim::models::MaskSpec::parse("window:65536");  // zigzag x window: no memo classes, seconds of work
+  s.layouts = ringsim::models::parse_layouts({"zigzag", "striped"});
   s.spec.tile.reset();
   w.set_scenario(s);
   REQUIRE(w.scenario_valid());
@@ -252,7 +252,7 @@ TEST_CASE("export writes every view as a non-empty PNG and SVG", "[gui]") {
 
 TEST_CASE("scenario files round-trip; bad ones name the file and field", "[gui]") {
   auto s = paper_scenario();
-  s.layouts = {"contiguous", "zigzag"};
+  s.layouts = ringsim::models::parse_layouts({"contiguous", "zigzag"});
   const auto back = gui::scenario_from_json(gui::scenario_to_json(s), "x.json");
   CHECK(back.spec.n_seq == s.spec.n_seq);
   CHECK(back.spec.sp == 8);

@@ -139,7 +139,7 @@ TEST_CASE("ring emulation is exact on the mask-derived layouts of a hash mask", 
   const auto ref = rk::reference_attention(s, in.q, in.k, in.v, mask);
   for (const std::int64_t n_dev : {2, 3, 4, 8}) {
     for (const char* spec : {"bucket-striped", "bucket-rotated"}) {
-      const auto layout = rm::parse_mask_layout(spec, mask, n_seq, n_dev);
+      const auto layout = rm::mask_layout(rm::LayoutSpec::parse(spec), mask, n_seq, n_dev);
       CAPTURE(n_dev, spec);
       const auto r = rk::ring_attention<double>(layout, s, in.q, in.k, in.v, mask, {{5, 7}, rk::Accumulation::Online});
       CHECK(max_abs_diff(r.output.out, ref.out) <= kTolFp64);

@@ -21,7 +21,7 @@ TEST_CASE("validate times every (round, device) of a small ring", "[gpu][validat
     spec.model = "attn:4:2:64";
     spec.sp = 4;
     spec.n_seq = 1024;
-    spec.layout = layout;
+    spec.layout = ringsim::models::LayoutSpec::parse(layout);
     spec.tile = models::TileShape{64, 64};
     const auto s = models::resolve(spec, catalog);
     ValidateOptions o;

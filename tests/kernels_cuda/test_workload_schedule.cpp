@@ -92,7 +92,7 @@ TEST_CASE("workload schedules list exactly the visited tiles with the mask's rul
 
 TEST_CASE("workload schedules reject index-based sparse masks with one input error", "[kernels][workload]") {
   const auto layout = models::Layout::contiguous(256, 2);
-  const auto mask = models::parse_sparse_mask("qkdrop:0.5", 256, 1, 1);
+  const auto mask = models::make_sparse_mask(models::MaskSpec::parse("qkdrop:0.5"), 256, 1, 1);
   const models::Workload w(layout, *mask, {32, 32}, 1);
   CHECK_THROWS_AS(schedule_from_workload(w, 0, 0), models::InputError);
 }

@@ -79,8 +79,8 @@ Layout layout_of(const DocLayout& dl, const Batch& b, std::int64_t n) {
         for (std::int64_t t = 0; t < dl.block; ++t) order.push_back(blk * dl.block + t);
     return Layout::permutation(std::move(order), n, dl.spec);
   }
-  if (is_document_layout_spec(dl.spec)) return document_layout(dl.spec, d, n);
-  return Layout::parse(dl.spec, b.n_seq, n);
+  if (const auto spec = LayoutSpec::parse(dl.spec); spec.from_documents()) return document_layout(spec, d, n);
+  return Layout::make(LayoutSpec::parse(dl.spec), b.n_seq, n);
 }
 
 // Document of every token (-1: padding).
@@ -148,7 +148,7 @@ TEST_CASE("document_work: ring pairs equal the workload's block counts at 1 x 1 
   DocumentCounter counter;
   RingPairs got;
   for (const auto& spec : kLayouts) {
-    const auto dl = DocLayout::parse(spec);
+    const auto dl = DocLayout::of(LayoutSpec::parse(spec));
     for (int trial = 0; trial < 40; ++trial) {
       const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 5);
       const Batch b = random_batch(rng, dl, n, false);
@@ -170,7 +170,7 @@ TEST_CASE("document_work: ring pairs equal brute force, with padding that attend
   DocumentCounter counter;
   RingPairs got;
   for (const auto& spec : kLayouts) {
-    const auto dl = DocLayout::parse(spec);
+    const auto dl = DocLayout::of(LayoutSpec::parse(spec));
     for (int trial = 0; trial < 40; ++trial) {
       const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 5);
       const Batch b = random_batch(rng, dl, n, true);
@@ -190,7 +190,7 @@ TEST_CASE("document_work: all-gather pairs and areas equal its kernel calls and 
   DocumentCounter counter;
   RankWork got;
   for (const auto& spec : kLayouts) {
-    const auto dl = DocLayout::parse(spec);
+    const auto dl = DocLayout::of(LayoutSpec::parse(spec));
     for (int trial = 0; trial < 40; ++trial) {
       const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 5);
       const bool padding = trial % 2 == 1;
@@ -231,17 +231,17 @@ TEST_CASE("document_work: Ulysses' per-document calls", "[document_work]") {
 }
 
 TEST_CASE("document_work: layouts it counts, their quanta and the sizes they need", "[document_work]") {
-  CHECK(DocLayout::parse("ptrr").block == 128);
-  CHECK(DocLayout::parse("ptrr:64").block == 64);
-  CHECK(DocLayout::parse("doc-zigzag").document_quantum(4) == 8);
-  CHECK(DocLayout::parse("doc-zigzag-docmajor").document_quantum(4) == 8);
-  CHECK(DocLayout::parse("striped").document_quantum(4) == 1);
-  CHECK_FALSE(DocLayout::counted("cyclic:2"));
-  CHECK_FALSE(DocLayout::counted("zigzag:3"));
-  CHECK(DocLayout::counted("doc-zigzag"));
-  CHECK_THROWS_AS(DocLayout::parse("perm:x.txt"), InputError);
-  CHECK_NOTHROW(DocLayout::parse("zigzag").check(16, 8));
-  CHECK_THROWS_AS(DocLayout::parse("zigzag").check(8, 8), InputError);
-  CHECK_THROWS_AS(DocLayout::parse("ptrr:4").check(16, 8), InputError);
-  CHECK_THROWS_AS(DocLayout::parse("contiguous").check(12, 8), InputError);
+  CHECK(DocLayout::of(LayoutSpec::parse("ptrr")).block == 128);
+  CHECK(DocLayout::of(LayoutSpec::parse("ptrr:64")).block == 64);
+  CHECK(DocLayout::of(LayoutSpec::parse("doc-zigzag")).document_quantum(4) == 8);
+  CHECK(DocLayout::of(LayoutSpec::parse("doc-zigzag-docmajor")).document_quantum(4) == 8);
+  CHECK(DocLayout::of(LayoutSpec::parse("striped")).document_quantum(4) == 1);
+  CHECK_FALSE(DocLayout::counted(LayoutSpec::parse("cyclic:2")));
+  CHECK_THROWS_AS(LayoutSpec::parse("zigzag:3"), InputError);
+  CHECK(DocLayout::counted(LayoutSpec::parse("doc-zigzag")));
+  CHECK_THROWS_AS(DocLayout::of(LayoutSpec::parse("perm:x.txt")), InputError);
+  CHECK_NOTHROW(DocLayout::of(LayoutSpec::parse("zigzag")).check(16, 8));
+  CHECK_THROWS_AS(DocLayout::of(LayoutSpec::parse("zigzag")).check(8, 8), InputError);
+  CHECK_THROWS_AS(DocLayout::of(LayoutSpec::parse("ptrr:4")).check(16, 8), InputError);
+  CHECK_THROWS_AS(DocLayout::of(LayoutSpec::parse("contiguous")).check(12, 8), InputError);
 }

@@ -27,8 +27,10 @@ TEST_CASE("every implementation loads, cites code at a commit and offers only kn
     CHECK(im.name == n);
     CHECK_FALSE(im.sources.empty());
     for (const auto& s : im.sources) CHECK(s.commit.size() == 40);
-    for (const auto& l : im.layouts) CHECK_NOTHROW(check_known_layout(l));
-    for (const auto& m : im.masks) CHECK_NOTHROW(check_known_mask(m));
+    for (const auto& l : im.layouts) CHECK(std::find(known_layout_families().begin(), known_layout_families().end(), l) !=
+                                           known_layout_families().end());
+    for (const auto& m : im.masks) CHECK(std::find(known_mask_families().begin(), known_mask_families().end(), m) !=
+                                         known_mask_families().end());
     for (const auto& c : im.strategies)
       CHECK(std::find(Strategy::families().begin(), Strategy::families().end(), c) != Strategy::families().end());
     CHECK(std::find(families.begin(), families.end(), im.kernel) != families.end());
@@ -67,25 +69,29 @@ TEST_CASE("the default implementation is the most preferred one that offers the 
   const Catalog cat;
   std::vector<Implementation> all;
   for (const auto& n : cat.implementation_names()) all.push_back(cat.implementation(n));
-  const std::vector<std::vector<std::string>> layout_sets = {
-      {}, {"contiguous"}, {"contiguous", "striped"}, {"zigzag"}, {"cyclic:4"}, {"contiguous", "striped", "zigzag"}};
+  std::vector<std::vector<LayoutSpec>> layout_sets;
+  for (const auto& set : std::vector<std::vector<std::string>>{
+           {}, {"contiguous"}, {"contiguous", "striped"}, {"zigzag"}, {"cyclic:4"}, {"contiguous", "striped", "zigzag"}})
+    layout_sets.push_back(parse_layouts(set));
+  const Strategy ring;
   std::int64_t checked = 0;
   for (const auto& hw_name : cat.hardware_names()) {
     const auto hw = cat.hardware(hw_name);
-    for (const std::string mask : {"causal", "full", "window:64", "hash:8", "qkdrop:0.5"})
+    for (const char* mask_text : {"causal", "full", "window:64", "hash:8", "qkdrop:0.5"})
       for (const auto& layouts : layout_sets) {
+        const auto mask = MaskSpec::parse(mask_text);
         auto offers = [&](const Implementation& im) {
           // A ring library's steps decide which layouts run under which mask (zigzag and stripe
           // steps are causal only): Implementation::offers, what check_offers accepts.
-          return im.runs_on(hw.kind) && im.offers_mask(mask) && im.offers_strategy("ring") &&
-                 std::all_of(layouts.begin(), layouts.end(), [&](const auto& l) { return im.offers(hw.kind, l, mask, "ring"); });
+          return im.runs_on(hw.kind) && im.offers_mask(mask) && im.offers_strategy(ring) &&
+                 std::all_of(layouts.begin(), layouts.end(), [&](const auto& l) { return im.offers(hw.kind, l, mask, ring); });
         };
         const bool any = std::any_of(all.begin(), all.end(), offers);
         if (!any) {
-          CHECK_THROWS_AS(cat.default_implementation(hw, mask, "ring", layouts), InputError);
+          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts), InputError);
           continue;
         }
-        const auto d = cat.default_implementation(hw, mask, "ring", layouts);
+        const auto d = cat.default_implementation(hw, mask, ring, layouts);
         CHECK(offers(d));
         for (const auto& im : all)
           if (offers(im)) CHECK(d.preference <= im.preference);
@@ -103,7 +109,7 @@ TEST_CASE("an implementation that does not offer something names what it offers"
   s.sp = 4;
   s.n_seq = 16384;
   s.impl = "jax-blockwise";
-  s.layout = "zigzag";
+  s.layout = ringsim::models::LayoutSpec::parse("zigzag");
   try {
     (void)resolve(s, cat);
     FAIL("jax-blockwise accepted zigzag");
@@ -111,18 +117,13 @@ TEST_CASE("an implementation that does not offer something names what it offers"
     CHECK(e.field() == "layout");
     CHECK(std::string(e.what()).find("contiguous, striped") != std::string::npos);
   }
-  s.layout = "striped";
+  s.layout = ringsim::models::LayoutSpec::parse("striped");
   s.impl = "no-such";
   CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("unknown implementation") && Catch::Contains("jax-blockwise"));
   s.impl = "";
-  s.layout = "spiral";
-  CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("unknown layout"));
-  s.layout = "striped";
-  s.mask = "tent:3";
-  CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("unknown mask"));
-  s.mask = "causal";
-  s.cp = "spiral";
-  CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("strategy"));
+  CHECK_THROWS_WITH(LayoutSpec::parse("spiral"), Catch::Contains("unknown layout"));
+  CHECK_THROWS_WITH(MaskSpec::parse("tent:3"), Catch::Contains("unknown mask"));
+  CHECK_THROWS_WITH(Strategy::parse("spiral"), Catch::Contains("strategy"));
 }
 
 TEST_CASE("every known layout and mask family parses (the lists are in step with the parsers)", "[impl]") {
@@ -138,18 +139,20 @@ TEST_CASE("every known layout and mask family parses (the lists are in step with
   for (const auto& l : known_layout_families()) {
     if (need_file.count(l)) continue;
     INFO(l);
-    s.layout = l == "cyclic" ? "cyclic:4" : l;
-    s.mask = l.starts_with("bucket") ? "hash:4" : "causal";
+    s.layout = LayoutSpec::parse(l == "cyclic" ? "cyclic:4" : l);
+    s.mask = MaskSpec::parse(l.starts_with("bucket") ? "hash:4" : "causal");
     // Document layouts balance packed documents: lengths that split into 2 x sp chunks.
-    s.docs = l.starts_with("doc-") || l == "ptrr" ? "lognormal:1000:1:7:" + std::to_string(std::max<std::int64_t>(2 * s.sp, 128 * s.sp)) : "";
+    s.docs.reset();
+    if (l.starts_with("doc-") || l == "ptrr")
+      s.docs = DocumentsSpec::parse("lognormal:1000:1:7:" + std::to_string(std::max<std::int64_t>(2 * s.sp, 128 * s.sp)));
     CHECK_NOTHROW(resolve(s, cat));
   }
-  s.docs.clear();
-  s.layout = "contiguous";
+  s.docs.reset();
+  s.layout = ringsim::models::LayoutSpec::parse("contiguous");
   for (const auto& m : known_mask_families()) {
     if (need_file.count(m)) continue;
     INFO(m);
-    s.mask = m == "window" ? "window:64" : m == "qkdrop" ? "qkdrop:0.5" : m == "hash" || m == "lsh" ? m + ":4" : m;
+    s.mask = MaskSpec::parse(m == "window" ? "window:64" : m == "qkdrop" ? "qkdrop:0.5" : m == "hash" || m == "lsh" ? m + ":4" : m);
     CHECK_NOTHROW(resolve(s, cat));
   }
 }
@@ -161,10 +164,10 @@ TEST_CASE("a resolved scenario carries its implementation, strategy and a matchi
   s.model = "attn:8:8:64";
   s.sp = 1;
   s.n_seq = 4096;
-  s.mask = "hash:8";
+  s.mask = ringsim::models::MaskSpec::parse("hash:8");
   const auto r = resolve(s, cat);
   // Only SCFA's kernels run hash masks on a GPU among the shipped implementations' preferred ones.
-  CHECK(r.impl.offers_mask("hash:8"));
+  CHECK(r.impl.offers_mask(MaskSpec::parse("hash:8")));
   CHECK(r.profile.implementation == r.impl.name);
   CHECK(r.strategy.kind == StrategyKind::Ring);
   REQUIRE(r.attention);

@@ -112,23 +112,23 @@ TEST_CASE("bad layout input is rejected with the field named", "[layout][errors]
   CHECK_THROWS_AS(Layout::block_cyclic(16, 2, 0), InputError);
   CHECK_THROWS_AS(Layout::permutation({0, 1, 1, 3}, 2), InputError);
   CHECK_THROWS_AS(Layout::permutation({0, 1, 2, 7}, 2), InputError);
-  CHECK_THROWS_AS(Layout::parse("spiral", 8, 2), InputError);
-  CHECK_THROWS_AS(Layout::parse("cyclic:x", 8, 2), InputError);
-  CHECK_THROWS_AS(Layout::parse("perm:/nonexistent/file", 8, 2), InputError);
+  CHECK_THROWS_AS(Layout::make(LayoutSpec::parse("spiral"), 8, 2), InputError);
+  CHECK_THROWS_AS(Layout::make(LayoutSpec::parse("cyclic:x"), 8, 2), InputError);
+  CHECK_THROWS_AS(Layout::make(LayoutSpec::parse("perm:/nonexistent/file"), 8, 2), InputError);
   try {
     (void)Layout::contiguous(10, 3);
   } catch (const InputError& e) {
     CHECK(e.field() == "n_seq");
     CHECK(std::string(e.what()).find("not divisible") != std::string::npos);
   }
-  CHECK(Layout::parse("ring", 8, 2).kind() == LayoutKind::Contiguous);
+  CHECK(Layout::make(LayoutSpec::parse("ring"), 8, 2).kind() == LayoutKind::Contiguous);
 }
 
 TEST_CASE("a permutation file's errors name the line of the offending token", "[layout][errors]") {
   const ringsim::test::TempDir tmp;
   const std::string path = tmp.write("perm.txt", "# four tokens, two per line\n0 1\n\n1 3\n");
   try {
-    (void)Layout::parse("perm:" + path, 4, 2);
+    (void)Layout::make(LayoutSpec::parse("perm:" + path), 4, 2);
     FAIL("duplicate token accepted");
   } catch (const InputError& e) {
     CHECK(e.file() == path);
@@ -136,5 +136,5 @@ TEST_CASE("a permutation file's errors name the line of the offending token", "[
     CHECK(std::string(e.what()).find("twice") != std::string::npos);
   }
   (void)tmp.write("perm.txt", "3 2 1 0\n");
-  CHECK(Layout::parse("perm:" + path, 4, 2).token(1, 1) == 0);
+  CHECK(Layout::make(LayoutSpec::parse("perm:" + path), 4, 2).token(1, 1) == 0);
 }

@@ -172,16 +172,16 @@ TEST_CASE("every allowed pair is computed exactly once around the ring", "[workl
 }
 
 TEST_CASE("masks reject bad specs", "[mask][errors]") {
-  CHECK_THROWS_AS(parse_mask("diagonal", 16), InputError);
-  CHECK_THROWS_AS(parse_mask("window:0", 16), InputError);
-  CHECK_THROWS_AS(parse_mask("window:-3", 16), InputError);
-  CHECK_THROWS_AS(parse_mask("docs:/nonexistent", 16), InputError);
+  CHECK_THROWS_AS(make_mask(MaskSpec::parse("diagonal"), 16), InputError);
+  CHECK_THROWS_AS(make_mask(MaskSpec::parse("window:0"), 16), InputError);
+  CHECK_THROWS_AS(make_mask(MaskSpec::parse("window:-3"), 16), InputError);
+  CHECK_THROWS_AS(make_mask(MaskSpec::parse("docs:/nonexistent"), 16), InputError);
   CHECK_THROWS_AS(make_documents({0, 5, 3}, 16), InputError);
   CHECK_THROWS_AS(make_documents({0, 20}, 16), InputError);
   const ringsim::test::TempDir tmp;
   const std::string path = tmp.write("docs.txt", "# starts\n0 4\n9 8\n");
   try {
-    (void)parse_mask("docs:" + path, 16);
+    (void)make_mask(MaskSpec::parse("docs:" + path), 16);
     FAIL("unsorted document starts accepted");
   } catch (const InputError& e) {
     CHECK(e.file() == path);

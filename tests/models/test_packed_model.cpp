@@ -54,10 +54,10 @@ void check_against_predict(const std::vector<Config>& configs, bool blockwise) {
       spec.mp = 1;
       spec.sp = cfg.sp;
       spec.n_seq = 128;
-      spec.cp = cfg.cp;
-      spec.layout = layout;
+      spec.cp = Strategy::parse(cfg.cp);
+      spec.layout = ringsim::models::LayoutSpec::parse(layout);
       spec.impl = cfg.impl;
-      spec.docs = "packed";
+      spec.docs = DocumentsSpec::given("packed");
       spec.tile = TileShape{1, 1};
       auto parts = resolve_parts(spec, catalog);
       if (cfg.cp.starts_with("double-ring")) parts.impl.strategies.push_back("double-ring");
@@ -66,7 +66,7 @@ void check_against_predict(const std::vector<Config>& configs, bool blockwise) {
       PackedModel::Workspace ws;
       for (int trial = 0; trial < 6; ++trial) {
         auto docs = std::make_shared<Documents>();
-        docs->spec = spec.docs;
+        docs->spec = spec.docs->text();
         docs->lengths = random_docs(rng, spec.n_seq, model.document_quantum());
         INFO(cfg.impl << " " << cfg.cp << " " << layout << ", " << docs->lengths.size() << " documents");
         const ResolvedScenario full = resolve(spec, parts, docs);
@@ -135,20 +135,20 @@ TEST_CASE("packed model: configurations that cannot run say why", "[packed][erro
   spec.model = "llama3-8b";
   spec.sp = 4;
   spec.n_seq = 100;  // a multiple of 4, not of 2 x 4: doc-zigzag cannot split it
-  spec.layout = "doc-zigzag";
+  spec.layout = ringsim::models::LayoutSpec::parse("doc-zigzag");
   spec.impl = "ringsim-tiles";
-  spec.docs = "packed";
+  spec.docs = ringsim::models::DocumentsSpec::given("packed");
   const auto parts = resolve_parts(spec, catalog);
   CHECK_THROWS_AS(PackedModel(spec, parts), InputError);
   spec.n_seq = 128;
-  spec.layout = "cyclic:2";  // a layout the per-document counting does not know
+  spec.layout = ringsim::models::LayoutSpec::parse("cyclic:2");  // a layout the per-document counting does not know
   CHECK_THROWS_AS(PackedModel(spec, parts), InputError);
-  spec.layout = "striped";
-  spec.cp = "usp:2x2";  // ringsim-tiles runs rings only
+  spec.layout = ringsim::models::LayoutSpec::parse("striped");
+  spec.cp = ringsim::models::Strategy::parse("usp:2x2");  // ringsim-tiles runs rings only
   CHECK_THROWS_AS(PackedModel(spec, parts), InputError);
   // An all-gather library's flash calls per document shape: not modelled over packed batches.
-  spec.cp = "allgather";
-  spec.layout = "doc-zigzag";
+  spec.cp = ringsim::models::Strategy::parse("allgather");
+  spec.layout = ringsim::models::LayoutSpec::parse("doc-zigzag");
   spec.impl = "te-all-gather";
   const auto te = resolve_parts(spec, catalog);
   CHECK_THROWS_AS(PackedModel(spec, te), InputError);

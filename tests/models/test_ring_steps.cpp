@@ -29,7 +29,7 @@ ResolvedScenario flash(const std::string& impl, const std::string& layout, std::
   s.sp = sp;
   s.n_seq = sp * c;
   s.batch = batch;
-  s.layout = layout;
+  s.layout = ringsim::models::LayoutSpec::parse(layout);
   s.impl = impl;
   return resolve(s, Catalog());
 }
@@ -88,8 +88,8 @@ TEST_CASE("an implementation refuses a layout or mask it does not offer, naming 
   auto expect = [&](const std::string& impl, const std::string& layout, const std::string& mask,
                     const std::string& field, const std::string& names) {
     s.impl = impl;
-    s.layout = layout;
-    s.mask = mask;
+    s.layout = ringsim::models::LayoutSpec::parse(layout);
+    s.mask = ringsim::models::MaskSpec::parse(mask);
     try {
       (void)resolve(s, cat);
       FAIL("expected InputError");
@@ -109,8 +109,8 @@ TEST_CASE("an implementation refuses a layout or mask it does not offer, naming 
   expect("ring-flash-attn", "contiguous", "causal", "impl", "gpu");
   s.impl = "no-such-impl";
   s.hardware = "a100-80gb";
-  s.layout = "contiguous";
-  s.mask = "causal";
+  s.layout = ringsim::models::LayoutSpec::parse("contiguous");
+  s.mask = ringsim::models::MaskSpec::parse("causal");
   CHECK_THROWS_WITH(resolve(s, cat), Catch::Contains("ring-flash-attn") && Catch::Contains("te-p2p"));
 }
 

@@ -19,7 +19,7 @@ ResolvedScenario one_device(const std::string& mask, std::int64_t n_seq) {
   s.sp = 1;
   s.n_seq = n_seq;
   s.batch = 2;
-  s.mask = mask;
+  s.mask = ringsim::models::MaskSpec::parse(mask);
   s.tile = TileShape{64, 64};
   return resolve(s, Catalog());
 }

@@ -28,8 +28,8 @@ ScenarioSpec spec(const std::string& model, std::int64_t mp, std::int64_t sp, st
   s.mp = mp;
   s.sp = sp;
   s.n_seq = n_seq;
-  s.layout = layout;
-  s.cp = cp;
+  s.layout = ringsim::models::LayoutSpec::parse(layout);
+  s.cp = ringsim::models::Strategy::parse(cp);
   s.impl = impl;
   s.tile = TileShape{16, 16};
   return s;
@@ -96,7 +96,7 @@ TEST_CASE("Ulysses and ring groups partition the ranks", "[strategy]") {
 TEST_CASE("impossible splits are refused with one line naming the numbers", "[strategy][errors]") {
   const Catalog cat;
   auto refuse = [&](ScenarioSpec s, const std::string& needle) {
-    INFO(s.cp << " " << needle);
+    INFO(s.cp.text() << " " << needle);
     try {
       (void)resolve(s, cat);
       FAIL("accepted");
@@ -159,7 +159,7 @@ TEST_CASE("all-gather and Ulysses: per-device pairs equal brute force on random 
              {"ulysses", "te-a2a", "zigzag", false},
              {"ulysses", "te-a2a", "doc-zigzag", true}}) {
       auto sc = spec("attn:8:8:16", 1, sp, n, layout, cp, impl);
-      if (with_docs) sc.docs = docs;
+      if (with_docs) sc.docs = ringsim::models::DocumentsSpec::parse(docs);
       INFO(cp << " " << impl << " " << layout << " docs=" << with_docs << " sp=" << sp << " n=" << n);
       const auto r = resolve(sc, cat);
       const auto brute = brute_pairs_per_rank(*r.layout, *r.mask);

@@ -154,8 +154,8 @@ TEST_CASE("packing: first-fit equals a plain scan of every sequence; cuts, paddi
 TEST_CASE("length plan: figures are the packs' predictions summed; rankings sort them; any thread count", "[length_plan]") {
   const models::Catalog catalog;
   auto r = small_request();
-  r.strategies = {"ring", "allgather", "ulysses"};
-  r.layouts = {"contiguous", "striped", "zigzag", "doc-zigzag"};
+  r.strategies = ringsim::models::parse_strategies({"ring", "allgather", "ulysses"});
+  r.layouts = ringsim::models::parse_layouts({"contiguous", "striped", "zigzag", "doc-zigzag"});
   r.threads = 1;
   const auto sample = lognormal_lengths(300, 1.3, 11, 400);
   const auto plan = plan_from_lengths(r, sample, catalog);
@@ -171,10 +171,10 @@ TEST_CASE("length plan: figures are the packs' predictions summed; rankings sort
     spec.model = r.model;
     spec.sp = r.sp;
     spec.n_seq = r.n_seq;
-    spec.cp = cand.cp;
-    spec.layout = cand.layout;
+    spec.cp = models::Strategy::parse(cand.cp);
+    spec.layout = models::LayoutSpec::parse(cand.layout);
     spec.impl = cand.impl;
-    spec.docs = "packed";
+    spec.docs = models::DocumentsSpec::given("packed");
     auto parts = models::resolve_parts(spec, catalog);
     parts.profile.recompute = true;
     const models::PackedModel model(spec, parts);
@@ -247,8 +247,8 @@ TEST_CASE("length plan: figures are the packs' predictions summed; rankings sort
 TEST_CASE("length plan: candidates that cannot run say why; bad requests are input errors", "[length_plan][errors]") {
   const models::Catalog catalog;
   auto r = small_request();
-  r.strategies = {"ring", "double-ring:2"};
-  r.layouts = {"striped"};
+  r.strategies = ringsim::models::parse_strategies({"ring", "double-ring:2"});
+  r.layouts = ringsim::models::parse_layouts({"striped"});
   const auto plan = plan_from_lengths(r, lognormal_lengths(300, 1, 1, 50), catalog);
   REQUIRE(plan.candidates.size() == 2);
   CHECK(plan.candidates[0].skipped.empty());
@@ -260,10 +260,10 @@ TEST_CASE("length plan: candidates that cannot run say why; bad requests are inp
   bad.bucket_edges = {4096};
   CHECK_THROWS_AS(plan_from_lengths(bad, lognormal_lengths(300, 1, 1, 50), catalog), models::InputError);
   bad = r;
-  bad.layouts = {"cyclic:2"};
+  bad.layouts = ringsim::models::parse_layouts({"cyclic:2"});
   CHECK_THROWS_AS(plan_from_lengths(bad, lognormal_lengths(300, 1, 1, 50), catalog), models::InputError);
   bad = r;
-  bad.strategies = {"rings"};
+  bad.strategies = ringsim::models::parse_strategies({"rings"});
   CHECK_THROWS_AS(plan_from_lengths(bad, lognormal_lengths(300, 1, 1, 50), catalog), models::InputError);
   bad = r;
   bad.impls = {"nope"};

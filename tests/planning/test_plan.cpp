@@ -178,7 +178,7 @@ TEST_CASE("plan: the points left out before evaluation are points the evaluator 
   std::int64_t ok = 0;
   for (const auto& x : evaluate_all(grid, cat, {})) {
     if (kept[static_cast<std::size_t>(x.point.index)]) continue;
-    INFO(x.point.spec.cp << " mesh " << x.point.spec.mp << "x" << x.point.spec.sp << " impl " << x.point.spec.impl);
+    INFO(x.point.spec.cp.text() << " mesh " << x.point.spec.mp << "x" << x.point.spec.sp << " impl " << x.point.spec.impl);
     CHECK_FALSE(x.ok);
     ++ok;
   }

@@ -70,7 +70,7 @@ TEST_CASE("plot: the speedup chart is step(baseline) / step(layout) of the sweep
   SweepGrid g;
   g.mesh = {{1, 4}, {1, 8}};
   g.n_seq = {32768, 65536, 131072};
-  g.layout = {"contiguous", "striped"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "striped"});
   const auto t = sweep_table(g);
   PlotRequest r;
   const auto c = line_chart(t, r);
@@ -88,7 +88,7 @@ TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", 
   SweepGrid g;
   g.mesh = {{1, 4}, {1, 8}, {2, 8}};
   g.n_seq = {32768, 131072};
-  g.layout = {"contiguous", "striped"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "striped"});
   const auto t = sweep_table(g);
   const test::TempDir dir;
   for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {

@@ -27,7 +27,7 @@ SweepGrid small_grid() {
   g.model = {"ringattn-1b", "llama3-8b"};
   g.mesh = {{1, 4}, {2, 4}, {1, 8}};
   g.n_seq = {32768, 98304};
-  g.layout = {"contiguous", "striped", "zigzag"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "striped", "zigzag"});
   g.zero = {models::Sharding::None, models::Sharding::Zero3};
   return g;
 }
@@ -92,7 +92,7 @@ TEST_CASE("sweep: rows of a fitted profile carry the step's interval; intervals 
   g.impl = {"", "jax-blockwise", "ringsim-tiles"};
   g.mesh = {{1, 4}, {1, 8}};
   g.n_seq = {32768};
-  g.layout = {"contiguous", "zigzag"};
+  g.layout = ringsim::models::parse_layouts({"contiguous", "zigzag"});
   const auto rows = [](const std::string& csv) {
     std::vector<std::vector<std::string>> out;
     std::istringstream in(csv);
@@ -160,7 +160,7 @@ TEST_CASE("sweep: combinations that do not go together are skipped rows with the
   SweepGrid g;
   g.mesh = {{1, 8}};
   g.n_seq = {98304, 100001};
-  g.layout = {"striped", "zigzag"};
+  g.layout = ringsim::models::parse_layouts({"striped", "zigzag"});
   g.impl = {"jax-blockwise"};  // offers contiguous and striped only
   const models::Catalog cat;
   Evaluator ev(cat, g);

@@ -146,9 +146,9 @@ TEST_CASE("resolve refuses sizes before building anything, naming the field", "[
   CHECK(refused_field(s) == "sp");
   s.sp = 1;
   s.n_seq = std::int64_t{1} << 26;
-  s.mask = "window:100";
+  s.mask = ringsim::models::MaskSpec::parse("window:100");
   s.tile = TileShape{1, 1};  // 2^52 tiles to visit one by one
   CHECK(refused_field(s) == "tile");
-  s.mask = "causal";         // the causal shortcut walks 2 x 2^26 tiles: accepted
+  s.mask = ringsim::models::MaskSpec::parse("causal");         // the causal shortcut walks 2 x 2^26 tiles: accepted
   CHECK(refused_field(s) == "accepted");
 }

@@ -94,10 +94,12 @@ TEST_CASE("lock-step simulation equals the analytic model for every implementati
     const std::string hw = im.runs_on("gpu") ? "h100-sxm" : "tpu-v4";
     for (const std::string layout : {"contiguous", "striped", "zigzag", "cyclic:2"})
       for (const std::string mask : {"causal", "full", "window:37", "hash:4", "qkdrop:0.5"}) {
-        if (!im.offers_layout(layout) || !im.offers_mask(mask)) continue;
-        if (!im.offers_strategy("ring")) continue;
+        const auto layout_spec = models::LayoutSpec::parse(layout);
+        const auto mask_spec = models::MaskSpec::parse(mask);
+        if (!im.offers_layout(layout_spec) || !im.offers_mask(mask_spec)) continue;
+        if (!im.offers_strategy(models::Strategy{})) continue;
         if (!im.protocol.ring_steps.empty() &&
-            !im.protocol.ring_steps.plan(models::mask_family(mask), models::layout_family(layout)))
+            !im.protocol.ring_steps.plan(mask_spec.family_name(), layout_spec.family_name()))
           continue;
         const std::int64_t sp = 2 + static_cast<std::int64_t>(rng() % 4);
         const std::int64_t c = 128 * (1 + static_cast<std::int64_t>(rng() % 3));
@@ -108,8 +110,8 @@ TEST_CASE("lock-step simulation equals the analytic model for every implementati
         spec.sp = sp;
         spec.n_seq = sp * c;
         spec.batch = batch;
-        spec.layout = layout;
-        spec.mask = mask;
+        spec.layout = ringsim::models::LayoutSpec::parse(layout);
+        spec.mask = ringsim::models::MaskSpec::parse(mask);
         spec.impl = name;
         spec.tile = models::TileShape{64, 64};
         auto s = models::resolve(spec, cat);

@@ -30,10 +30,10 @@ models::ResolvedScenario resolve(const std::string& model, std::int64_t mp, std:
   s.mp = mp;
   s.sp = sp;
   s.n_seq = n_seq;
-  s.layout = layout;
-  s.cp = cp;
+  s.layout = ringsim::models::LayoutSpec::parse(layout);
+  s.cp = ringsim::models::Strategy::parse(cp);
   s.impl = impl;
-  s.docs = docs;
+  if (!docs.empty()) s.docs = ringsim::models::DocumentsSpec::parse(docs);
   s.tile = models::TileShape{16, 16};
   return models::resolve(s, models::Catalog());
 }
@@ -80,7 +80,9 @@ TEST_CASE("lock-step simulation equals the analytic model with ideal links, ever
     for (const auto& family : im.strategies)
       for (const auto& layout : layouts)
         for (const bool docs : {false, true}) {
-          if (!im.offers_layout(layout) || (docs && !im.offers_mask("docs"))) continue;
+          if (!im.offers_layout(models::LayoutSpec::parse(layout)) ||
+              (docs && !im.offers_mask(models::MaskSpec::packed_documents())))
+            continue;
           const bool doc_layout = layout.starts_with("doc-") || layout.starts_with("ptrr");
           if (doc_layout && !docs) continue;
           const std::string cp = cp_of.at(family);
@@ -283,7 +285,7 @@ TEST_CASE("a double ring of windows of one is the ring, event for event", "[step
   parts.impl.protocol.backward = models::BackwardMessages::Concurrent;
   models::ScenarioSpec spec = resolve("attn:8:8:64", 1, 8, 8 * 1024, "zigzag", "ring", "ring-flash-attn").spec;
   const auto ring = models::resolve(spec, parts);
-  spec.cp = "double-ring:1";
+  spec.cp = ringsim::models::Strategy::parse("double-ring:1");
   const auto dbl = models::resolve(spec, parts);
   sim::StepOptions o;
   o.topology = "nodes:2x4";

@@ -159,7 +159,7 @@ TEST_CASE("bucket-rotated is a permutation of exact blocks in position order", "
     for (const double zipf : {0.0, 2.0}) {
       const std::int64_t n_seq = n_dev * 40;
       const models::HashMask mask(models::random_buckets(n_seq, 2, 7, zipf, 70 + n_dev), n_seq);
-      const auto layout = models::parse_mask_layout("bucket-rotated", mask, n_seq, n_dev);
+      const auto layout = models::mask_layout(models::LayoutSpec::parse("bucket-rotated"), mask, n_seq, n_dev);
       CAPTURE(n_dev, zipf);
       CHECK(layout.name() == "bucket-rotated");
       check_permutation(layout, n_seq, n_dev, [&](std::int64_t d, std::int64_t l, std::int64_t t) {
@@ -176,7 +176,7 @@ TEST_CASE("bucket-rotated cuts the per-round maximum of one head's visited tiles
   const std::int64_t n_seq = n_dev * 2048;
   const models::TileShape tile{32, 32};
   const models::HashMask mask(models::random_buckets(n_seq, 1, 8, 0.0, 5), n_seq);
-  const auto rotated = models::parse_mask_layout("bucket-rotated", mask, n_seq, n_dev);
+  const auto rotated = models::mask_layout(models::LayoutSpec::parse("bucket-rotated"), mask, n_seq, n_dev);
   const auto r = sum_round_max_tiles(rotated, mask, tile);
   const auto c = sum_round_max_tiles(Layout::contiguous(n_seq, n_dev), mask, tile);
   const auto s = sum_round_max_tiles(Layout::striped(n_seq, n_dev), mask, tile);
@@ -192,7 +192,7 @@ TEST_CASE("bucket-rotated cuts the per-round maximum of one head's visited tiles
 TEST_CASE("bucket-striped needs an index-based mask", "[sparse][balanced][errors]") {
   const auto causal = models::make_causal();
   try {
-    (void)models::parse_mask_layout("bucket-striped", *causal, 64, 4);
+    (void)models::mask_layout(models::LayoutSpec::parse("bucket-striped"), *causal, 64, 4);
     FAIL("no error");
   } catch (const models::InputError& e) {
     CHECK(e.field() == "layout");
@@ -200,12 +200,12 @@ TEST_CASE("bucket-striped needs an index-based mask", "[sparse][balanced][errors
   }
   // Query/key dropping balances the kept tokens.
   const models::QKDropMask qk(models::random_kept(64, 2, 0.5, 3), 64);
-  const auto layout = models::parse_mask_layout("bucket-striped", qk, 64, 4);
+  const auto layout = models::mask_layout(models::LayoutSpec::parse("bucket-striped"), qk, 64, 4);
   CHECK(layout.n_dev() == 4);
   CHECK(worst_spread(models::token_groups(qk, 64), layout) <= 4);
-  CHECK_THROWS_AS(models::parse_mask_layout("bucket-striped", qk, 64, 5), models::InputError);
-  CHECK_THROWS_AS(models::parse_mask_layout("bucket-rotated", *causal, 64, 4), models::InputError);
-  CHECK_THROWS_AS(models::parse_mask_layout("bucket-rotated", qk, 64, 4), models::InputError);
+  CHECK_THROWS_AS(models::mask_layout(models::LayoutSpec::parse("bucket-striped"), qk, 64, 5), models::InputError);
+  CHECK_THROWS_AS(models::mask_layout(models::LayoutSpec::parse("bucket-rotated"), *causal, 64, 4), models::InputError);
+  CHECK_THROWS_AS(models::mask_layout(models::LayoutSpec::parse("bucket-rotated"), qk, 64, 4), models::InputError);
   const models::HashMask hash(models::random_buckets(64, 1, 4, 0.0, 3), 64);
-  CHECK_THROWS_AS(models::parse_mask_layout("bucket-rotated", hash, 64, 5), models::InputError);
+  CHECK_THROWS_AS(models::mask_layout(models::LayoutSpec::parse("bucket-rotated"), hash, 64, 5), models::InputError);
 }

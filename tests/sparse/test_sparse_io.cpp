@@ -128,37 +128,37 @@ TEST_CASE("bad bucket files name file, line and column", "[sparse][io]") {
 }
 
 TEST_CASE("sparse mask specs", "[sparse][io][spec]") {
-  CHECK(models::is_sparse_mask_spec("qkdrop:0.5"));
-  CHECK(models::is_sparse_mask_spec("hashfile:x.csv"));
-  CHECK_FALSE(models::is_sparse_mask_spec("causal"));
+  CHECK(models::MaskSpec::parse("qkdrop:0.5").sparse());
+  CHECK(models::MaskSpec::parse("hashfile:x.csv").sparse());
+  CHECK_FALSE(models::MaskSpec::parse("causal").sparse());
 
-  const auto qk = models::parse_sparse_mask("qkdrop:0.25", 64, 2, 7);
+  const auto qk = models::make_sparse_mask(models::MaskSpec::parse("qkdrop:0.25"), 64, 2, 7);
   CHECK(qk->kind() == models::MaskKind::QKDrop);
   CHECK(qk->heads() == 2);
   CHECK(qk->name() == "qkdrop:0.25");
   const auto& qkm = dynamic_cast<const models::QKDropMask&>(*qk);
   CHECK(qkm.kept().q == models::random_kept(64, 2, 0.25, 7).q);
 
-  const auto h = models::parse_sparse_mask("hash:4", 64, 3, 7);
+  const auto h = models::make_sparse_mask(models::MaskSpec::parse("hash:4"), 64, 3, 7);
   CHECK(h->kind() == models::MaskKind::Hash);
   CHECK(h->heads() == 3);
-  CHECK(models::parse_sparse_mask("hash:4:zipf:1.2", 64, 1, 7)->kind() == models::MaskKind::Hash);
-  CHECK(models::parse_sparse_mask("lsh:8", 64, 1, 7)->kind() == models::MaskKind::Hash);
-  CHECK(models::parse_sparse_mask("lsh:8:4", 64, 1, 7)->heads() == 1);
+  CHECK(models::make_sparse_mask(models::MaskSpec::parse("hash:4:zipf:1.2"), 64, 1, 7)->kind() == models::MaskKind::Hash);
+  CHECK(models::make_sparse_mask(models::MaskSpec::parse("lsh:8"), 64, 1, 7)->kind() == models::MaskKind::Hash);
+  CHECK(models::make_sparse_mask(models::MaskSpec::parse("lsh:8:4"), 64, 1, 7)->heads() == 1);
 
   std::ostringstream kept;
   models::write_kept_csv(kept, models::random_kept(16, 2, 0.5, 1));
   const auto kp = temp().write("spec_kept.csv", kept.str());
-  CHECK(models::parse_sparse_mask("qkfile:" + kp, 16, 2, 0)->heads() == 2);
+  CHECK(models::make_sparse_mask(models::MaskSpec::parse("qkfile:" + kp), 16, 2, 0)->heads() == 2);
   std::ostringstream buckets;
   models::write_buckets_csv(buckets, models::random_buckets(16, 2, 3, 0.0, 1));
   const auto bp = temp().write("spec_buckets.csv", buckets.str());
-  CHECK(models::parse_sparse_mask("hashfile:" + bp, 16, 2, 0)->heads() == 2);
+  CHECK(models::make_sparse_mask(models::MaskSpec::parse("hashfile:" + bp), 16, 2, 0)->heads() == 2);
 
   auto bad = [](const std::string& spec, std::int64_t n_seq = 16, std::int64_t heads = 2) {
     INFO(spec);
     try {
-      (void)models::parse_sparse_mask(spec, n_seq, heads, 0);
+      (void)models::make_sparse_mask(models::MaskSpec::parse(spec), n_seq, heads, 0);
     } catch (const models::InputError& e) {
       CHECK(e.field() == "mask");
       return e;

@@ -141,7 +141,7 @@ TEST_CASE("bucket-striped and bucket-rotated tiles and ring totals equal the bru
           for (std::int64_t p = 0; p <= q; ++p) brute += mask->allowed(q, p, h);
       for (const char* spec : {"bucket-striped", "bucket-rotated"}) {
         if (std::string(spec) == "bucket-rotated" && mask->kind() != models::MaskKind::Hash) continue;
-        const auto layout = models::parse_mask_layout(spec, *mask, n_seq, c.n_dev);
+        const auto layout = models::mask_layout(models::LayoutSpec::parse(spec), *mask, n_seq, c.n_dev);
         if (const auto* hash = dynamic_cast<const models::HashMask*>(mask.get()))
           check_against_oracle(*hash, layout, test::Rule::Hash);
         else

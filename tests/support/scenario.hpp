@@ -18,7 +18,9 @@ inline std::string blockwise_impl(const models::Catalog& catalog, const std::str
                                   const std::string& layout, const std::string& mask) {
   for (const char* name : {"jax-blockwise", "scfa", "ringsim-tiles"}) {
     const auto im = catalog.implementation(name);
-    if (im.runs_on(hardware_kind) && im.offers_layout(layout) && im.offers_mask(mask)) return name;
+    if (im.runs_on(hardware_kind) && im.offers_layout(models::LayoutSpec::parse(layout)) &&
+        im.offers_mask(models::MaskSpec::parse(mask)))
+      return name;
   }
   return "ringsim-tiles";
 }
@@ -37,8 +39,8 @@ inline models::ResolvedScenario resolve_scenario(const std::string& hardware, co
   s.mp = mp;
   s.sp = sp;
   s.n_seq = n_seq;
-  s.layout = layout;
-  s.mask = mask;
+  s.layout = models::LayoutSpec::parse(layout);
+  s.mask = models::MaskSpec::parse(mask);
   s.tile = tile;
   return models::resolve(s, catalog);
 }
