@@ -1,11 +1,12 @@
 // `ringsim calibrate`: its flags, and the one mode they pick. Each mode fits or derives a Profile
 // (or links) and writes it as versioned JSON, in a file of its own: --from-speedups
 // (calibrate_speedups), --from-timings (calibrate_timings), --from-scfa (calibrate_scfa),
-// --from-times (calibrate_times), --from-probes (calibrate_probes), --derive-from
+// --from-times (calibrate_times), --from-probes (calibrate_probes), --from-kernels (calibrate_kernels), --derive-from
 // (calibrate_derive); what they share is in calibrate_common.
 #include <string>
 
 #include "cli/calibrate_derive.hpp"
+#include "cli/calibrate_kernels.hpp"
 #include "cli/calibrate_probes.hpp"
 #include "cli/calibrate_scfa.hpp"
 #include "cli/calibrate_speedups.hpp"
@@ -30,13 +31,16 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("shared", "--from-times: parameters shared by all GPUs (host costs)", cxxopts::value<std::string>()->default_value(""))
                  ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
-                 ("profiles-dir", "--from-times: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
+                 ("profiles-dir", "--from-times, --from-kernels: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
                  ("no-logo", "--from-times: skip the leave-one-group-out refits")
                  ("from-probes", "NCCL point-to-point probes (data/components/links/): fit each hop type's latency and bandwidth",
                   cxxopts::value<std::string>()->default_value(""))
-                 ("as", "--from-probes: PROBE=HARDWARE,...: the catalog GPU of each probed one (by the prefix of its name)",
+                 ("as", "--from-probes, --from-kernels: NAME=HARDWARE,...: the catalog GPU of each measured one (by the prefix of its name)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("links-dir", "--from-probes: write HARDWARE.json per GPU here (configs/links)", cxxopts::value<std::string>()->default_value(""))
+                 ("from-kernels", "single-kernel timings (data/components/kernels/): fit the flash kernel family's efficiencies and per-CTA cost per GPU",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("method", "--from-kernels on a benchmark chart: the method whose rows to fit", cxxopts::value<std::string>()->default_value("FlashAttention-2"))
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are", cxxopts::value<std::string>()->default_value(""))
                  ("keep-cycles", "--derive-from: parameters copied as SM cycles (rescaled by the clocks)", cxxopts::value<std::string>()->default_value(""))
@@ -45,7 +49,7 @@ int run_calibrate(int argc, char** argv) {
                  ("impl", "implementation the profile is for (default: the profile's, else the hardware's default for ring vs striped; scfa with --from-scfa)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("profile", "base profile (name, IMPL/NAME or path); default: the (hardware, implementation) profile", cxxopts::value<std::string>()->default_value(""))
-                 ("free", "parameters to fit (speedups)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
+                 ("free", "parameters to fit (speedups; --from-kernels: instead of its defaults)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
                  ("engine", "analytic | des: what predicts each step during the fit", cxxopts::value<std::string>()->default_value("analytic"))
                  ("date", "provenance date (default: today)", cxxopts::value<std::string>()->default_value(""))
                  ("o,output", "write the fitted profile JSON here (atomically)", cxxopts::value<std::string>()->default_value(""))
@@ -59,12 +63,14 @@ int run_calibrate(int argc, char** argv) {
   const bool m = !a["from-times"].as<std::string>().empty();
   const bool d = !a["derive-from"].as<std::string>().empty();
   const bool p = !a["from-probes"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) != 1)
+  const bool k = !a["from-kernels"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) != 1)
     throw InputError({}, 0, "from-speedups",
-                     "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes and "
-                     "--derive-from");
+                     "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes, "
+                     "--from-kernels and --derive-from");
   if (p) return calibrate_from_probes(a);
   const models::Catalog catalog;
+  if (k) return calibrate_from_kernels(a, catalog);
   if (d) return calibrate_derive(a, catalog);
   if (f) return calibrate_from_scfa(a, catalog);
   if (m) return calibrate_from_times(a, catalog);

@@ -41,11 +41,11 @@ GuiScenario scenario_from_json(const std::string& text, const std::string& file)
   };
   // A string field parsed into its typed value; an error names the file and the field.
   auto typed = [&](const char* key, auto parse, auto& out) {
-    std::string text;
-    str(key, text);
+    std::string value;
+    str(key, value);
     if (!j.contains(key)) return;
     try {
-      out = parse(text);
+      out = parse(value);
     } catch (const InputError& e) {
       throw InputError(file, 0, key, e.message());
     }

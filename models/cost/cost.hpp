@@ -64,6 +64,10 @@ struct Profile {
   // block (prologue, epilogue), in SM-seconds.
   double attention_bwd_efficiency = 0;
   double cta_overhead_s = 0;
+  // GPU time one kernel launch of the attention kernels adds to a call besides its CTAs (grid
+  // launch and drain between dependent kernels): KernelSpec's launches per pass (the backward's
+  // pre- and post-processing kernels, the split forward's combine) times this. 0: not modelled.
+  double kernel_launch_s = 0;
   // How much of a tile's softmax work (exponentials, fp32 operations) runs concurrently with its
   // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
   // one is hidden; 0: they add up.

@@ -46,6 +46,8 @@ constexpr std::array kParameters{
                      "fraction of peak the attention kernel's matrix unit reaches in the backward"},
     ProfileParameter{"cta_overhead_s", &Profile::cta_overhead_s, 0, 1e-3, kFamily, kFit, kWritten,
                      "fixed SM-seconds per thread block of the attention kernel (prologue, epilogue)"},
+    ProfileParameter{"kernel_launch_s", &Profile::kernel_launch_s, 0, 1e-4, kFamily, kFit, kWhenSet,
+                     "GPU seconds one launch of the attention kernels adds to a call (grid launch and drain)"},
     ProfileParameter{"softmax_overlap", &Profile::softmax_overlap, 0, 1, kFamily, kFit, kWritten,
                      "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
     ProfileParameter{"host_step_s", &Profile::host_step_s, 0, 0.01, kFamily, kFit, kWritten,

@@ -36,6 +36,9 @@ struct AttentionCall {
   std::int64_t heads = 1;
   std::int64_t kv_heads = 1;
   std::int64_t batch = 1;
+  // A piece of a varlen call over packed documents (flash_attn_varlen_func): its forward never
+  // splits the keys (FlashAttention-2 splits a varlen call only for decoding).
+  bool varlen = false;
 };
 
 // The exact tile counts of a call at a tile shape (one head): visited tiles are those holding

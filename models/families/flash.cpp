@@ -14,9 +14,10 @@ namespace ringsim::models {
 namespace {
 
 // The kernel-time model's rates (KernelRates::of) and the host's work per ring step and operation.
-constexpr std::array<std::string_view, 5> kFlashParameters{
+constexpr std::array<std::string_view, 6> kFlashParameters{
     "attention_bwd_efficiency",
     "cta_overhead_s",
+    "kernel_launch_s",
     "softmax_overlap",
     "host_step_s",
     "host_op_s",
@@ -98,7 +99,7 @@ class FlashCost final : public AttentionCost {
   // One call as a plain flash-attention function issues it: the kernel, at least one dispatch.
   [[nodiscard]] RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const override {
     const Context ctx = context(s);
-    KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim};
+    KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim, c.varlen};
     const KernelTime t = memo(ctx, s, kc);
     const auto& proto = s.impl.protocol.ring_steps;
     RoundCost r;
@@ -116,10 +117,10 @@ class FlashCost final : public AttentionCost {
   };
   // A call's shape and the rates it runs at: a fit, or an interval's perturbed profiles, change
   // the rates between predictions, and the perturbed profiles repeat point after point of a sweep.
-  using Print = std::array<double, 12>;
+  using Print = std::array<double, 13>;
   struct Key {
     std::int64_t q, k, diagonal, heads, kv_heads, batch, head_dim;
-    bool causal;
+    bool causal, varlen;
     Print print;
     bool operator==(const Key&) const = default;
   };
@@ -127,7 +128,7 @@ class FlashCost final : public AttentionCost {
     std::size_t operator()(const Key& k) const noexcept {
       std::size_t h = 1469598103934665603ULL;
       for (const std::int64_t v : {k.q, k.k, k.diagonal, k.heads, k.kv_heads, k.batch, k.head_dim,
-                                   static_cast<std::int64_t>(k.causal)})
+                                   static_cast<std::int64_t>(k.causal), static_cast<std::int64_t>(k.varlen)})
         h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ULL;
       for (const double d : k.print) h = (h ^ std::hash<double>{}(d)) * 1099511628211ULL;
       return h;
@@ -160,10 +161,10 @@ class FlashCost final : public AttentionCost {
   // Calls repeat round after round, and point after point of a sweep: their times are kept per
   // shape and rates. Bounded: a full table is emptied (a sweep's next points reuse few old shapes).
   KernelTime memo(const Context& ctx, const ResolvedScenario& s, const KernelCall& kc) const {
-    const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal,
+    const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal, kc.varlen,
                   Print{ctx.rates.fwd_flops_per_s, ctx.rates.bwd_flops_per_s, ctx.rates.exp_per_s,
                         ctx.rates.alu_per_s, ctx.rates.hbm_bytes_per_s, ctx.rates.tile_overhead_s,
-                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap,
+                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap, ctx.rates.launch_s,
                         static_cast<double>(ctx.rates.sm_count), ctx.rates.memory_latency_s,
                         static_cast<double>(ctx.rates.registers_per_sm),
                         static_cast<double>(ctx.rates.shared_memory_per_sm_bytes)}};

@@ -35,6 +35,7 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   r.memory_latency_s = hw.memory_latency_s;
   r.tile_overhead_s = p.tile_overhead_s;
   r.cta_overhead_s = p.cta_overhead_s;
+  r.launch_s = p.kernel_launch_s;
   r.softmax_overlap = p.softmax_overlap;
   return r;
 }
@@ -210,8 +211,54 @@ void col_tiles(const KernelCall& c, std::int64_t k0, std::int64_t k1, std::int64
 
 }  // namespace
 
+namespace {
+
+// The split-KV forward (KernelSpec::fwd_split_kv) of a call it splits: one CTA per (query block,
+// split, batch, head), each over its split's share of the key tiles the query block visits.
+// Negative when the call runs unsplit.
+double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  if (!s.fwd_split_kv || c.varlen) return -1;
+  const SplitKv& sk = *s.fwd_split_kv;
+  const KernelTile& t = [&]() -> const KernelTile& {
+    for (const auto& x : sk.tiles)
+      if (c.head_dim <= x.max_head_dim) return x;
+    return sk.tiles.back();
+  }();
+  if (c.head_dim > t.max_head_dim) return -1;
+  const std::int64_t rows = ceil_div(c.q_len, sk.block_m), cols = ceil_div(c.k_len, t.block_n);
+  const std::int64_t splits = sk.splits(c.batch * c.heads * rows, cols, r.sm_count);
+  if (splits <= 1) return -1;
+  const std::int64_t per = ceil_div(cols, splits);
+  const ElementCost e = element_cost(s, r, t.max_head_dim, false);
+  const double area = static_cast<double>(t.block_m * t.block_n);
+  const double tile_s = r.tile_overhead_s + area * e.full;
+  const double mask_s = area * e.masked;
+  const double fill_s = 2 * r.memory_latency_s;
+  const std::int64_t k = ctas_per_sm(s, t, r);
+  std::vector<double> pattern;
+  pattern.reserve(static_cast<std::size_t>(rows * splits));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    std::int64_t visited = 0, masked = 0;
+    row_tiles(c, i * t.block_m, std::min(c.q_len, (i + 1) * t.block_m), t.block_n, visited, masked);
+    for (std::int64_t j = 0; j < splits; ++j) {
+      // The straddling tiles are the last `masked` of the `visited` ones.
+      const std::int64_t lo = j * per, hi = std::min(visited, (j + 1) * per);
+      const std::int64_t v = std::max<std::int64_t>(0, hi - lo);
+      const std::int64_t m = std::max<std::int64_t>(0, hi - std::max(lo, visited - masked));
+      const double work = v > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(v) * tile_s + static_cast<double>(m) * mask_s
+                                : r.cta_overhead_s;
+      pattern.push_back(work * static_cast<double>(k));
+    }
+  }
+  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+}
+
+}  // namespace
+
 double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
+  // The split forward launches its combine kernel too.
+  if (const double split = split_fwd_s(s, r, c); split >= 0) return split + static_cast<double>(s.fwd_launches + 1) * r.launch_s;
   const KernelTile& t = s.tile(false, c.head_dim);
   const ElementCost e = element_cost(s, r, t.max_head_dim, false);
   const double area = static_cast<double>(t.block_m * t.block_n);
@@ -232,7 +279,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
                                     : r.cta_overhead_s;
     pattern[static_cast<std::size_t>(i)] = work * static_cast<double>(k);
   }
-  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k) + static_cast<double>(s.fwd_launches) * r.launch_s;
 }
 
 double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
@@ -258,7 +305,7 @@ double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
   const double main = list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
   const double q_elements = static_cast<double>(c.q_len * c.heads * c.batch * c.head_dim);
   const double memory = (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
-  return main + memory;
+  return main + memory + static_cast<double>(s.bwd_launches) * r.launch_s;
 }
 
 KernelTime flash_call_time(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
@@ -292,10 +339,11 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
     return uniform_makespan(work / static_cast<double>(ctas) * static_cast<double>(k), ctas * w.heads * w.batch,
                             r.sm_count * k);
   };
-  out.fwd_s = pass(false, out.fwd_ctas);
+  out.fwd_s = pass(false, out.fwd_ctas) + static_cast<double>(s.fwd_launches) * r.launch_s;
   const double q_elements = static_cast<double>(w.q_len * w.heads * w.batch * w.head_dim);
   out.bwd_s = pass(true, out.bwd_ctas) +
-              (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
+              (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s +
+              static_cast<double>(s.bwd_launches) * r.launch_s;
   return out;
 }
 

@@ -31,6 +31,7 @@ struct KernelCall {
   std::int64_t kv_heads = 1;
   std::int64_t batch = 1;
   std::int64_t head_dim = 64;
+  bool varlen = false;  // a packed-documents call: no split-KV forward
 };
 
 // The rates a kernel runs at on one GPU under one profile, per SM.
@@ -46,6 +47,7 @@ struct KernelRates {
   double memory_latency_s = 0;  // one dependent global load (Hardware::memory_latency_s)
   double tile_overhead_s = 0;   // per visited tile (SM-seconds)
   double cta_overhead_s = 0;    // per CTA (SM-seconds)
+  double launch_s = 0;          // per kernel launch (Profile::kernel_launch_s)
   double softmax_overlap = 0;   // Profile::softmax_overlap
   // Throws InputError when the hardware has no compute units (kernel timing needs them).
   [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);

@@ -1,5 +1,6 @@
 #include "models/implementations/kernel_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,25 @@ std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string&
 }
 
 }  // namespace
+
+std::int64_t SplitKv::splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const {
+  const std::int64_t slots = slots_per_sm * sm_count;
+  if (static_cast<double>(work) >= fill_fraction * static_cast<double>(slots)) return 1;
+  const std::int64_t most = std::min({max_splits, slots, key_blocks});
+  const auto per = [&](std::int64_t n) { return (key_blocks + n - 1) / n; };
+  // A split count that leaves the keys per split unchanged is not a candidate.
+  const auto eligible = [&](std::int64_t n) { return n == 1 || per(n) != per(n - 1); };
+  const auto efficiency = [&](std::int64_t n) {
+    const double waves = static_cast<double>(work * n) / static_cast<double>(slots);
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (std::int64_t n = 1; n <= most; ++n)
+    if (eligible(n)) best = std::max(best, efficiency(n));
+  for (std::int64_t n = 1; n <= most; ++n)
+    if (eligible(n) && efficiency(n) >= efficiency_fraction * best) return n;
+  return 1;
+}
 
 const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
   const auto& v = backward ? bwd_tiles : fwd_tiles;
@@ -91,6 +111,29 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
   num("bwd_post_bytes_per_q_element", k.bwd_post_bytes_per_q_element, 0, 256);
   num("fwd_launches", fl, 1, 16);
   num("bwd_launches", bl, 1, 16);
+  if (const auto* sk = f.find("fwd_split_kv")) {
+    if (!sk->is_object()) throw InputError(file, 0, "fwd_split_kv", "expected an object");
+    JsonFields g(*sk, file);
+    SplitKv s;
+    auto in = [&](const char* key, double lo, double hi, bool integer) {
+      const auto v = located(key, [&] { return g.number(key); });
+      if (!(v >= lo && v <= hi) || (integer && v != std::floor(v)))
+        throw InputError(file, 0, std::string("fwd_split_kv.") + key,
+                         "expected " + std::string(integer ? "an integer" : "a value") + " in [" + std::to_string(lo) +
+                             ", " + std::to_string(hi) + "]");
+      return v;
+    };
+    s.block_m = static_cast<std::int64_t>(in("block_m", 1, 4096, true));
+    s.fill_fraction = in("fill_fraction", 0, 1, false);
+    s.slots_per_sm = static_cast<std::int64_t>(in("slots_per_sm", 1, 64, true));
+    s.max_splits = static_cast<std::int64_t>(in("max_splits", 1, 4096, true));
+    s.efficiency_fraction = in("efficiency_fraction", 0, 1, false);
+    s.tiles = tiles_from(sk->contains("tiles") ? (*sk)["tiles"] : nlohmann::json(), file, "fwd_split_kv.tiles");
+    for (const auto& t : s.tiles)
+      if (t.block_m != s.block_m)
+        throw InputError(file, 0, "fwd_split_kv.tiles", "every split tile has block_m = fwd_split_kv.block_m");
+    k.fwd_split_kv = std::move(s);
+  }
   k.registers_per_thread = static_cast<std::int64_t>(regs);
   k.fwd_launches = static_cast<std::int64_t>(fl);
   k.bwd_launches = static_cast<std::int64_t>(bl);

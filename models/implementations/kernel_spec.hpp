@@ -3,6 +3,7 @@
 // dim and pass, its registers, and its per-element work (configs/kernels/NAME.json). The flash
 // family (models/families/kernel_time.hpp) times its calls from it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,23 @@ struct KernelTile {
   std::int64_t block_n = 0;       // keys per CTA tile
   std::int64_t warps = 4;
   std::int64_t smem_bytes = 0;    // shared memory of one CTA
+};
+
+// A forward that splits the keys of a call over several CTAs per query block when the call alone
+// would leave SMs idle (FlashAttention-2 >= 2.2, flash_api.cpp num_splits_heuristic): with W =
+// batch x heads x query blocks of block_m rows and S = slots_per_sm x SMs, no split when W >=
+// fill_fraction x S; else, over the split counts n <= min(max_splits, S, key blocks) that change the
+// keys per split, the smallest whose wave efficiency (W n / S) / ceil(W n / S) reaches
+// efficiency_fraction of the best. Each split is one CTA of the split kernel's tile.
+struct SplitKv {
+  std::int64_t block_m = 64;
+  std::vector<KernelTile> tiles;  // the split kernel's tiles (block_n per head dim)
+  double fill_fraction = 0.8;
+  std::int64_t slots_per_sm = 2;
+  std::int64_t max_splits = 128;
+  double efficiency_fraction = 0.85;
+  // Splits of a call with `work` CTAs of block_m rows and `key_blocks` key tiles on `sm_count` SMs.
+  [[nodiscard]] std::int64_t splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const;
 };
 
 // What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
@@ -40,6 +58,7 @@ struct KernelSpec {
   double bwd_pre_bytes_per_q_element = 0;
   double bwd_post_bytes_per_q_element = 0;
   std::int64_t fwd_launches = 1, bwd_launches = 1;
+  std::optional<SplitKv> fwd_split_kv;  // none: the forward never splits the keys
 
   [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim) const;
   [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);

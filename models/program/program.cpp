@@ -31,7 +31,8 @@ namespace {
 
 using CallKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>;  // q_len, k_len, diagonal, causal
 
-std::vector<AttentionCall> merged(const std::map<CallKey, std::int64_t>& shapes) {
+// Calls over packed documents (more than one) are pieces of varlen calls.
+std::vector<AttentionCall> merged(const std::map<CallKey, std::int64_t>& shapes, bool varlen = false) {
   std::vector<AttentionCall> calls;
   calls.reserve(shapes.size());
   for (const auto& [key, count] : shapes) {
@@ -41,6 +42,7 @@ std::vector<AttentionCall> merged(const std::map<CallKey, std::int64_t>& shapes)
     c.diagonal = std::get<2>(key);
     c.causal = std::get<3>(key);
     c.batch = count;
+    c.varlen = varlen;
     calls.push_back(c);
   }
   return calls;
@@ -67,6 +69,7 @@ std::vector<AttentionCall> allgather_calls(const Layout& layout, std::int64_t ra
       a = end;
     }
   };
+  const bool varlen = doc_starts.size() > 1;
   for (const auto& p : segs) {
     if (p.stride == 1) {
       run(p.start, p.start + p.count);
@@ -74,7 +77,7 @@ std::vector<AttentionCall> allgather_calls(const Layout& layout, std::int64_t ra
       for (std::int64_t i = 0; i < p.count; ++i) run(p.start + i * p.stride, p.start + i * p.stride + 1);
     }
   }
-  return merged(shapes);
+  return merged(shapes, varlen);
 }
 
 std::vector<AttentionCall> ulysses_calls(std::int64_t n_seq, const std::vector<std::int64_t>& doc_starts, bool causal) {
@@ -87,7 +90,7 @@ std::vector<AttentionCall> ulysses_calls(std::int64_t n_seq, const std::vector<s
     const std::int64_t len = (d + 1 < doc_starts.size() ? doc_starts[d + 1] : n_seq) - doc_starts[d];
     ++shapes[{len, len, 0, true}];
   }
-  return merged(shapes);
+  return merged(shapes, doc_starts.size() > 1);
 }
 
 namespace {

@@ -1,0 +1,189 @@
+#include "calibration/kernel_curves.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "models/cost/profile_params.hpp"
+#include "models/families/kernel_time.hpp"
+#include "models/io/error.hpp"
+
+namespace ringsim::calibration {
+
+using models::InputError;
+
+const char* to_string(KernelPass p) noexcept {
+  switch (p) {
+    case KernelPass::Fwd: return "fwd";
+    case KernelPass::Bwd: return "bwd";
+    case KernelPass::FwdBwd: return "fwd+bwd";
+  }
+  return "fwd";
+}
+
+double seconds_from_tflops(double tflops, KernelPass pass, const KernelRow& r) {
+  const double fwd = 4.0 * static_cast<double>(r.batch) * static_cast<double>(r.q_len) * static_cast<double>(r.k_len) *
+                     static_cast<double>(r.heads) * static_cast<double>(r.head_dim) / (r.causal ? 2.0 : 1.0);
+  const double factor = pass == KernelPass::Fwd ? 1.0 : pass == KernelPass::Bwd ? 2.5 : 3.5;
+  return factor * fwd / (tflops * 1e12);
+}
+
+double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::Hardware& hw,
+                          const models::Profile& p) {
+  const auto rates = models::KernelRates::of(hw, p);
+  models::KernelCall c;
+  c.q_len = row.q_len;
+  c.k_len = row.k_len;
+  c.causal = row.causal;
+  c.diagonal = row.k_len - row.q_len;  // bottom-right aligned
+  c.heads = row.heads;
+  c.kv_heads = row.kv_heads;
+  c.batch = row.batch;
+  c.head_dim = row.head_dim;
+  switch (row.pass) {
+    case KernelPass::Fwd: return models::flash_fwd_s(spec, rates, c);
+    case KernelPass::Bwd: return models::flash_bwd_s(spec, rates, c);
+    case KernelPass::FwdBwd: return models::flash_fwd_s(spec, rates, c) + models::flash_bwd_s(spec, rates, c);
+  }
+  return 0;
+}
+
+namespace {
+
+// A call this short shows its launches' fixed cost (a few microseconds each).
+constexpr double kShortCallS = 100e-6;
+
+struct Free {
+  const models::ProfileParameter* param;
+  double scale;  // fitted in units of `scale` (seconds as microseconds) so the steps are alike
+};
+
+models::Profile with(const models::Profile& base, const std::vector<Free>& free, const Eigen::VectorXd& x) {
+  models::Profile p = base;
+  for (std::size_t i = 0; i < free.size(); ++i) p.*(free[i].param->field) = x[static_cast<Eigen::Index>(i)] * free[i].scale;
+  return p;
+}
+
+struct Problem {
+  const std::vector<KernelRow>& rows;
+  const models::KernelSpec& spec;
+  const models::Hardware& hw;
+  const models::Profile& base;
+  const std::vector<Free>& free;
+  // Relative prediction of every row in `use` under x: predicted / measured (observed: 1).
+  [[nodiscard]] Eigen::VectorXd ratios(const Eigen::VectorXd& x, const std::vector<std::size_t>& use) const {
+    const auto p = with(base, free, x);
+    Eigen::VectorXd out(static_cast<Eigen::Index>(use.size()));
+    for (std::size_t i = 0; i < use.size(); ++i)
+      out[static_cast<Eigen::Index>(i)] = predict_kernel_row(rows[use[i]], spec, hw, p) / rows[use[i]].seconds;
+    return out;
+  }
+  [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts) const {
+    std::vector<Parameter> params;
+    for (std::size_t i = 0; i < free.size(); ++i)
+      params.push_back({std::string(free[i].param->name), free[i].param->lower / free[i].scale,
+                        free[i].param->upper / free[i].scale, start[static_cast<Eigen::Index>(i)]});
+    FitOptions o;
+    o.extra_starts = extra_starts;
+    return fit_least_squares([&](const Eigen::VectorXd& x) { return ratios(x, use); },
+                             Eigen::VectorXd::Ones(static_cast<Eigen::Index>(use.size())), params, o);
+  }
+};
+
+}  // namespace
+
+KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names) {
+  bool fwd = false, bwd = false;
+  for (const auto& r : rows) {
+    if (!(r.seconds > 0) || r.q_len <= 0 || r.k_len <= 0)
+      throw InputError({}, r.line, "rows", "a kernel row needs a positive time and lengths");
+    fwd |= r.pass != KernelPass::Bwd;
+    bwd |= r.pass != KernelPass::Fwd;
+  }
+  // Forward + backward rows alone cannot tell the two efficiencies apart: one for both (the
+  // backward's left at 0, which the kernel model reads as the forward's).
+  const bool split = fwd && bwd &&
+                     std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.pass != KernelPass::FwdBwd; });
+  if (free_names.empty()) {
+    free_names.emplace_back(fwd || !split ? "attention_efficiency" : "attention_bwd_efficiency");
+    if (split) free_names.emplace_back("attention_bwd_efficiency");
+    free_names.emplace_back("cta_overhead_s");
+    // The softmax's share of a tile does not grow with the head dim, the matrix products' does:
+    // rows of two or more head dims tell how much of it the matrix unit hides.
+    std::set<std::int64_t> dims;
+    for (const auto& r : rows) dims.insert(r.head_dim);
+    if (dims.size() >= 2) free_names.emplace_back("softmax_overlap");
+    // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
+    if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
+      free_names.emplace_back("kernel_launch_s");
+  }
+  std::vector<Free> free;
+  for (const auto& n : free_names) {
+    const auto* p = models::find_profile_parameter(n);
+    if (!p || !p->fittable) throw InputError({}, 0, "free", "'" + n + "' is not a fittable profile parameter");
+    free.push_back({p, n.ends_with("_s") ? 1e-6 : 1.0});
+  }
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i) groups[rows[i].group].push_back(i);
+  if (rows.size() <= free.size()) throw InputError({}, 0, "rows", "fewer kernel rows than parameters to fit");
+  if (groups.size() < 2) throw InputError({}, 0, "rows", "one shape group: nothing to hold out");
+  models::Profile start_profile = base;
+  const bool bwd_free = std::find(free_names.begin(), free_names.end(), "attention_bwd_efficiency") != free_names.end();
+  if (!bwd_free && !split) start_profile.attention_bwd_efficiency = 0;  // tied to the forward's
+  else if (!(start_profile.attention_bwd_efficiency > 0)) start_profile.attention_bwd_efficiency = start_profile.attention_efficiency;
+  Eigen::VectorXd start(static_cast<Eigen::Index>(free.size()));
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    const double v = start_profile.*(free[i].param->field) / free[i].scale;
+    start[static_cast<Eigen::Index>(i)] = std::clamp(v, free[i].param->lower / free[i].scale, free[i].param->upper / free[i].scale);
+  }
+  const Problem problem{rows, spec, hw, start_profile, free};
+  std::vector<std::size_t> all(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) all[i] = i;
+  FitResult full;
+  try {
+    full = problem.fit(all, start, 6);
+  } catch (const std::invalid_argument& e) {
+    throw InputError({}, 0, "rows", e.what());
+  }
+  KernelCurveFit out;
+  out.profile = with(start_profile, free, full.params);
+  out.groups = static_cast<std::int64_t>(groups.size());
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    const auto k = static_cast<Eigen::Index>(i);
+    out.parameters.push_back({std::string(free[i].param->name), full.params[k] * free[i].scale,
+                              full.std_errors[k] * free[i].scale, full.at_bound[i]});
+  }
+  out.fitted_s.resize(rows.size());
+  out.held_out_s.resize(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) out.fitted_s[i] = full.predicted[static_cast<Eigen::Index>(i)] * rows[i].seconds;
+  // Leave one shape group out: refit without it (from the full fit), predict it.
+  for (const auto& [name, held] : groups) {
+    std::vector<std::size_t> train;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].group != name) train.push_back(i);
+    if (train.size() <= free.size()) throw InputError({}, 0, "rows", "too few rows outside shape group " + name);
+    const auto fold = problem.fit(train, full.params, 1);
+    const auto r = problem.ratios(fold.params, held);
+    for (std::size_t j = 0; j < held.size(); ++j) out.held_out_s[held[j]] = r[static_cast<Eigen::Index>(j)] * rows[held[j]].seconds;
+  }
+  for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd, KernelPass::FwdBwd}) {
+    KernelPassScore s;
+    s.pass = pass;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].pass != pass) continue;
+      ++s.rows;
+      s.in_sample_mape += std::abs(out.fitted_s[i] / rows[i].seconds - 1);
+      s.held_out_mape += std::abs(out.held_out_s[i] / rows[i].seconds - 1);
+    }
+    if (s.rows == 0) continue;
+    s.in_sample_mape /= static_cast<double>(s.rows);
+    s.held_out_mape /= static_cast<double>(s.rows);
+    out.scores.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace ringsim::calibration

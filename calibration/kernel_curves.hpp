@@ -1,0 +1,73 @@
+#pragma once
+// Kernel curves: the flash kernel family's per-GPU parameters fitted on single-kernel timings
+// alone (data/components/kernels/: FlashAttention's benchmark charts and a single-GPU kernel
+// profile), through the same kernel-time model the cost model uses (models/families/kernel_time.hpp:
+// CTA tiles, waves, the causal tail). Fitted: the matrix-unit efficiency of the forward and of the
+// backward (Profile::attention_efficiency, attention_bwd_efficiency) and the fixed cost of a CTA
+// (cta_overhead_s); held out: leave one shape group out (a chart's sequence length, a profile's
+// (q_len, k_len)), the shape being what a user's context length, CP degree and layout change.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibration/fit.hpp"
+#include "models/cost/cost.hpp"
+#include "models/hardware/hardware.hpp"
+#include "models/implementations/kernel_spec.hpp"
+
+namespace ringsim::calibration {
+
+enum class KernelPass { Fwd, Bwd, FwdBwd };
+[[nodiscard]] const char* to_string(KernelPass p) noexcept;
+
+// One timed kernel call (or a forward and backward pair, FwdBwd), bottom-right causal when
+// q_len != k_len (FlashAttention >= 2.1).
+struct KernelRow {
+  std::string gpu;     // as the file names it
+  KernelPass pass = KernelPass::Fwd;
+  std::int64_t batch = 1, heads = 1, kv_heads = 1, head_dim = 64, q_len = 0, k_len = 0;
+  bool causal = false;
+  double seconds = 0;
+  std::string group;   // the shape group held out together
+  std::int64_t line = 0;
+};
+
+// Seconds of a chart's TFLOP/s under FlashAttention's benchmark rule (benchmarks/
+// benchmark_flash_attention.py flops()): forward 4 b s_q s_k h d, halved when causal; backward
+// 2.5x, forward + backward 3.5x.
+[[nodiscard]] double seconds_from_tflops(double tflops, KernelPass pass, const KernelRow& shape);
+
+// The kernel model's time of `row` under profile `p` on `hw`.
+[[nodiscard]] double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::Hardware& hw,
+                                        const models::Profile& p);
+
+struct KernelParameterFit {
+  std::string name;  // a Profile parameter
+  double value = 0, std_error = 0;
+  bool at_bound = false;
+};
+
+struct KernelPassScore {
+  KernelPass pass = KernelPass::Fwd;
+  std::int64_t rows = 0;
+  double in_sample_mape = 0, held_out_mape = 0;
+};
+
+struct KernelCurveFit {
+  models::Profile profile;  // `base` with the fitted parameters set
+  std::vector<KernelParameterFit> parameters;
+  std::vector<KernelPassScore> scores;  // per pass present
+  std::vector<double> fitted_s, held_out_s;  // per row, in the order given
+  std::int64_t groups = 0;
+};
+
+// Fits the parameters of `free` (Profile parameter names; default attention_efficiency,
+// attention_bwd_efficiency (only where forward and backward are timed apart), cta_overhead_s,
+// softmax_overlap where the rows span two or more head dims, and kernel_launch_s where some call
+// lasts under 100 us) on relative time error. InputError (field "rows") with fewer rows than parameters or
+// fewer than two shape groups (nothing to hold out).
+[[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                               const models::Hardware& hw, const models::Profile& base,
+                                               std::vector<std::string> free = {});
+
+}  // namespace ringsim::calibration

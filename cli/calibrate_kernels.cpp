@@ -1,0 +1,197 @@
+#include "cli/calibrate_kernels.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "calibration/kernel_curves.hpp"
+#include "cli/calibrate_common.hpp"
+#include "cli/csv.hpp"
+#include "models/io/error.hpp"
+#include "models/io/names.hpp"
+#include "models/io/parse.hpp"
+
+namespace ringsim::cli {
+
+using calibration::KernelPass;
+using calibration::KernelRow;
+using models::InputError;
+
+namespace {
+
+bool truth(const CsvTable& t, std::size_t i, std::size_t c) {
+  const auto v = t.text(i, c);
+  if (v == "1" || v == "true") return true;
+  if (v == "0" || v == "false") return false;
+  throw InputError(t.file, t.lines[i], t.header[c], "expected true/false or 1/0, got '" + v + "'");
+}
+
+// A benchmark chart (data/components/kernels/flash_*.csv): one (method, pass, shape) per row, its
+// TFLOP/s as printed (or, where the source printed times, time_ms); self-attention, q_len = k_len
+// = seqlen. Only `method`'s rows; the shape group is the sequence length.
+std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) {
+  const auto c_gpu = t.require_column("gpu"), c_method = t.require_column("method"), c_pass = t.require_column("pass");
+  const auto c_causal = t.require_column("causal"), c_d = t.require_column("head_dim"), c_h = t.require_column("n_heads");
+  const auto c_s = t.require_column("seqlen"), c_b = t.require_column("batch");
+  const auto c_tflops = t.column("tflops"), c_ms = t.column("time_ms");
+  if (!c_tflops && !c_ms) throw InputError(t.file, 1, "tflops", "a chart needs a tflops or a time_ms column");
+  std::vector<KernelRow> rows;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    if (t.text(i, c_method) != method) continue;
+    KernelRow r;
+    r.gpu = t.text(i, c_gpu);
+    const auto pass = t.text(i, c_pass);
+    if (pass == "fwd") r.pass = KernelPass::Fwd;
+    else if (pass == "bwd") r.pass = KernelPass::Bwd;
+    else if (pass == "fwd_bwd") r.pass = KernelPass::FwdBwd;
+    else throw InputError(t.file, t.lines[i], "pass", "expected fwd, bwd or fwd_bwd, got '" + pass + "'");
+    r.causal = truth(t, i, c_causal);
+    r.head_dim = t.positive_int(i, c_d);
+    r.heads = r.kv_heads = t.positive_int(i, c_h);
+    r.q_len = r.k_len = t.positive_int(i, c_s);
+    r.batch = t.positive_int(i, c_b);
+    const bool timed = c_ms && !t.text_or(i, c_ms, "").empty();
+    r.seconds = timed ? t.number(i, *c_ms) / 1e3 : calibration::seconds_from_tflops(t.number(i, *c_tflops), r.pass, r);
+    if (!(r.seconds > 0)) throw InputError(t.file, t.lines[i], timed ? "time_ms" : "tflops", "expected a positive number");
+    r.group = "seqlen " + std::to_string(r.q_len);
+    r.line = t.lines[i];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// A single-GPU kernel profile (data/components/kernels/ultraattn_*.csv): forward and backward
+// microseconds per (q_len, k_len, batch, heads, head dim, causal); the shape group is (q_len, k_len).
+std::vector<KernelRow> profile_rows(const CsvTable& t) {
+  const auto c_gpu = t.require_column("hardware"), c_sq = t.require_column("sq"), c_skv = t.require_column("skv");
+  const auto c_b = t.require_column("batch"), c_h = t.require_column("heads_q"), c_kv = t.require_column("heads_kv");
+  const auto c_d = t.require_column("head_dim"), c_causal = t.require_column("causal");
+  const auto c_f = t.require_column("fwd_us"), c_bw = t.require_column("bwd_us");
+  std::vector<KernelRow> rows;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    KernelRow r;
+    r.gpu = t.text(i, c_gpu);
+    r.q_len = t.positive_int(i, c_sq);
+    r.k_len = t.positive_int(i, c_skv);
+    r.batch = t.positive_int(i, c_b);
+    r.heads = t.positive_int(i, c_h);
+    r.kv_heads = t.positive_int(i, c_kv);
+    r.head_dim = t.positive_int(i, c_d);
+    r.causal = truth(t, i, c_causal);
+    r.group = std::to_string(r.q_len) + "x" + std::to_string(r.k_len);
+    r.line = t.lines[i];
+    for (const auto& [pass, col] : {std::pair{KernelPass::Fwd, c_f}, std::pair{KernelPass::Bwd, c_bw}}) {
+      KernelRow x = r;
+      x.pass = pass;
+      x.seconds = t.number(i, col) / 1e6;
+      if (!(x.seconds > 0)) throw InputError(t.file, t.lines[i], t.header[col], "expected a positive time");
+      rows.push_back(x);
+    }
+  }
+  return rows;
+}
+
+std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
+
+}  // namespace
+
+int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
+  // FILE[,FILE...]: charts (rows of --method) and kernel profiles, fitted together per GPU.
+  const auto file = a["from-kernels"].as<std::string>();
+  const auto method = a["method"].as<std::string>();
+  std::vector<KernelRow> rows;
+  bool chart = false;
+  for (const auto& path : models::split(file, ',')) {
+    if (path.empty()) throw InputError({}, 0, "from-kernels", "empty file name in the list");
+    const auto table = read_csv(path);
+    const bool is_chart = table.column("method").has_value();
+    chart |= is_chart;
+    for (auto& r : is_chart ? chart_rows(table, method) : profile_rows(table)) rows.push_back(std::move(r));
+  }
+  const auto as = a["as"].as<std::string>();
+  if (as.empty())
+    throw InputError({}, 0, "as", "--from-kernels needs --as GPU=HARDWARE[,...] (e.g. H800=h800): which catalog GPU each measured one is");
+  const auto impl_name = a["impl"].as<std::string>().empty() ? std::string("ring-flash-attn") : a["impl"].as<std::string>();
+  const auto impl = catalog.implementation(impl_name);
+  if (!impl.kernel_model)
+    throw InputError({}, 0, "impl", "implementation " + impl.name + " has no kernel model (kernel family " + impl.kernel +
+                                        "); the kernel curves time the flash family");
+  std::string out = fmt::format(
+      "ringsim calibrate: kernel curves of {} ({}) from {}{}; fitted on relative time, held out: leave one shape group out\n",
+      impl.kernel_model->name, impl.name, file, chart ? " (method " + method + ")" : std::string());
+  // --free (given): the parameters to fit instead of the defaults (calibration/kernel_curves.hpp).
+  std::vector<std::string> free;
+  if (a.count("free"))
+    for (const auto& n : models::split(a["free"].as<std::string>(), ','))
+      if (!n.empty()) free.push_back(n);
+  std::string report = csv_line({"gpu", "hardware", "pass", "batch", "heads", "kv_heads", "head_dim", "q_len", "k_len",
+                                 "causal", "group", "measured_s", "fitted_s", "held_out_s"});
+  for (const auto& item : models::split(as, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw InputError({}, 0, "as", "expected GPU=HARDWARE, got '" + item + "'");
+    const std::string gpu = item.substr(0, eq), hw_name = item.substr(eq + 1);
+    models::check_catalog_name(hw_name, "as", "hardware");
+    std::vector<KernelRow> mine;
+    for (const auto& r : rows)
+      if (r.gpu.starts_with(gpu)) mine.push_back(r);
+    if (mine.empty()) throw InputError(file, 0, "as", "no rows of GPU '" + gpu + "'" + (chart ? " and method " + method : ""));
+    const auto hw = catalog.hardware(hw_name);
+    // --profile: the base of every GPU (a kernel fit of the same SM on data that tell more, say).
+    const auto base = catalog.profile(a["profile"].as<std::string>(), hw, impl.name);
+    calibration::KernelCurveFit fit;
+    try {
+      fit = calibration::fit_kernel_curves(mine, *impl.kernel_model, hw, base, free);
+    } catch (const InputError& e) {
+      throw e.located(file, e.line());
+    }
+    out += fmt::format("{} (measured as {}): {} rows in {} shape groups; base profile {}\n", hw.name, gpu, mine.size(),
+                       fit.groups, base.name);
+    for (const auto& p : fit.parameters) {
+      const bool seconds = p.name.ends_with("_s");
+      const double k = seconds ? 1e6 : 1.0;
+      out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}{}\n", p.name, p.value * k, p.std_error * k, seconds ? " us" : "",
+                         p.at_bound ? "  (at its bound)" : "");
+    }
+    for (const auto& s : fit.scores)
+      out += fmt::format("  {:<8} {:>4} rows   in-sample {:>7}   held-out {:>7}\n", calibration::to_string(s.pass), s.rows,
+                         pct(s.in_sample_mape), pct(s.held_out_mape));
+    if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
+      auto p = fit.profile;
+      p.name = impl.name + "/" + hw.name;
+      p.hardware = hw.name;
+      p.implementation = impl.name;
+      p.version = base.version + 1;
+      p.provenance.calibrated = true;
+      p.provenance.method = "kernel curves: fit to single-kernel timings (bounded Levenberg-Marquardt on relative time, "
+                            "flash kernel-time model)";
+      p.provenance.fitted_from = file;
+      p.provenance.date = date_option(a);
+      std::string fitted, scores;
+      for (const auto& q : fit.parameters) fitted += fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error);
+      for (const auto& sc : fit.scores)
+        scores += fmt::format("; {} leave-one-shape-group-out MAPE {:.1f}% ({} rows)", calibration::to_string(sc.pass),
+                              100 * sc.held_out_mape, sc.rows);
+      p.provenance.notes = fmt::format("Kernel curves of {} on {} ({} rows of {}, {} shape groups): {}{}. Base: {}.",
+                                       impl.kernel_model->name, gpu, mine.size(), file, fit.groups, fitted, scores, base.name);
+      p.validate(file);
+      std::filesystem::create_directories(dir + "/" + impl.name);
+      write_output(dir + "/" + impl.name + "/" + hw.name + ".json", p.to_json().dump(2) + "\n");
+    }
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const auto& r = mine[i];
+      report += csv_line({r.gpu, hw.name, calibration::to_string(r.pass), std::to_string(r.batch), std::to_string(r.heads),
+                          std::to_string(r.kv_heads), std::to_string(r.head_dim), std::to_string(r.q_len),
+                          std::to_string(r.k_len), r.causal ? "true" : "false", r.group, fmt::format("{:.6g}", r.seconds),
+                          fmt::format("{:.6g}", fit.fitted_s[i]), fmt::format("{:.6g}", fit.held_out_s[i])});
+    }
+  }
+  if (const auto path = a["report"].as<std::string>(); !path.empty()) write_output(path, report);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace ringsim::cli

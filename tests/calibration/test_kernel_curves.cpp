@@ -1,0 +1,160 @@
+// Kernel curves: the fit recovers planted flash-family parameters from rows the kernel model
+// itself produced, a held-out shape group is predicted by a fit that never saw it, chart TFLOP/s
+// convert by the benchmark's rule, and FlashAttention-2's split-KV forward follows its heuristic.
+#include <cmath>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "calibration/kernel_curves.hpp"
+#include "models/catalog/catalog.hpp"
+#include "models/families/kernel_time.hpp"
+#include "models/io/error.hpp"
+
+using namespace ringsim;
+using calibration::KernelPass;
+using calibration::KernelRow;
+
+namespace {
+
+struct Setup {
+  models::Catalog catalog;
+  models::Hardware hw = catalog.hardware("h100-sxm");
+  models::Implementation impl = catalog.implementation("ring-flash-attn");
+  models::Profile base = catalog.profile("", hw, "ring-flash-attn");
+};
+
+Setup& setup() {
+  static Setup s;
+  return s;
+}
+
+// Forward and backward rows of several shapes (groups), timed by `truth`.
+std::vector<KernelRow> planted(const models::Profile& truth) {
+  auto& s = setup();
+  std::vector<KernelRow> rows;
+  for (const std::int64_t n : {1024, 2048, 4096, 8192, 16384})
+    for (const std::int64_t d : {64, 128})
+      for (const bool causal : {false, true})
+        for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd}) {
+          KernelRow r;
+          r.gpu = "H100";
+          r.pass = pass;
+          r.batch = 16384 / n;
+          r.heads = r.kv_heads = 2048 / d;
+          r.head_dim = d;
+          r.q_len = r.k_len = n;
+          r.causal = causal;
+          r.group = std::to_string(n);
+          r.seconds = calibration::predict_kernel_row(r, *s.impl.kernel_model, s.hw, truth);
+          rows.push_back(r);
+        }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("kernel curves recover planted flash parameters and score only held-out groups", "[calibration][kernels]") {
+  auto& s = setup();
+  models::Profile truth = s.base;
+  truth.attention_efficiency = 0.61;
+  truth.attention_bwd_efficiency = 0.43;
+  truth.cta_overhead_s = 3e-6;
+  truth.softmax_overlap = 0.35;
+  const auto rows = planted(truth);
+  models::Profile start = s.base;
+  start.attention_efficiency = 0.3;
+  start.attention_bwd_efficiency = 0.7;
+  start.cta_overhead_s = 0;
+  start.softmax_overlap = 0.8;
+  const auto fit = calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, start);
+  REQUIRE(fit.parameters.size() == 4);  // two head dims: the softmax overlap is free too
+  CHECK(fit.profile.attention_efficiency == Approx(0.61).epsilon(1e-3));
+  CHECK(fit.profile.attention_bwd_efficiency == Approx(0.43).epsilon(1e-3));
+  CHECK(fit.profile.cta_overhead_s == Approx(3e-6).epsilon(1e-2));
+  CHECK(fit.profile.softmax_overlap == Approx(0.35).epsilon(1e-2));
+  for (const auto& sc : fit.scores) CHECK(sc.held_out_mape < 1e-3);
+  CHECK(fit.groups == 5);
+
+  // One group measured 1.5x slower: a fold that never saw it predicts the planted time, so its
+  // held-out error is about a third; a fit that scored its own rows would hide most of it.
+  auto skewed = rows;
+  for (auto& r : skewed)
+    if (r.group == "4096") r.seconds *= 1.5;
+  const auto f2 = calibration::fit_kernel_curves(skewed, *s.impl.kernel_model, s.hw, start);
+  double held = 0, in = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < skewed.size(); ++i) {
+    if (skewed[i].group != "4096") continue;
+    held += std::abs(f2.held_out_s[i] / skewed[i].seconds - 1);
+    in += std::abs(f2.fitted_s[i] / skewed[i].seconds - 1);
+    ++n;
+  }
+  CHECK(held / n == Approx(1.0 / 3).margin(0.02));
+  CHECK(in / n < held / n);
+}
+
+TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calibration][kernels][errors]") {
+  auto& s = setup();
+  auto rows = planted(s.base);
+  std::vector<KernelRow> one_group;
+  for (const auto& r : rows)
+    if (r.group == "2048") one_group.push_back(r);
+  CHECK_THROWS_AS(calibration::fit_kernel_curves(one_group, *s.impl.kernel_model, s.hw, s.base), models::InputError);
+  rows.front().seconds = 0;
+  CHECK_THROWS_AS(calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base), models::InputError);
+  CHECK_THROWS_AS(calibration::fit_kernel_curves(planted(s.base), *s.impl.kernel_model, s.hw, s.base, {"no_such"}),
+                  models::InputError);
+}
+
+TEST_CASE("chart TFLOP/s convert to seconds by the benchmark's FLOP rule", "[calibration][kernels]") {
+  KernelRow r;
+  r.batch = 2;
+  r.heads = 16;
+  r.head_dim = 128;
+  r.q_len = r.k_len = 4096;
+  const double fwd_flops = 4.0 * 2 * 4096 * 4096 * 16 * 128;
+  CHECK(calibration::seconds_from_tflops(100, KernelPass::Fwd, r) == Approx(fwd_flops / 1e14));
+  CHECK(calibration::seconds_from_tflops(100, KernelPass::Bwd, r) == Approx(2.5 * fwd_flops / 1e14));
+  r.causal = true;
+  CHECK(calibration::seconds_from_tflops(100, KernelPass::FwdBwd, r) == Approx(3.5 * fwd_flops / 2 / 1e14));
+}
+
+TEST_CASE("split-KV: the heuristic's choice, and a lone head's forward spread over the SMs", "[calibration][kernels]") {
+  auto& s = setup();
+  const auto& sk = *s.impl.kernel_model->fwd_split_kv;
+  const std::int64_t sms = 132, slots = sk.slots_per_sm * sms;
+  // Enough CTAs to fill the GPU: no split.
+  CHECK(sk.splits(static_cast<std::int64_t>(0.8 * static_cast<double>(slots)) + 1, 64, sms) == 1);
+  for (const std::int64_t work : {1, 3, 16, 50, 100, 200})
+    for (const std::int64_t blocks : {1, 7, 32, 128, 1024}) {
+      const auto n = sk.splits(work, blocks, sms);
+      INFO(work << " CTAs, " << blocks << " key blocks: " << n << " splits");
+      REQUIRE(n >= 1);
+      CHECK(n <= std::min<std::int64_t>({sk.max_splits, slots, blocks}));
+      // The choice is the first eligible count within the fraction of the best wave efficiency.
+      const auto per = [&](std::int64_t k) { return (blocks + k - 1) / k; };
+      const auto eff = [&](std::int64_t k) {
+        const double w = static_cast<double>(work * k) / static_cast<double>(slots);
+        return w / std::ceil(w);
+      };
+      double best = 0;
+      const std::int64_t most = std::min<std::int64_t>({sk.max_splits, slots, blocks});
+      for (std::int64_t k = 1; k <= most; ++k)
+        if (k == 1 || per(k) != per(k - 1)) best = std::max(best, eff(k));
+      CHECK(eff(n) >= sk.efficiency_fraction * best);
+      for (std::int64_t k = 1; k < n; ++k)
+        if (k == 1 || per(k) != per(k - 1)) CHECK(eff(k) < sk.efficiency_fraction * best);
+    }
+  // One head of 8k queries: 128 CTAs unsplit on 264 slots; split, the keys spread over more CTAs.
+  const auto rates = models::KernelRates::of(s.hw, s.base);
+  models::KernelCall c;
+  c.q_len = c.k_len = 8192;
+  c.head_dim = 128;
+  auto unsplit = *s.impl.kernel_model;
+  unsplit.fwd_split_kv.reset();
+  CHECK(models::flash_fwd_s(*s.impl.kernel_model, rates, c) < 0.8 * models::flash_fwd_s(unsplit, rates, c));
+  // Many heads fill the GPU: the same time with or without the rule.
+  c.heads = c.kv_heads = 32;
+  CHECK(models::flash_fwd_s(*s.impl.kernel_model, rates, c) == models::flash_fwd_s(unsplit, rates, c));
+}
