@@ -13,13 +13,15 @@ double analytic_step(models::ResolvedScenario& s, const models::Profile& p) {
 
 }  // namespace
 
-models::Interval step_interval(LayoutResult& r, double analytic) {
-  auto i = models::step_interval_around(r.scenario, analytic);
-  if (i.available) {
-    i.lo *= r.prediction.step_s / analytic;
-    i.hi *= r.prediction.step_s / analytic;
+models::TimeIntervals time_intervals(LayoutResult& r, const models::Prediction& analytic) {
+  auto iv = models::time_intervals_around(r.scenario, analytic);
+  // The step's interval moves with the engine's step (the simulator's, with --engine des); the
+  // attention times are the cost model's either way.
+  if (iv.step.available) {
+    iv.step.lo *= r.prediction.step_s / analytic.step_s;
+    iv.step.hi *= r.prediction.step_s / analytic.step_s;
   }
-  return i;
+  return iv;
 }
 
 void with_speedups(std::vector<LayoutResult>& results) {

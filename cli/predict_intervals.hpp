@@ -10,8 +10,8 @@
 namespace ringsim::cli {
 
 // Intervals come from the profile's fitted uncertainty carried through the analytic model; a
-// simulated step keeps the analytic interval's relative width. `analytic`: the row's analytic step.
-[[nodiscard]] models::Interval step_interval(LayoutResult& r, double analytic);
+// simulated step keeps the analytic interval's relative width. `analytic`: the row's analytic prediction.
+[[nodiscard]] models::TimeIntervals time_intervals(LayoutResult& r, const models::Prediction& analytic);
 
 // The speedup of every layout over the first (first.step / this.step) and its interval.
 void with_speedups(std::vector<LayoutResult>& results);

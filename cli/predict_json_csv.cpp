@@ -36,7 +36,11 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"speedup_vs_first_hi", json_opt(r.speedup.available, r.speedup.hi)},
           {"mfu", p.mfu},
           {"attention_fwd_s", p.attention_fwd_s},
+          {"attention_fwd_s_lo", json_opt(r.attention_fwd.available, r.attention_fwd.lo)},
+          {"attention_fwd_s_hi", json_opt(r.attention_fwd.available, r.attention_fwd.hi)},
           {"attention_bwd_s", p.attention_bwd_s},
+          {"attention_bwd_s_lo", json_opt(r.attention_bwd.available, r.attention_bwd.lo)},
+          {"attention_bwd_s_hi", json_opt(r.attention_bwd.available, r.attention_bwd.hi)},
           {"other_compute_s", p.other_compute_s},
           {"collective_s", p.collective_s},
           {"exposed_transfer_s", p.exposed_transfer_s},
@@ -80,7 +84,8 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                    "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
                    "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
                    "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
-                   "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why"});
+                   "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
+                   "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi"});
   for (const auto& x : results) {
     const auto& s = x.scenario;
     const auto& p = x.prediction;
@@ -101,7 +106,9 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                      fmt_opt(x.speedup.available, x.speedup.hi, "{:.4f}"), engine_name(engine), s.impl.name,
                      s.strategy.spec, models::docs_text(s.spec), fmt::format("{:.6g}", p.exposed_allgather_s),
                      fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
-                     s.profile.provenance.calibrated ? "true" : "false", models::why(p)});
+                     s.profile.provenance.calibrated ? "true" : "false", models::why(p),
+                     fmt_opt(x.attention_fwd.available, x.attention_fwd.lo), fmt_opt(x.attention_fwd.available, x.attention_fwd.hi),
+                     fmt_opt(x.attention_bwd.available, x.attention_bwd.lo), fmt_opt(x.attention_bwd.available, x.attention_bwd.hi)});
   }
   return out;
 }

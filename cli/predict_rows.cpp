@@ -11,6 +11,7 @@ const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"
 
 void predict_row(LayoutResult& r, Engine engine) {
   r.prediction = models::predict(r.scenario);
+  const auto analytic_prediction = r.prediction;
   const double analytic = r.prediction.step_s;
   if (engine == Engine::Des) {
     sim::StepOptions options;
@@ -23,7 +24,10 @@ void predict_row(LayoutResult& r, Engine engine) {
     r.prediction.tokens_per_s = sim.tokens_per_s;
     r.prediction.mfu = sim.mfu;
   }
-  r.step = step_interval(r, analytic);
+  const auto iv = time_intervals(r, analytic_prediction);
+  r.step = iv.step;
+  r.attention_fwd = iv.attention_fwd;
+  r.attention_bwd = iv.attention_bwd;
 }
 
 LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,

@@ -23,6 +23,8 @@ struct LayoutResult {
   models::ResolvedScenario scenario;
   models::Prediction prediction;
   models::Interval step;     // of prediction.step_s (quantity "time")
+  // Of prediction.attention_fwd_s / attention_bwd_s (quantity "time"; the cost model's, whatever the engine).
+  models::Interval attention_fwd, attention_bwd;
   models::Interval speedup;  // of the first row's step / this one's (quantity "ratio"), set by with_speedups
   [[nodiscard]] std::string label(bool with_strategy) const {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;

@@ -92,7 +92,12 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
   t.prediction = models::predict(s);
   t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
   // Relative bounds, so the simulator's step and the gradient synchronisation scale them.
-  if (grid_.intervals) t.step_interval = models::step_interval_around(s, t.prediction.step_s);
+  if (grid_.intervals) {
+    const auto iv = models::time_intervals_around(s, t.prediction);
+    t.step_interval = iv.step;
+    t.attention_fwd_interval = iv.attention_fwd;
+    t.attention_bwd_interval = iv.attention_bwd;
+  }
   if (t.step_interval.available) {
     t.step_interval.lo /= t.prediction.step_s;
     t.step_interval.hi /= t.prediction.step_s;
@@ -188,6 +193,8 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
                      r.step_s;
     r.prediction.mfu *= r.prediction.step_s / r.step_s;
     if (t.step_interval.available) r.step_interval = {r.step_s * t.step_interval.lo, r.step_s * t.step_interval.hi, true};
+    r.attention_fwd_interval = t.attention_fwd_interval;
+    r.attention_bwd_interval = t.attention_bwd_interval;
     r.ok = true;
   } catch (const InputError& e) {
     r.ok = false;
@@ -204,7 +211,8 @@ const std::vector<std::string>& sweep_columns() {
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s", "grad_sync_s",
       "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-      "workspace_bytes", "strategy_buffers_bytes", "profile", "profile_calibrated", "note"};
+      "workspace_bytes", "strategy_buffers_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
+      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi"};
   return c;
 }
 
@@ -305,6 +313,13 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   out += r.ok ? (r.profile_calibrated ? "true" : "false") : "";
   out += ',';
   field(out, r.note);
+  // The attention times' intervals, after the note (columns added last keep older readers' order).
+  for (const auto* iv : {&r.attention_fwd_interval, &r.attention_bwd_interval}) {
+    if (r.ok && iv->available)
+      fmt::format_to(it, FMT_COMPILE(",{:.6g},{:.6g}"), iv->lo, iv->hi);
+    else
+      out += ",,";
+  }
   out += '\n';
 }
 
@@ -337,6 +352,11 @@ nlohmann::json result_json(const SweepResult& r) {
             {"gradients_bytes", m.gradients_bytes}, {"optimizer_bytes", m.optimizer_bytes},
             {"activations_bytes", m.activations_bytes}, {"workspace_bytes", m.workspace_bytes},
             {"strategy_buffers_bytes", m.strategy.bytes}, {"profile_calibrated", r.profile_calibrated}});
+  for (const auto& [name, iv] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
+                                 std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
+    j[std::string(name) + "_lo"] = iv->available ? nlohmann::json(iv->lo) : nlohmann::json(nullptr);
+    j[std::string(name) + "_hi"] = iv->available ? nlohmann::json(iv->hi) : nlohmann::json(nullptr);
+  }
   return j;
 }
 

@@ -40,6 +40,9 @@ struct SweepResult {
   // simulator's step keeps the analytic interval's relative width); unavailable for profiles
   // without one (derived or spec defaults).
   models::Interval step_interval;
+  // The 90 % intervals of prediction.attention_fwd_s / attention_bwd_s (the cost model's, whatever
+  // the engine); unavailable as step_interval is.
+  models::Interval attention_fwd_interval, attention_bwd_interval;
   double grad_sync_s = 0;         // data-parallel gradient synchronisation of one step
   double grad_sync_exposed_s = 0; // the part the backward does not hide
   double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
@@ -65,6 +68,7 @@ class Evaluator {
     models::ResolvedScenario scenario;
     models::Prediction prediction;
     models::Interval step_interval;  // relative to prediction.step_s (lo / step, hi / step)
+    models::Interval attention_fwd_interval, attention_bwd_interval;  // absolute
     // A point the scenario cannot run (a strategy the implementation does not offer, a split that
     // is not the point's sp): remembered, so the points that share its timing fail at once.
     std::optional<models::InputError> error;

@@ -2,6 +2,7 @@
 
 #include "models/analytic/analytic.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -59,17 +60,28 @@ Interval step_interval_around(ResolvedScenario& s, double step, double level) {
       level);
 }
 
-Interval prediction_interval(const Profile& profile_in, const std::string& quantity, double value,
+Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
                              const std::function<double(const Profile&)>& predict, double level) {
+  return prediction_intervals(
+             profile, quantity, {value}, [&](const Profile& p) { return std::vector<double>{predict(p)}; }, level)
+      .front();
+}
+
+std::vector<Interval> prediction_intervals(const Profile& profile_in, const std::string& quantity,
+                                           const std::vector<double>& values,
+                                           const std::function<std::vector<double>(const Profile&)>& predict,
+                                           double level) {
   // A copy: `predict` may swap the profile `profile_in` refers to (a scenario's, under_profile).
   const Profile profile = profile_in;
   const auto& u = profile.uncertainty;
   const auto res = u.residual_log_sd.find(quantity);
-  if (res == u.residual_log_sd.end() || !(value > 0) || !std::isfinite(value)) return {};
+  std::vector<Interval> out(values.size());
+  const auto usable = [](double v) { return v > 0 && std::isfinite(v); };
+  if (res == u.residual_log_sd.end() || std::none_of(values.begin(), values.end(), usable)) return out;
   // Gradient of log(prediction) in each fitted parameter, by central differences a tenth of its
-  // standard error wide (the prediction is smooth on that scale).
-  const std::size_t k = u.parameters.size();
-  std::vector<double> grad(k, 0.0);
+  // standard error wide (the prediction is smooth on that scale); one row per value.
+  const std::size_t k = u.parameters.size(), n = values.size();
+  std::vector<std::vector<double>> grad(n, std::vector<double>(k, 0.0));
   for (std::size_t i = 0; i < k; ++i) {
     const double var = u.covariance[i][i];
     const double* x = profile.parameter(u.parameters[i]);
@@ -79,14 +91,35 @@ Interval prediction_interval(const Profile& profile_in, const std::string& quant
     *up.parameter(u.parameters[i]) = *x + h;
     *down.parameter(u.parameters[i]) = std::max(0.0, *x - h);
     const double width = *x + h - std::max(0.0, *x - h);
-    const double fu = predict(up), fd = predict(down);
-    if (fu > 0 && fd > 0 && std::isfinite(fu) && std::isfinite(fd) && width > 0)
-      grad[i] = (std::log(fu) - std::log(fd)) / width;
+    const auto fu = predict(up), fd = predict(down);
+    for (std::size_t v = 0; v < n && v < fu.size() && v < fd.size(); ++v)
+      if (usable(fu[v]) && usable(fd[v]) && width > 0) grad[v][i] = (std::log(fu[v]) - std::log(fd[v])) / width;
   }
-  double var_log = 0;
-  for (std::size_t i = 0; i < k; ++i)
-    for (std::size_t j = 0; j < k; ++j) var_log += grad[i] * u.covariance[i][j] * grad[j];
-  return log_normal_interval(value, std::sqrt(std::max(0.0, var_log) + res->second * res->second), level);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!usable(values[v])) continue;
+    double var_log = 0;
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < k; ++j) var_log += grad[v][i] * u.covariance[i][j] * grad[v][j];
+    out[v] = log_normal_interval(values[v], std::sqrt(std::max(0.0, var_log) + res->second * res->second), level);
+  }
+  return out;
+}
+
+TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, double level) {
+  if (s.profile.uncertainty.residual_log_sd.find("time") == s.profile.uncertainty.residual_log_sd.end()) return {};
+  const auto v = prediction_intervals(
+      s.profile, "time", {at.step_s, at.attention_fwd_s, at.attention_bwd_s},
+      [&](const Profile& p) {
+        std::vector<double> out;
+        (void)under_profile(s, p, [&](const ResolvedScenario& r) {
+          const auto q = predict(r);
+          out = {q.step_s, q.attention_fwd_s, q.attention_bwd_s};
+          return q.step_s;
+        });
+        return out;
+      },
+      level);
+  return {v[0], v[1], v[2]};
 }
 
 }  // namespace ringsim::models

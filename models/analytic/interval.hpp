@@ -6,11 +6,14 @@
 // method, in log space) and the held-out spread, added in quadrature, at a two-sided normal level.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "models/cost/cost.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace ringsim::models {
+
+struct Prediction;  // models/analytic/analytic.hpp
 
 struct Interval {
   double lo = 0;
@@ -26,6 +29,14 @@ struct Interval {
 [[nodiscard]] Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
                                            const std::function<double(const Profile&)>& predict, double level = 0.9);
 
+// The intervals of several values predicted together (`predict` returns them in the same order,
+// all from one prediction): each perturbed profile is predicted once for all of them.
+// prediction_interval's value i for each i.
+[[nodiscard]] std::vector<Interval> prediction_intervals(const Profile& profile, const std::string& quantity,
+                                                         const std::vector<double>& values,
+                                                         const std::function<std::vector<double>(const Profile&)>& predict,
+                                                         double level = 0.9);
+
 // `f` of the scenario as it would be under profile `p`: the scenario's profile and cost model are
 // swapped for the call and restored after (also when `f` throws).
 [[nodiscard]] double under_profile(ResolvedScenario& s, const Profile& p,
@@ -36,6 +47,14 @@ struct Interval {
 [[nodiscard]] Interval step_interval(ResolvedScenario& s, double level = 0.9);
 // The same around `analytic_step`, the scenario's analytic step already predicted (one prediction fewer).
 [[nodiscard]] Interval step_interval_around(ResolvedScenario& s, double analytic_step, double level = 0.9);
+
+// The intervals of the scenario's analytic step and of its attention forward and backward times
+// (quantity "time": the held-out spread the ring-table fits measured on attention times), around
+// `at`, the scenario's analytic prediction: 2 analytic predictions per fitted parameter for all three.
+struct TimeIntervals {
+  Interval step, attention_fwd, attention_bwd;
+};
+[[nodiscard]] TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, double level = 0.9);
 
 // The same from a log-space standard deviation already known.
 [[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);

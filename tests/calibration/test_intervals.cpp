@@ -8,7 +8,9 @@
 
 #include "calibration/fit.hpp"
 #include "models/cost/cost.hpp"
+#include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
+#include "models/catalog/resolve.hpp"
 
 using namespace ringsim;
 
@@ -112,4 +114,74 @@ TEST_CASE("90 % prediction intervals cover at least 85 % of held-out synthetic p
     narrow_covered += x.seconds >= i.lo && x.seconds <= i.hi;
   }
   CHECK(narrow_covered < covered / 2);
+}
+
+TEST_CASE("intervals of several values from one perturbation each equal the one-value intervals", "[interval]") {
+  models::Profile p;
+  p.attention_efficiency = 0.5;
+  p.host_op_s = 1e-5;
+  p.uncertainty.parameters = {"attention_efficiency", "host_op_s"};
+  p.uncertainty.covariance = {{4e-4, 1e-9}, {1e-9, 1e-12}};
+  p.uncertainty.residual_log_sd["time"] = 0.1;
+  const std::vector<Point> pts = {{1e10, 10, 0}, {5e9, 1500, 0}, {1e11, 1, 0}};
+  std::vector<double> values;
+  for (const auto& x : pts) values.push_back(model_time(p, x));
+  int calls = 0;
+  const auto many = models::prediction_intervals(p, "time", values, [&](const models::Profile& q) {
+    ++calls;
+    std::vector<double> v;
+    for (const auto& x : pts) v.push_back(model_time(q, x));
+    return v;
+  });
+  CHECK(calls == 4);  // two per fitted parameter, for all three values together
+  REQUIRE(many.size() == pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto one = models::prediction_interval(p, "time", values[i], [&](const models::Profile& q) { return model_time(q, pts[i]); });
+    REQUIRE(many[i].available);
+    CHECK(many[i].lo == Approx(one.lo).epsilon(1e-12));
+    CHECK(many[i].hi == Approx(one.hi).epsilon(1e-12));
+    CHECK(many[i].lo < values[i]);
+    CHECK(values[i] < many[i].hi);
+  }
+  // The host-bound point carries host_op_s's variance, the FLOP-bound one attention_efficiency's:
+  // different widths from one set of perturbations.
+  CHECK(many[1].hi / many[1].lo != Approx(many[2].hi / many[2].lo));
+  // A quantity the profile has no spread for, or a non-positive value: no interval.
+  CHECK_FALSE(models::prediction_intervals(p, "ratio", values, [&](const models::Profile&) { return values; })[0].available);
+  CHECK_FALSE(models::prediction_intervals(p, "time", {0.0, values[1]}, [&](const models::Profile&) {
+                return std::vector<double>{0.0, values[1]};
+              })[0].available);
+}
+
+TEST_CASE("a scenario's step and attention times get their intervals from the same perturbations", "[interval]") {
+  const models::Catalog catalog;
+  models::ScenarioSpec spec;
+  spec.hardware = "h800";
+  spec.model = "llama3-8b";
+  spec.sp = 8;
+  spec.n_seq = 65536;
+  spec.impl = "ring-flash-attn";
+  spec.layout = models::LayoutSpec::parse("zigzag");
+  auto s = models::resolve(spec, catalog);
+  REQUIRE_FALSE(s.profile.uncertainty.empty());  // fitted to the ring tables
+  const auto at = models::predict(s);
+  const auto iv = models::time_intervals_around(s, at);
+  const auto step = models::step_interval_around(s, at.step_s);
+  REQUIRE(iv.step.available);
+  CHECK(iv.step.lo == Approx(step.lo).epsilon(1e-12));
+  CHECK(iv.step.hi == Approx(step.hi).epsilon(1e-12));
+  for (const auto& [value, i] : {std::pair{at.attention_fwd_s, iv.attention_fwd}, std::pair{at.attention_bwd_s, iv.attention_bwd}}) {
+    REQUIRE(i.available);
+    CHECK(i.lo < value);
+    CHECK(value < i.hi);
+  }
+  // The scenario is left as it was (the perturbed profiles are swapped back).
+  CHECK(models::predict(s).step_s == at.step_s);
+  // A derived profile carries no uncertainty: no intervals, at no cost.
+  spec.hardware = "h100-sxm";
+  auto d = models::resolve(spec, catalog);
+  const auto none = models::time_intervals_around(d, models::predict(d));
+  CHECK_FALSE(none.step.available);
+  CHECK_FALSE(none.attention_fwd.available);
+  CHECK_FALSE(none.attention_bwd.available);
 }
