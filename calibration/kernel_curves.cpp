@@ -116,6 +116,15 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     std::set<std::int64_t> dims;
     for (const auto& r : rows) dims.insert(r.head_dim);
     if (dims.size() >= 2) free_names.emplace_back("softmax_overlap");
+    // Calls of at most one wave show how fast CTAs run on SMs they share with fewer others.
+    const auto rates = models::KernelRates::of(hw, base);
+    const auto one_wave = [&](const KernelRow& r) {
+      const bool backward = r.pass == KernelPass::Bwd;
+      const auto& t = spec.tile(backward, r.head_dim);
+      const std::int64_t blocks = backward ? (r.k_len + t.block_n - 1) / t.block_n : (r.q_len + t.block_m - 1) / t.block_m;
+      return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
+    };
+    if (std::count_if(rows.begin(), rows.end(), one_wave) >= 3) free_names.emplace_back("solo_cta_gain");
     // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
     if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
       free_names.emplace_back("kernel_launch_s");

@@ -63,8 +63,9 @@ struct KernelCurveFit {
 
 // Fits the parameters of `free` (Profile parameter names; default attention_efficiency,
 // attention_bwd_efficiency (only where forward and backward are timed apart), cta_overhead_s,
-// softmax_overlap where the rows span two or more head dims, and kernel_launch_s where some call
-// lasts under 100 us) on relative time error. InputError (field "rows") with fewer rows than parameters or
+// softmax_overlap where the rows span two or more head dims, solo_cta_gain where three or more
+// calls launch at most one wave of CTAs, and kernel_launch_s where some call lasts under 100 us)
+// on relative time error. InputError (field "rows") with fewer rows than parameters or
 // fewer than two shape groups (nothing to hold out).
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                                const models::Hardware& hw, const models::Profile& base,

@@ -167,6 +167,7 @@ void Profile::validate(const std::string& file) const {
   in("attention_bwd_efficiency", attention_bwd_efficiency, 0, 1);
   in("cta_overhead_s", cta_overhead_s, 0, 1);
   in("kernel_launch_s", kernel_launch_s, 0, 1);
+  in("solo_cta_gain", solo_cta_gain, 0, 64);
   in("softmax_overlap", softmax_overlap, 0, 1);
   in("host_step_s", host_step_s, 0, 1);
   in("host_op_s", host_op_s, 0, 1);

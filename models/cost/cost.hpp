@@ -68,6 +68,11 @@ struct Profile {
   // launch and drain between dependent kernels): KernelSpec's launches per pass (the backward's
   // pre- and post-processing kernels, the split forward's combine) times this. 0: not modelled.
   double kernel_launch_s = 0;
+  // How much faster than its 1/k share of a full SM a CTA runs when fewer CTAs than the SM holds
+  // (k) share it: a lone CTA gets (1 + gain) / k of the SM (0: no faster; at most k - 1, the whole
+  // SM). Fewer warps hide less latency, so a lone CTA rarely gets it all. Used for calls that
+  // launch no more CTAs than one wave holds.
+  double solo_cta_gain = 0;
   // How much of a tile's softmax work (exponentials, fp32 operations) runs concurrently with its
   // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
   // one is hidden; 0: they add up.

@@ -48,6 +48,8 @@ constexpr std::array kParameters{
                      "fixed SM-seconds per thread block of the attention kernel (prologue, epilogue)"},
     ProfileParameter{"kernel_launch_s", &Profile::kernel_launch_s, 0, 1e-4, kFamily, kFit, kWhenSet,
                      "GPU seconds one launch of the attention kernels adds to a call (grid launch and drain)"},
+    ProfileParameter{"solo_cta_gain", &Profile::solo_cta_gain, 0, 7, kFamily, kFit, kWhenSet,
+                     "how much faster than its share of a full SM a CTA runs with fewer CTAs on the SM (0: none)"},
     ProfileParameter{"softmax_overlap", &Profile::softmax_overlap, 0, 1, kFamily, kFit, kWritten,
                      "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
     ProfileParameter{"host_step_s", &Profile::host_step_s, 0, 0.01, kFamily, kFit, kWritten,

@@ -14,10 +14,11 @@ namespace ringsim::models {
 namespace {
 
 // The kernel-time model's rates (KernelRates::of) and the host's work per ring step and operation.
-constexpr std::array<std::string_view, 6> kFlashParameters{
+constexpr std::array<std::string_view, 7> kFlashParameters{
     "attention_bwd_efficiency",
     "cta_overhead_s",
     "kernel_launch_s",
+    "solo_cta_gain",
     "softmax_overlap",
     "host_step_s",
     "host_op_s",
@@ -117,7 +118,7 @@ class FlashCost final : public AttentionCost {
   };
   // A call's shape and the rates it runs at: a fit, or an interval's perturbed profiles, change
   // the rates between predictions, and the perturbed profiles repeat point after point of a sweep.
-  using Print = std::array<double, 13>;
+  using Print = std::array<double, 14>;
   struct Key {
     std::int64_t q, k, diagonal, heads, kv_heads, batch, head_dim;
     bool causal, varlen;
@@ -164,7 +165,7 @@ class FlashCost final : public AttentionCost {
     const Key key{kc.q_len, kc.k_len, kc.diagonal, kc.heads, kc.kv_heads, kc.batch, kc.head_dim, kc.causal, kc.varlen,
                   Print{ctx.rates.fwd_flops_per_s, ctx.rates.bwd_flops_per_s, ctx.rates.exp_per_s,
                         ctx.rates.alu_per_s, ctx.rates.hbm_bytes_per_s, ctx.rates.tile_overhead_s,
-                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap, ctx.rates.launch_s,
+                        ctx.rates.cta_overhead_s, ctx.rates.softmax_overlap, ctx.rates.launch_s, ctx.rates.solo_gain,
                         static_cast<double>(ctx.rates.sm_count), ctx.rates.memory_latency_s,
                         static_cast<double>(ctx.rates.registers_per_sm),
                         static_cast<double>(ctx.rates.shared_memory_per_sm_bytes)}};

@@ -36,6 +36,7 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   r.tile_overhead_s = p.tile_overhead_s;
   r.cta_overhead_s = p.cta_overhead_s;
   r.launch_s = p.kernel_launch_s;
+  r.solo_gain = p.solo_cta_gain;
   r.softmax_overlap = p.softmax_overlap;
   return r;
 }
@@ -128,6 +129,38 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
   return end;
 }
 
+double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t sm_count,
+                             std::int64_t k, double gain) {
+  const auto m = static_cast<std::int64_t>(pattern.size());
+  const std::int64_t n = m * repeats;
+  if (!(gain > 0) || k <= 1 || n <= 0 || n > sm_count * k) return -1;
+  gain = std::min(gain, static_cast<double>(k - 1));
+  // Throughput share of the SM that j co-resident CTAs get together, relative to k of them.
+  const auto share = [&](std::int64_t j) {
+    return (1.0 + gain * static_cast<double>(k - j) / static_cast<double>(k - 1)) * static_cast<double>(j) /
+           static_cast<double>(k);
+  };
+  double end = 0;
+  std::vector<double> left;
+  for (std::int64_t sm = 0; sm < std::min(n, sm_count); ++sm) {
+    // This SM's CTAs: i = sm, sm + sm_count, ... ; their SM-seconds of work (wall / k).
+    left.clear();
+    for (std::int64_t i = sm; i < n; i += sm_count)
+      left.push_back(pattern[static_cast<std::size_t>(i % m)] / static_cast<double>(k));
+    std::sort(left.begin(), left.end());
+    // Processor sharing: the shortest finishes first, then the others speed up.
+    double t = 0, done = 0;
+    for (std::size_t a = 0; a < left.size(); ++a) {
+      const auto j = static_cast<std::int64_t>(left.size() - a);
+      const double rate = share(j) / static_cast<double>(j);  // per CTA, SM-seconds per second
+      t += (left[a] - done) / rate;
+      done = left[a];
+    }
+    end = std::max(end, t);
+  }
+  return end;
+}
+
 double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots, std::int64_t exact_limit) {
   if (ctas <= 0 || slots <= 0 || !(duration > 0)) return 0;
   // list_schedule_makespan's fluid start and exact tail, with every CTA `duration` long: the
@@ -163,6 +196,13 @@ ElementCost element_cost(const KernelSpec& s, const KernelRates& r, std::int64_t
   e.full = std::max(matrix, softmax) + (1.0 - r.softmax_overlap) * std::min(matrix, softmax);
   e.masked = s.mask_alu_per_element / r.alu_per_s;
   return e;
+}
+
+// A call's CTAs on the GPU: one partial wave with SMs shared by fewer than k CTAs runs them
+// faster (KernelRates::solo_gain); otherwise the greedy list schedule on sm_count x k slots.
+double call_makespan(const std::vector<double>& pattern, std::int64_t repeats, const KernelRates& r, std::int64_t k) {
+  if (const double t = partial_wave_makespan(pattern, repeats, r.sm_count, k, r.solo_gain); t >= 0) return t;
+  return list_schedule_makespan(pattern, repeats, r.sm_count * k);
 }
 
 // Visited and straddling key tiles of query rows [r0, r1) of a call: a tile of keys
@@ -250,7 +290,7 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
       pattern.push_back(work * static_cast<double>(k));
     }
   }
-  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+  return call_makespan(pattern, c.batch * c.heads, r, k);
 }
 
 }  // namespace
@@ -279,7 +319,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
                                     : r.cta_overhead_s;
     pattern[static_cast<std::size_t>(i)] = work * static_cast<double>(k);
   }
-  return list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k) + static_cast<double>(s.fwd_launches) * r.launch_s;
+  return call_makespan(pattern, c.batch * c.heads, r, k) + static_cast<double>(s.fwd_launches) * r.launch_s;
 }
 
 double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
@@ -302,7 +342,7 @@ double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
                                     : r.cta_overhead_s;
     pattern[static_cast<std::size_t>(j)] = work * static_cast<double>(k);
   }
-  const double main = list_schedule_makespan(pattern, c.batch * c.heads, r.sm_count * k);
+  const double main = call_makespan(pattern, c.batch * c.heads, r, k);
   const double q_elements = static_cast<double>(c.q_len * c.heads * c.batch * c.head_dim);
   const double memory = (s.bwd_pre_bytes_per_q_element + s.bwd_post_bytes_per_q_element) * q_elements / r.hbm_bytes_per_s;
   return main + memory + static_cast<double>(s.bwd_launches) * r.launch_s;

@@ -48,6 +48,7 @@ struct KernelRates {
   double tile_overhead_s = 0;   // per visited tile (SM-seconds)
   double cta_overhead_s = 0;    // per CTA (SM-seconds)
   double launch_s = 0;          // per kernel launch (Profile::kernel_launch_s)
+  double solo_gain = 0;         // Profile::solo_cta_gain
   double softmax_overlap = 0;   // Profile::softmax_overlap
   // Throws InputError when the hardware has no compute units (kernel timing needs them).
   [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);
@@ -62,6 +63,14 @@ struct KernelRates {
 // 8 x slots CTAs are scheduled exactly from slots spread over one mean CTA.
 [[nodiscard]] double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats,
                                             std::int64_t slots, std::int64_t exact_limit = 0);
+// A call of at most one wave (`pattern` repeated `repeats` times, CTA i on SM i mod sm_count, at
+// most k per SM) whose SMs hold fewer than k CTAs: each SM shares its throughput among its CTAs
+// (processor sharing), j CTAs getting (1 + gain (k - j) / (k - 1)) j / k of it (gain <= k - 1);
+// `pattern` holds each CTA's wall time with k CTAs per SM (k x its SM-seconds). Negative when the
+// call is larger than one wave or gain is 0 (list_schedule_makespan then applies; with gain 0 the
+// two agree).
+[[nodiscard]] double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t repeats,
+                                           std::int64_t sm_count, std::int64_t k, double gain);
 // The same schedule for `ctas` CTAs of one duration, in closed form (O(1); equal to
 // list_schedule_makespan({duration}, ctas, slots) up to rounding).
 [[nodiscard]] double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots,

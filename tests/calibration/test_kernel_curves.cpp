@@ -158,3 +158,26 @@ TEST_CASE("split-KV: the heuristic's choice, and a lone head's forward spread ov
   c.heads = c.kv_heads = 32;
   CHECK(models::flash_fwd_s(*s.impl.kernel_model, rates, c) == models::flash_fwd_s(unsplit, rates, c));
 }
+
+TEST_CASE("a partial wave: CTAs on SMs they share with fewer others run faster, by processor sharing", "[calibration][kernels]") {
+  // Gain 0: every CTA gets its 1/k share, as the list schedule assumes.
+  const std::vector<double> pattern = {4.0, 2.0, 6.0, 1.0};  // wall times with k CTAs per SM
+  CHECK(models::partial_wave_makespan(pattern, 2, 4, 2, 0) < 0);
+  for (const std::int64_t sms : {4, 5, 8}) {
+    const double tiny = 1e-9;
+    CHECK(models::partial_wave_makespan(pattern, 2, sms, 2, tiny) ==
+          Approx(models::list_schedule_makespan(pattern, 2, sms * 2)).epsilon(1e-6));
+  }
+  // More CTAs than one wave holds: not this schedule.
+  CHECK(models::partial_wave_makespan(pattern, 3, 4, 2, 1.0) < 0);
+  // Gain k - 1: a lone CTA has the whole SM, k times faster than its share.
+  CHECK(models::partial_wave_makespan(pattern, 1, 8, 2, 1.0) == Approx(6.0 / 2));
+  // Two CTAs of SM-seconds 1 and 3 (walls 2 and 6 with k = 2) sharing one SM at gain g: together
+  // at 1/2 each until the short one ends (t = 2), then the long one alone at (1 + g) / 2.
+  for (const double g : {0.25, 0.5, 1.0}) {
+    const double expect = 2.0 + (3.0 - 1.0) / ((1.0 + g) / 2.0);
+    CHECK(models::partial_wave_makespan({2.0, 6.0}, 1, 1, 2, g) == Approx(expect));
+  }
+  // A gain above k - 1 is the whole SM.
+  CHECK(models::partial_wave_makespan({6.0}, 1, 1, 2, 5.0) == Approx(3.0));
+}
