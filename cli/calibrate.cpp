@@ -33,6 +33,8 @@ int run_calibrate(int argc, char** argv) {
                  ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
                  ("profiles-dir", "--from-times, --from-kernels: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
                  ("no-logo", "--from-times: skip the leave-one-group-out refits")
+                 ("base-profiles", "--from-times: start each GPU from DIR/IMPL/HARDWARE.json (e.g. kernel curves) instead of spec defaults",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("from-probes", "NCCL point-to-point probes (data/components/links/): fit each hop type's latency and bandwidth",
                   cxxopts::value<std::string>()->default_value(""))
                  ("as", "--from-probes, --from-kernels: NAME=HARDWARE,...: the catalog GPU of each measured one (by the prefix of its name)",

@@ -42,13 +42,17 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   const std::string impl = fmt::format("{}", fmt::join(impls, ", "));
   if (rows.empty()) throw InputError(path, 0, "impl", "no rows for implementation(s) " + impl);
   // Every fit starts from the GPUs' spec defaults, not from a profile file an earlier fit wrote:
-  // the result depends on the data and the free parameters only. The message dtypes are each
+  // the result depends on the data and the free parameters only. --base-profiles DIR starts each
+  // GPU from DIR/IMPL/HARDWARE.json instead (component fits: calibrate --from-kernels), so that
+  // only the freed system parameters are fitted on these rows. The message dtypes are each
   // implementation's protocol's.
+  const auto base_dir = a["base-profiles"].as<std::string>();
   calibration::TimeFitSetup setup;
   for (const auto& r : rows)
     if (!setup.base.count(r.hardware)) {
       const auto hw = catalog.hardware(r.hardware);
-      auto base = catalog.spec_profile(hw, r.impl);
+      auto base = base_dir.empty() ? catalog.spec_profile(hw, r.impl)
+                                   : catalog.profile(base_dir + "/" + r.impl + "/" + hw.name + ".json", hw, r.impl);
       base.implementation = r.impl;
       base.name = r.impl + "/" + hw.name;
       setup.base.emplace(r.hardware, base);
