@@ -140,8 +140,10 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       if (r.gpu.starts_with(gpu)) mine.push_back(r);
     if (mine.empty()) throw InputError(file, 0, "as", "no rows of GPU '" + gpu + "'" + (chart ? " and method " + method : ""));
     const auto hw = catalog.hardware(hw_name);
-    // --profile: the base of every GPU (a kernel fit of the same SM on data that tell more, say).
-    const auto base = catalog.profile(a["profile"].as<std::string>(), hw, impl.name);
+    // Spec defaults, so that the fit depends on the kernel data only; --profile: the base of every
+    // GPU instead (a kernel fit of the same SM on data that tell more, say).
+    const auto profile = a["profile"].as<std::string>();
+    const auto base = profile.empty() ? catalog.spec_profile(hw, impl.name) : catalog.profile(profile, hw, impl.name);
     calibration::KernelCurveFit fit;
     try {
       fit = calibration::fit_kernel_curves(mine, *impl.kernel_model, hw, base, free);
