@@ -133,6 +133,9 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
   for (const auto& n : free_names) {
     const auto* p = models::find_profile_parameter(n);
     if (!p || !p->fittable) throw InputError({}, 0, "free", "'" + n + "' is not a fittable profile parameter");
+    // A parameter the kernel family does not read has no effect on the rows: refused, not fitted.
+    if (!base.reads(n))
+      throw InputError({}, 0, "free", "kernel family " + base.kernel_family + " does not read '" + n + "'");
     free.push_back({p, n.ends_with("_s") ? 1e-6 : 1.0});
   }
   std::map<std::string, std::vector<std::size_t>> groups;
