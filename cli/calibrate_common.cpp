@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/io/error.hpp"
+#include "models/io/names.hpp"
 #include "models/io/parse.hpp"
 
 namespace ringsim::cli {
@@ -60,6 +61,18 @@ std::vector<std::string> names_in(const cxxopts::ParseResult& a, const char* key
       }
       out.push_back(std::move(n));
     }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> as_pairs(const std::string& as, const char* what) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& item : models::split(as, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw models::InputError({}, 0, "as", std::string("expected ") + what + "=HARDWARE, got '" + item + "'");
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    models::check_catalog_name(out.back().second, "as", "hardware");
+  }
   return out;
 }
 

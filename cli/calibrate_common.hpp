@@ -4,6 +4,7 @@
 // parameter names a flag lists.
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cxxopts.hpp>
@@ -33,5 +34,8 @@ void describe_fit(const std::vector<calibration::FreeParameter>& params, const c
 
 // The parameters option `key` lists (comma-separated), each a known one (else InputError naming `key`).
 [[nodiscard]] std::vector<std::string> names_in(const cxxopts::ParseResult& a, const char* key);
+// --as NAME=HARDWARE,...: (the measured GPU's name as a data file writes it, the catalog hardware),
+// each hardware name checked. `what` names the left side in the message (GPU, PROBE).
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> as_pairs(const std::string& as, const char* what);
 
 }  // namespace ringsim::cli

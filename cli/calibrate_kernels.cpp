@@ -129,12 +129,7 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       if (!n.empty()) free.push_back(n);
   std::string report = csv_line({"gpu", "hardware", "pass", "batch", "heads", "kv_heads", "head_dim", "q_len", "k_len",
                                  "causal", "group", "measured_s", "fitted_s", "held_out_s"});
-  for (const auto& item : models::split(as, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw InputError({}, 0, "as", "expected GPU=HARDWARE, got '" + item + "'");
-    const std::string gpu = item.substr(0, eq), hw_name = item.substr(eq + 1);
-    models::check_catalog_name(hw_name, "as", "hardware");
+  for (const auto& [gpu, hw_name] : as_pairs(as, "GPU")) {
     std::vector<KernelRow> mine;
     for (const auto& r : rows)
       if (r.gpu.starts_with(gpu)) mine.push_back(r);

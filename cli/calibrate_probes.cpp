@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/link_probes.hpp"
+#include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
@@ -66,12 +67,7 @@ int calibrate_from_probes(const cxxopts::ParseResult& a) {
                                 "bytes / bandwidth, least squares on relative time; held-out: leave one size out)\n",
                                 file, calibration::kRingMessageBytes);
   std::vector<std::pair<std::string, models::PointToPoint>> fits;
-  for (const auto& item : models::split(as, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-      throw InputError({}, 0, "as", "expected PROBE=HARDWARE, got '" + item + "'");
-    const std::string probe = item.substr(0, eq), hw = item.substr(eq + 1);
-    models::check_catalog_name(hw, "as", "hardware");
+  for (const auto& [probe, hw] : as_pairs(as, "PROBE")) {
     auto fit = calibration::fit_hardware(rows, probe, hw, file);
     fit.links.fitted_from = file + " (" + probe + " rows; its header names the source)";
     fit.links.date = a["date"].as<std::string>();

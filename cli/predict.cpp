@@ -59,7 +59,7 @@ int run_predict(int argc, char** argv) {
   // Every row resolves before any is predicted: a row its sizes refuse (zigzag with an odd block
   // among the default layouts) is one error at once, not after the other rows' predictions.
   for (const auto& spec : expand_runs(args, catalog))
-    results.push_back(LayoutResult{spec.layout.text(), models::resolve(spec, catalog), {}, {}, {}});
+    results.push_back(LayoutResult{spec.layout.text(), models::resolve(spec, catalog)});
   for (auto& row : results) predict_row(row, engine);
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.

@@ -12,7 +12,6 @@ const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"
 void predict_row(LayoutResult& r, Engine engine) {
   r.prediction = models::predict(r.scenario);
   const auto analytic_prediction = r.prediction;
-  const double analytic = r.prediction.step_s;
   if (engine == Engine::Des) {
     sim::StepOptions options;
     announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
@@ -33,7 +32,7 @@ void predict_row(LayoutResult& r, Engine engine) {
 LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,
                      Engine engine) {
   spec.layout = layout;
-  LayoutResult r{layout.text(), models::resolve(spec, catalog), {}, {}, {}};
+  LayoutResult r{layout.text(), models::resolve(spec, catalog)};
   predict_row(r, engine);
   return r;
 }

@@ -18,7 +18,9 @@ using calibration::Engine;
 // "des" or "analytic", as --engine names it.
 [[nodiscard]] const char* engine_name(Engine e);
 
+// Built from a label and its resolved scenario; predict_row and with_speedups fill the rest.
 struct LayoutResult {
+  LayoutResult(std::string label, models::ResolvedScenario s) : layout(std::move(label)), scenario(std::move(s)) {}
   std::string layout;
   models::ResolvedScenario scenario;
   models::Prediction prediction;

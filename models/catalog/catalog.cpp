@@ -9,6 +9,7 @@
 #include "models/cost/profile_params.hpp"
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "models/io/json_fields.hpp"
 #include "models/io/names.hpp"
 
@@ -37,19 +38,13 @@ std::vector<std::string> Catalog::model_names() const { return names_in("models"
 std::vector<std::string> Catalog::implementation_names() const { return names_in("implementations"); }
 
 namespace {
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 }  // namespace
 
 Hardware Catalog::hardware(const std::string& name) const {
   check_catalog_name(name, "hardware", "hardware");
   const auto path = fs::path(root_) / "configs" / "hardware" / (name + ".json");
   if (!fs::exists(path))
-    throw InputError({}, 0, "hardware", "unknown hardware '" + name + "' (known: " + join(hardware_names()) + ")");
+    throw InputError({}, 0, "hardware", "unknown hardware '" + name + "' (known: " + join_list(hardware_names()) + ")");
   auto hw = Hardware::load_file(path.string());
   // Measured ring hops, when probes of this hardware were fitted (ringsim calibrate --from-probes).
   if (const auto links = fs::path(root_) / "configs" / "links" / (name + ".json"); fs::exists(links)) {
@@ -67,7 +62,7 @@ ModelConfig Catalog::model(const std::string& name) const {
   const auto path = fs::path(root_) / "configs" / "models" / (name + ".json");
   if (!fs::exists(path))
     throw InputError({}, 0, "model",
-                     "unknown model '" + name + "' (known: " + join(model_names()) + ", or attn:HQ:HKV:D)");
+                     "unknown model '" + name + "' (known: " + join_list(model_names()) + ", or attn:HQ:HKV:D)");
   return ModelConfig::load_file(path.string());
 }
 
@@ -83,7 +78,7 @@ const std::vector<Implementation>& Catalog::implementations() const {
       // The kernel family is looked up in the cost model's registry here, where the file is known.
       const auto& families = attention_cost_families();
       if (std::find(families.begin(), families.end(), all.back().kernel) == families.end())
-        throw InputError(path, 0, "kernel", "unknown kernel family '" + all.back().kernel + "' (known: " + join(families) + ")");
+        throw InputError(path, 0, "kernel", "unknown kernel family '" + all.back().kernel + "' (known: " + join_list(families) + ")");
     }
     impls_->all = std::move(all);
   }
@@ -94,7 +89,7 @@ Implementation Catalog::implementation(const std::string& name) const {
   check_catalog_name(name, "impl", "implementation");
   for (const auto& im : implementations())
     if (im.name == name) return im;
-  throw InputError({}, 0, "impl", "unknown implementation '" + name + "' (known: " + join(implementation_names()) + ")");
+  throw InputError({}, 0, "impl", "unknown implementation '" + name + "' (known: " + join_list(implementation_names()) + ")");
 }
 
 Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
@@ -110,7 +105,7 @@ Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpe
     throw InputError({}, 0, "impl",
                      "no implementation runs " + mask.family_name() + " attention" +
                          (layouts.empty() ? std::string() : " with layout(s) " + join_texts(layouts)) + " and strategy " +
-                         cp.text() + " on " + hw.name + " (" + hw.kind + "); known: " + join(implementation_names()));
+                         cp.text() + " on " + hw.name + " (" + hw.kind + "); known: " + join_list(implementation_names()));
   return *best;
 }
 

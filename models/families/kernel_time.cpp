@@ -205,6 +205,26 @@ double call_makespan(const std::vector<double>& pattern, std::int64_t repeats, c
   return list_schedule_makespan(pattern, repeats, r.sm_count * k);
 }
 
+// What one CTA of a tile shape costs (SM-seconds): its fixed part, loading its first tiles (two
+// dependent loads' latency: Q or K/V and the first tiles of the other side, mostly L2 hits, so
+// latency, not bandwidth, bounds it), and per visited and per straddling tile.
+struct TileCosts {
+  double cta_s, fill_s, tile_s, mask_s;
+  TileCosts(const KernelSpec& s, const KernelRates& r, const KernelTile& t, bool backward) {
+    const ElementCost e = element_cost(s, r, t.max_head_dim, backward);
+    const double area = static_cast<double>(t.block_m * t.block_n);
+    cta_s = r.cta_overhead_s;
+    fill_s = 2 * r.memory_latency_s;
+    tile_s = r.tile_overhead_s + area * e.full;
+    mask_s = area * e.masked;
+  }
+  // A CTA that visits no tile only pays its fixed part.
+  [[nodiscard]] double work(std::int64_t visited, std::int64_t masked) const noexcept {
+    return visited > 0 ? cta_s + fill_s + static_cast<double>(visited) * tile_s + static_cast<double>(masked) * mask_s
+                       : cta_s;
+  }
+};
+
 // Visited and straddling key tiles of query rows [r0, r1) of a call: a tile of keys
 // [t bn, (t + 1) bn) is visited iff its first key <= r1 - 1 + diagonal, and straddles iff some key
 // of it > r0 + diagonal.
@@ -269,11 +289,7 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
   const std::int64_t splits = sk.splits(c.batch * c.heads * rows, cols, r.sm_count);
   if (splits <= 1) return -1;
   const std::int64_t per = ceil_div(cols, splits);
-  const ElementCost e = element_cost(s, r, t.max_head_dim, false);
-  const double area = static_cast<double>(t.block_m * t.block_n);
-  const double tile_s = r.tile_overhead_s + area * e.full;
-  const double mask_s = area * e.masked;
-  const double fill_s = 2 * r.memory_latency_s;
+  const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
   std::vector<double> pattern;
   pattern.reserve(static_cast<std::size_t>(rows * splits));
@@ -285,9 +301,7 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
       const std::int64_t lo = j * per, hi = std::min(visited, (j + 1) * per);
       const std::int64_t v = std::max<std::int64_t>(0, hi - lo);
       const std::int64_t m = std::max<std::int64_t>(0, hi - std::max(lo, visited - masked));
-      const double work = v > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(v) * tile_s + static_cast<double>(m) * mask_s
-                                : r.cta_overhead_s;
-      pattern.push_back(work * static_cast<double>(k));
+      pattern.push_back(cost.work(v, m) * static_cast<double>(k));
     }
   }
   return call_makespan(pattern, c.batch * c.heads, r, k);
@@ -300,13 +314,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
   // The split forward launches its combine kernel too.
   if (const double split = split_fwd_s(s, r, c); split >= 0) return split + static_cast<double>(s.fwd_launches + 1) * r.launch_s;
   const KernelTile& t = s.tile(false, c.head_dim);
-  const ElementCost e = element_cost(s, r, t.max_head_dim, false);
-  const double area = static_cast<double>(t.block_m * t.block_n);
-  const double tile_s = r.tile_overhead_s + area * e.full;
-  const double mask_s = area * e.masked;
-  // Loading Q and the first K/V tile before the loop can start: two dependent loads' latency (the
-  // K/V tiles are shared by the head's CTAs, mostly L2 hits, so latency, not bandwidth, bounds it).
-  const double fill_s = 2 * r.memory_latency_s;
+  const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
   const std::int64_t rows = ceil_div(c.q_len, t.block_m);
   std::vector<double> pattern(static_cast<std::size_t>(rows));
@@ -314,10 +322,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
     std::int64_t visited = 0, masked = 0;
     row_tiles(c, i * t.block_m, std::min(c.q_len, (i + 1) * t.block_m), t.block_n, visited, masked);
     // A CTA shares its SM with k - 1 others: its wall time is k times its work.
-    const double work = visited > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(visited) * tile_s +
-                                          static_cast<double>(masked) * mask_s
-                                    : r.cta_overhead_s;
-    pattern[static_cast<std::size_t>(i)] = work * static_cast<double>(k);
+    pattern[static_cast<std::size_t>(i)] = cost.work(visited, masked) * static_cast<double>(k);
   }
   return call_makespan(pattern, c.batch * c.heads, r, k) + static_cast<double>(s.fwd_launches) * r.launch_s;
 }
@@ -325,22 +330,14 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
 double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
   const KernelTile& t = s.tile(true, c.head_dim);
-  const ElementCost e = element_cost(s, r, t.max_head_dim, true);
-  const double area = static_cast<double>(t.block_m * t.block_n);
-  const double tile_s = r.tile_overhead_s + area * e.full;
-  const double mask_s = area * e.masked;
-  // Loading its K and V tiles, then the first Q and dO tiles.
-  const double fill_s = 2 * r.memory_latency_s;
+  const TileCosts cost(s, r, t, true);  // its fill: K and V, then the first Q and dO tiles
   const std::int64_t k = ctas_per_sm(s, t, r);
   const std::int64_t cols = ceil_div(c.k_len, t.block_n);
   std::vector<double> pattern(static_cast<std::size_t>(cols));
   for (std::int64_t j = 0; j < cols; ++j) {
     std::int64_t visited = 0, masked = 0;
     col_tiles(c, j * t.block_n, std::min(c.k_len, (j + 1) * t.block_n), t.block_m, visited, masked);
-    const double work = visited > 0 ? r.cta_overhead_s + fill_s + static_cast<double>(visited) * tile_s +
-                                          static_cast<double>(masked) * mask_s
-                                    : r.cta_overhead_s;
-    pattern[static_cast<std::size_t>(j)] = work * static_cast<double>(k);
+    pattern[static_cast<std::size_t>(j)] = cost.work(visited, masked) * static_cast<double>(k);
   }
   const double main = call_makespan(pattern, c.batch * c.heads, r, k);
   const double q_elements = static_cast<double>(c.q_len * c.heads * c.batch * c.head_dim);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "models/io/json_fields.hpp"
 #include "models/implementations/strategy.hpp"
 
@@ -16,12 +17,6 @@ namespace {
 
 bool contains(const std::vector<std::string>& v, std::string_view x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 std::vector<std::string> string_list(const JsonFields& f, const char* key) {
@@ -53,18 +48,18 @@ void Implementation::check_offers(std::string_view kind, const LayoutSpec& layou
   if (!runs_on(kind))
     throw InputError({}, 0, "impl",
                      "implementation " + name + " does not run on " + std::string(kind) + " hardware (it runs on " +
-                         join(hardware_kinds) + ")");
+                         join_list(hardware_kinds) + ")");
   if (!offers_strategy(strategy))
     throw InputError({}, 0, "cp",
                      "implementation " + name + " does not offer strategy '" + strategy.text() + "' (it offers " +
-                         join(strategies) + ")");
+                         join_list(strategies) + ")");
   if (!offers_layout(layout))
     throw InputError({}, 0, "layout",
                      "implementation " + name + " does not offer layout '" + layout.text() + "' (it offers " +
-                         join(layouts) + ")");
+                         join_list(layouts) + ")");
   if (!offers_mask(mask))
     throw InputError({}, 0, "mask",
-                     "implementation " + name + " does not offer mask '" + mask.text() + "' (it offers " + join(masks) +
+                     "implementation " + name + " does not offer mask '" + mask.text() + "' (it offers " + join_list(masks) +
                          ")");
   // A library's steps exist per (mask, layout): zigzag and stripe rings are causal only, and
   // packed documents run as varlen calls on the layouts its varlen functions take.
@@ -106,15 +101,15 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   // Unknown names are this file's mistakes: located here rather than when a scenario asks.
   for (const auto& l : im.layouts)
     if (!contains(known_layout_families(), l == "ring" ? std::string("contiguous") : l))
-      throw InputError(file, 0, "layout", "unknown layout '" + l + "' (known: ring, " + join(known_layout_families()) + ")");
+      throw InputError(file, 0, "layout", "unknown layout '" + l + "' (known: ring, " + join_list(known_layout_families()) + ")");
   for (const auto& m : im.masks)
     if (!contains(known_mask_families(), m))
-      throw InputError(file, 0, "mask", "unknown mask '" + m + "' (known: " + join(known_mask_families()) + ")");
+      throw InputError(file, 0, "mask", "unknown mask '" + m + "' (known: " + join_list(known_mask_families()) + ")");
   im.strategies = string_list(f, "strategies");
   for (const auto& st : im.strategies)
     if (!contains(Strategy::families(), st))
       throw InputError(file, 0, "strategies",
-                       "unknown strategy '" + st + "' (known: " + join(Strategy::families()) + ")");
+                       "unknown strategy '" + st + "' (known: " + join_list(Strategy::families()) + ")");
   im.notes = f.string_or("notes", "");
   im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
   im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");

@@ -104,4 +104,10 @@ std::vector<LocatedInt> read_int_list(const std::string& path, std::string_view 
   return out;
 }
 
+std::string join_list(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& x : items) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
 }  // namespace ringsim::models

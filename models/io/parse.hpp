@@ -16,6 +16,8 @@ namespace ringsim::models {
 // "AxB" (e.g. a mesh "2x4" or a tile "2048x4096"): two positive integers.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field);
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);
+// "a, b, c": a list for a message.
+[[nodiscard]] std::string join_list(const std::vector<std::string>& items);
 // `v` with `digits` significant digits (printf %g), for messages that quote a number.
 [[nodiscard]] std::string short_number(double v, int digits = 6);
 [[nodiscard]] std::string_view trim(std::string_view text) noexcept;

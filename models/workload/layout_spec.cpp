@@ -23,12 +23,6 @@ constexpr FamilyName kFamilies[] = {
     {"doc-zigzag-docmajor", LayoutFamily::DocZigzagDocMajor, false}, {"ptrr", LayoutFamily::Ptrr, true},
 };
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 }  // namespace
 
 const std::vector<std::string>& known_layout_families() {
@@ -49,7 +43,7 @@ LayoutSpec LayoutSpec::parse(std::string_view text) {
   const auto* f = std::find_if(std::begin(kFamilies), std::end(kFamilies), [&](const FamilyName& x) { return x.name == name; });
   if (f == std::end(kFamilies))
     throw InputError({}, 0, "layout",
-                     "unknown layout '" + l.text_ + "' (known: ring, " + join(known_layout_families()) + ")");
+                     "unknown layout '" + l.text_ + "' (known: ring, " + join_list(known_layout_families()) + ")");
   l.family_ = f->family;
   l.family_name_ = std::string(f->name);
   const bool has_arg = colon != std::string_view::npos;

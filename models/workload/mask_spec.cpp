@@ -20,12 +20,6 @@ constexpr FamilyName kFamilies[] = {
     {"lsh", MaskFamily::Lsh},       {"qkfile", MaskFamily::QKFile}, {"hashfile", MaskFamily::HashFile},
 };
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 [[noreturn]] void bad(const std::string& message) { throw InputError({}, 0, "mask", message); }
 
 }  // namespace
@@ -53,7 +47,7 @@ MaskSpec MaskSpec::parse(std::string_view text) {
   const auto colon = text.find(':');
   const auto name = text.substr(0, colon);
   const auto* f = std::find_if(std::begin(kFamilies), std::end(kFamilies), [&](const FamilyName& x) { return x.name == name; });
-  if (f == std::end(kFamilies)) bad("unknown mask '" + m.text_ + "' (known: " + join(known_mask_families()) + ")");
+  if (f == std::end(kFamilies)) bad("unknown mask '" + m.text_ + "' (known: " + join_list(known_mask_families()) + ")");
   m.family_ = f->family;
   m.family_name_ = std::string(f->name);
   const bool has_arg = colon != std::string_view::npos;
