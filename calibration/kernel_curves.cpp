@@ -32,7 +32,10 @@ double seconds_from_tflops(double tflops, KernelPass pass, const KernelRow& r) {
 
 double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::Hardware& hw,
                           const models::Profile& p) {
-  const auto rates = models::KernelRates::of(hw, p);
+  return predict_kernel_row(row, spec, models::KernelRates::of(hw, p));
+}
+
+double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::KernelRates& rates) {
   models::KernelCall c;
   c.q_len = row.q_len;
   c.k_len = row.k_len;
@@ -74,10 +77,10 @@ struct Problem {
   const std::vector<Free>& free;
   // Relative prediction of every row in `use` under x: predicted / measured (observed: 1).
   [[nodiscard]] Eigen::VectorXd ratios(const Eigen::VectorXd& x, const std::vector<std::size_t>& use) const {
-    const auto p = with(base, free, x);
+    const auto rates = models::KernelRates::of(hw, with(base, free, x));
     Eigen::VectorXd out(static_cast<Eigen::Index>(use.size()));
     for (std::size_t i = 0; i < use.size(); ++i)
-      out[static_cast<Eigen::Index>(i)] = predict_kernel_row(rows[use[i]], spec, hw, p) / rows[use[i]].seconds;
+      out[static_cast<Eigen::Index>(i)] = predict_kernel_row(rows[use[i]], spec, rates) / rows[use[i]].seconds;
     return out;
   }
   [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts) const {

@@ -12,6 +12,7 @@
 
 #include "calibration/fit.hpp"
 #include "models/cost/cost.hpp"
+#include "models/families/kernel_time.hpp"
 #include "models/hardware/hardware.hpp"
 #include "models/implementations/kernel_spec.hpp"
 
@@ -40,6 +41,9 @@ struct KernelRow {
 // The kernel model's time of `row` under profile `p` on `hw`.
 [[nodiscard]] double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::Hardware& hw,
                                         const models::Profile& p);
+// The same at rates already derived (models::KernelRates::of): a fit's rows share them.
+[[nodiscard]] double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec,
+                                        const models::KernelRates& rates);
 
 struct KernelParameterFit {
   std::string name;  // a Profile parameter

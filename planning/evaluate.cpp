@@ -352,10 +352,10 @@ nlohmann::json result_json(const SweepResult& r) {
             {"gradients_bytes", m.gradients_bytes}, {"optimizer_bytes", m.optimizer_bytes},
             {"activations_bytes", m.activations_bytes}, {"workspace_bytes", m.workspace_bytes},
             {"strategy_buffers_bytes", m.strategy.bytes}, {"profile_calibrated", r.profile_calibrated}});
-  for (const auto& [name, iv] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
-                                 std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
-    j[std::string(name) + "_lo"] = iv->available ? nlohmann::json(iv->lo) : nlohmann::json(nullptr);
-    j[std::string(name) + "_hi"] = iv->available ? nlohmann::json(iv->hi) : nlohmann::json(nullptr);
+  for (const auto& [name, interval] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
+                                       std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
+    j[std::string(name) + "_lo"] = interval->available ? nlohmann::json(interval->lo) : nlohmann::json(nullptr);
+    j[std::string(name) + "_hi"] = interval->available ? nlohmann::json(interval->hi) : nlohmann::json(nullptr);
   }
   return j;
 }

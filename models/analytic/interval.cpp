@@ -47,19 +47,6 @@ double under_profile(ResolvedScenario& s, const Profile& p, const std::function<
   return f(s);
 }
 
-Interval step_interval(ResolvedScenario& s, double level) {
-  if (s.profile.uncertainty.residual_log_sd.find("time") == s.profile.uncertainty.residual_log_sd.end()) return {};
-  return step_interval_around(s, predict(s).step_s, level);
-}
-
-Interval step_interval_around(ResolvedScenario& s, double step, double level) {
-  if (s.profile.uncertainty.residual_log_sd.find("time") == s.profile.uncertainty.residual_log_sd.end()) return {};
-  return prediction_interval(
-      s.profile, "time", step,
-      [&](const Profile& p) { return under_profile(s, p, [](const ResolvedScenario& r) { return predict(r).step_s; }); },
-      level);
-}
-
 Interval prediction_interval(const Profile& profile, const std::string& quantity, double value,
                              const std::function<double(const Profile&)>& predict, double level) {
   return prediction_intervals(

@@ -42,15 +42,10 @@ struct Interval {
 [[nodiscard]] double under_profile(ResolvedScenario& s, const Profile& p,
                                    const std::function<double(const ResolvedScenario&)>& f);
 
-// The interval of the scenario's analytic step (quantity "time"): unavailable, at no cost, when
-// its profile carries no fitted uncertainty; else 2 analytic predictions per fitted parameter.
-[[nodiscard]] Interval step_interval(ResolvedScenario& s, double level = 0.9);
-// The same around `analytic_step`, the scenario's analytic step already predicted (one prediction fewer).
-[[nodiscard]] Interval step_interval_around(ResolvedScenario& s, double analytic_step, double level = 0.9);
-
 // The intervals of the scenario's analytic step and of its attention forward and backward times
 // (quantity "time": the held-out spread the ring-table fits measured on attention times), around
-// `at`, the scenario's analytic prediction: 2 analytic predictions per fitted parameter for all three.
+// `at`, the scenario's analytic prediction: unavailable, at no cost, when its profile carries no
+// fitted uncertainty; else 2 analytic predictions per fitted parameter for all three.
 struct TimeIntervals {
   Interval step, attention_fwd, attention_bwd;
 };

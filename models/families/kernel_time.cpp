@@ -279,12 +279,9 @@ namespace {
 double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (!s.fwd_split_kv || c.varlen) return -1;
   const SplitKv& sk = *s.fwd_split_kv;
-  const KernelTile& t = [&]() -> const KernelTile& {
-    for (const auto& x : sk.tiles)
-      if (c.head_dim <= x.max_head_dim) return x;
-    return sk.tiles.back();
-  }();
-  if (c.head_dim > t.max_head_dim) return -1;
+  const KernelTile* found = tile_for(sk.tiles, c.head_dim);
+  if (!found) return -1;  // no split kernel for this head dim: the call runs unsplit
+  const KernelTile& t = *found;
   const std::int64_t rows = ceil_div(c.q_len, sk.block_m), cols = ceil_div(c.k_len, t.block_n);
   const std::int64_t splits = sk.splits(c.batch * c.heads * rows, cols, r.sm_count);
   if (splits <= 1) return -1;

@@ -64,10 +64,15 @@ std::int64_t SplitKv::splits(std::int64_t work, std::int64_t key_blocks, std::in
   return 1;
 }
 
+const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim) noexcept {
+  for (const auto& t : tiles)
+    if (head_dim <= t.max_head_dim) return &t;
+  return nullptr;
+}
+
 const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
   const auto& v = backward ? bwd_tiles : fwd_tiles;
-  for (const auto& t : v)
-    if (head_dim <= t.max_head_dim) return t;
+  if (const auto* t = tile_for(v, head_dim)) return *t;
   throw InputError({}, 0, "head_dim",
                    "kernel " + name + " has no " + (backward ? "backward" : "forward") + " tile for head dim " +
                        std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");

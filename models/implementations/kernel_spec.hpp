@@ -39,6 +39,9 @@ struct SplitKv {
   [[nodiscard]] std::int64_t splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const;
 };
 
+// The first of `tiles` (in launch-code order) whose max_head_dim covers `head_dim`; nullptr if none.
+[[nodiscard]] const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim) noexcept;
+
 // What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
 // implementation names the kernel it calls in "kernel_model").
 struct KernelSpec {

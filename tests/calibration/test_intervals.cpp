@@ -166,7 +166,10 @@ TEST_CASE("a scenario's step and attention times get their intervals from the sa
   REQUIRE_FALSE(s.profile.uncertainty.empty());  // fitted to the ring tables
   const auto at = models::predict(s);
   const auto iv = models::time_intervals_around(s, at);
-  const auto step = models::step_interval_around(s, at.step_s);
+  // The step's interval is the one-value interval of the step alone.
+  const auto step = models::prediction_interval(s.profile, "time", at.step_s, [&](const models::Profile& p) {
+    return models::under_profile(s, p, [](const models::ResolvedScenario& r) { return models::predict(r).step_s; });
+  });
   REQUIRE(iv.step.available);
   CHECK(iv.step.lo == Approx(step.lo).epsilon(1e-12));
   CHECK(iv.step.hi == Approx(step.hi).epsilon(1e-12));
