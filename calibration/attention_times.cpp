@@ -6,6 +6,7 @@
 
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/interval.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "models/implementations/strategy.hpp"
@@ -190,6 +191,7 @@ double start_of(const TimeFitSetup& setup, const TimeParameter& q, double clock_
 }  // namespace
 
 TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, TimePredictor& predictor) {
+  if (rows.empty()) throw InputError({}, 0, "rows", "no rows to fit");
   std::set<std::string> hardware;
   for (const auto& r : rows) {
     if (!setup.base.count(r.hardware))
@@ -233,6 +235,8 @@ TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, T
       if (moves) free.push_back(i);
     }
   }
+  if (free.empty())
+    throw InputError({}, 0, "free", "none of the free parameters changes any row's predicted time (not identified by these rows)");
   if (rows.size() < free.size())
     throw InputError({}, 0, "rows",
                      std::to_string(rows.size()) + " rows for " + std::to_string(free.size()) + " free parameters");
@@ -328,9 +332,23 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
       else
         train.push_back(rows[i]);
     }
-    const TimeFit f = fit_times(train, warm, predictor);
     GroupScore s;
     s.group = g;
+    // A group holding every row (one table, or one GPU without single-GPU rows) leaves nothing
+    // to fit: its rows cannot be predicted without them, and are not scored.
+    // Likewise when what is left identifies none of the free parameters (only single-GPU rows
+    // against ring-only parameters): the fold would predict with the full fit's values.
+    if (train.empty()) {
+      h.groups.push_back(s);
+      continue;
+    }
+    TimeFit f;
+    try {
+      f = fit_times(train, warm, predictor);
+    } catch (const InputError&) {  // the full fit succeeded: only identifiability fails here
+      h.groups.push_back(s);
+      continue;
+    }
     for (const auto i : test) {
       const auto it = f.profiles.find(rows[i].hardware);
       if (it == f.profiles.end()) continue;  // no row of this GPU left to fit it: not predictable
@@ -356,6 +374,73 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
   if (h.all.time_points) h.all.time_mape = all_t / static_cast<double>(h.all.time_points);
   if (h.all.ratio_points) h.all.ratio_mape = all_r / static_cast<double>(h.all.ratio_points);
   return h;
+}
+
+DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const TimeFit& fit, const TimeFitSetup& setup,
+                                     TimePredictor& predictor) {
+  DerivedScore d;
+  const auto ratios = layout_ratios(rows);
+  double all_t = 0, all_r = 0;
+  for (const auto& [target, own] : fit.profiles)
+    for (const auto& [source, theirs] : fit.profiles) {
+      if (source == target) continue;
+      models::Profile p = own;
+      for (const auto& n : setup.per_hardware) set_parameter(p, n, get_parameter(theirs, n));
+      GroupScore s;
+      s.group = target + " from " + source;
+      std::map<std::size_t, double> predicted;
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].single() || rows[i].hardware != target) continue;
+        const double t = predictor(rows[i], p);
+        predicted[i] = t;
+        d.log_time.push_back(std::log(t / rows[i].seconds));
+        d.time_pair.push_back(d.pairs.size());
+        s.time_mape += std::abs(t / rows[i].seconds - 1);
+        ++s.time_points;
+      }
+      for (const auto& rp : ratios) {
+        const auto a = predicted.find(rp.contiguous), b = predicted.find(rp.other);
+        if (a == predicted.end() || b == predicted.end()) continue;
+        const double r = a->second / b->second / rp.measured;
+        d.log_ratio.push_back(std::log(r));
+        s.ratio_mape += std::abs(r - 1);
+        ++s.ratio_points;
+      }
+      all_t += s.time_mape;
+      all_r += s.ratio_mape;
+      d.all.time_points += s.time_points;
+      d.all.ratio_points += s.ratio_points;
+      if (s.time_points) s.time_mape /= static_cast<double>(s.time_points);
+      if (s.ratio_points) s.ratio_mape /= static_cast<double>(s.ratio_points);
+      d.pairs.push_back(s);
+    }
+  d.all.group = "all";
+  if (d.all.time_points) d.all.time_mape = all_t / static_cast<double>(d.all.time_points);
+  if (d.all.ratio_points) d.all.ratio_mape = all_r / static_cast<double>(d.all.ratio_points);
+  return d;
+}
+
+double derived_interval_coverage(const DerivedScore& d, double level) {
+  if (d.pairs.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double z = models::two_sided_normal_quantile(level);
+  std::int64_t in = 0, n = 0;
+  for (std::size_t g = 0; g < d.pairs.size(); ++g) {
+    double sq = 0;
+    std::int64_t m = 0;
+    for (std::size_t k = 0; k < d.log_time.size(); ++k)
+      if (d.time_pair[k] != g) {
+        sq += d.log_time[k] * d.log_time[k];
+        ++m;
+      }
+    if (m == 0) continue;
+    const double sd = std::sqrt(sq / static_cast<double>(m));
+    for (std::size_t k = 0; k < d.log_time.size(); ++k)
+      if (d.time_pair[k] == g) {
+        in += std::abs(d.log_time[k]) <= z * sd;
+        ++n;
+      }
+  }
+  return n ? static_cast<double>(in) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace ringsim::calibration

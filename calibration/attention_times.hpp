@@ -117,4 +117,22 @@ struct HeldOut {
 [[nodiscard]] HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup& setup,
                                           TimePredictor& predictor, const std::string& by);
 
+// What a derived profile gets wrong, measured where both exist: each GPU's ring rows predicted
+// with the per-GPU parameters another GPU's fit found (what `calibrate --derive-from` copies to a
+// GPU without measurements; shared parameters are the same for both). One group per
+// (target, source) pair, named "TARGET from SOURCE"; the log residuals of time and of layout
+// ratios are what derived profiles' intervals are built from. Empty with fewer than two GPUs.
+struct DerivedScore {
+  std::vector<GroupScore> pairs;
+  GroupScore all;
+  std::vector<double> log_time, log_ratio;  // log(predicted / measured), every scored point
+  std::vector<std::size_t> time_pair;       // the index in `pairs` of each log_time point
+};
+// The share of derived points inside their 90 % interval when the spread comes from the other
+// pairs only (each pair's points judged by a log-normal band of the rms of the rest): the
+// coverage a GPU whose pair was never measured would see. NaN with fewer than two pairs.
+[[nodiscard]] double derived_interval_coverage(const DerivedScore& d, double level = 0.9);
+[[nodiscard]] DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const TimeFit& fit,
+                                                   const TimeFitSetup& setup, TimePredictor& predictor);
+
 }  // namespace ringsim::calibration

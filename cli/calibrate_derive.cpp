@@ -1,8 +1,10 @@
 #include "cli/calibrate_derive.hpp"
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +17,37 @@
 namespace ringsim::cli {
 
 using models::InputError;
+
+namespace {
+
+// What a derived profile is uncertain about: the source fit's covariance of the parameters it
+// copied (rescaled as they were), and as held-out spread the source's "time_derived" and
+// "ratio_derived" (its per-GPU parameters predicting another fitted GPU), the error that copying
+// parameters across GPUs was measured to make. Empty when the source measured no such spread:
+// then, or when nothing was copied, the derived profile has no interval.
+models::Profile::Uncertainty derived_uncertainty(const models::Profile& source, const std::map<std::string, double>& scale) {
+  models::Profile::Uncertainty u;
+  const auto& su = source.uncertainty;
+  const auto t = su.residual_log_sd.find("time_derived");
+  // Nothing copied: the target keeps its spec defaults, which the measured spread does not describe.
+  if (t == su.residual_log_sd.end() || scale.empty()) return u;
+  u.residual_log_sd["time"] = t->second;
+  if (const auto r = su.residual_log_sd.find("ratio_derived"); r != su.residual_log_sd.end())
+    u.residual_log_sd["ratio"] = r->second;
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < su.parameters.size(); ++i)
+    if (scale.count(su.parameters[i])) idx.push_back(i);
+  u.covariance.assign(idx.size(), std::vector<double>(idx.size(), 0.0));
+  for (std::size_t a = 0; a < idx.size(); ++a) {
+    u.parameters.push_back(su.parameters[idx[a]]);
+    for (std::size_t b = 0; b < idx.size(); ++b)
+      u.covariance[a][b] = su.covariance[idx[a]][idx[b]] * scale.at(su.parameters[idx[a]]) * scale.at(su.parameters[idx[b]]);
+  }
+  u.held_out_points = su.held_out_points;
+  return u;
+}
+
+}  // namespace
 
 // A profile for hardware without measurements: the implementation's fitted parameters copied
 // from another hardware's profile (cycle-counted ones rescaled by the SM clocks), everything
@@ -54,14 +87,17 @@ int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catal
     p.dkv_wire_bytes = source.dkv_wire_bytes;
   }
   std::string kept;
+  std::map<std::string, double> scale;  // each copied parameter: target value / source value
   for (const auto& n : names_in(a, "keep")) {
     calibration::set_parameter(p, n, calibration::get_parameter(source, n));
     kept += (kept.empty() ? "" : ", ") + n;
+    scale[n] = 1.0;
   }
   for (const auto& n : names_in(a, "keep-cycles")) {
     if (!(source_hw.sm_clock_hz > 0 && target_hw.sm_clock_hz > 0))
       throw InputError({}, 0, "keep-cycles", "both GPUs need an SM clock (compute_units.sm_clock_hz)");
-    calibration::set_parameter(p, n, calibration::get_parameter(source, n) * source_hw.sm_clock_hz / target_hw.sm_clock_hz);
+    scale[n] = source_hw.sm_clock_hz / target_hw.sm_clock_hz;
+    calibration::set_parameter(p, n, calibration::get_parameter(source, n) * scale[n]);
     kept += (kept.empty() ? "" : ", ") + n + " (same cycles)";
   }
   p.validate(source_ref);
@@ -76,7 +112,12 @@ int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catal
       "bandwidths and latencies, SMs and clock) comes from configs/hardware/{}.json. {}",
       *impl, hardware, source.name, source.provenance.method, kept.empty() ? "nothing else" : kept, hardware,
       a["note"].as<std::string>());
-  p.uncertainty = {};
+  p.uncertainty = derived_uncertainty(source, scale);
+  if (!p.uncertainty.residual_log_sd.empty())
+    p.provenance.notes += fmt::format(
+        " Its intervals: the copied parameters' covariance and the spread the source's fit measured when one fitted "
+        "GPU's parameters predict another's rows (log sd time {:.3f}).",
+        p.uncertainty.residual_log_sd.at("time"));
   const auto o = a["output"].as<std::string>();
   if (o.empty()) throw InputError({}, 0, "output", "--derive-from needs -o FILE");
   write_output(o, p.to_json().dump(2) + "\n");

@@ -120,16 +120,38 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   if (!held.empty())
     out += fmt::format("held-out log residual spread (intervals): time {:.4f}, ratio {:.4f} over {} / {} points\n", sd_t,
                        sd_r, log_t.size(), log_r.size());
+  // A profile derived for a GPU without measurements copies the per-GPU parameters of a fitted
+  // one; how far that lands is measured here, on the fitted GPUs, and becomes its interval.
+  calibration::DerivedScore derived;
+  if (!held.empty()) derived = calibration::derived_from_other_gpus(rows, fit, setup, predictor);
+  const double sd_dt = rms(derived.log_time), sd_dr = rms(derived.log_ratio);
+  if (!derived.log_time.empty()) {
+    out += fmt::format("derived from another GPU's fit (what --derive-from copies): time MAPE {:.1f}% ({} points), ratio "
+                       "MAPE {:.1f}% ({} ratios); log spread time {:.4f}, ratio {:.4f}\n",
+                       100 * derived.all.time_mape, derived.all.time_points, 100 * derived.all.ratio_mape,
+                       derived.all.ratio_points, sd_dt, sd_dr);
+    for (const auto& g : derived.pairs)
+      out += fmt::format("    {:<28} time {:5.1f}% ({:2}), ratio {:5.1f}% ({:2})\n", g.group, 100 * g.time_mape, g.time_points,
+                         100 * g.ratio_mape, g.ratio_points);
+    if (const double c = calibration::derived_interval_coverage(derived); std::isfinite(c))
+      out += fmt::format("90 % intervals of derived times, spread from the other pairs only, cover {:.1f}% of the {} "
+                         "derived points\n",
+                         100 * c, derived.log_time.size());
+  }
+  auto set_spread = [&](models::Profile& q) {
+    if (held.empty()) return;
+    q.uncertainty.residual_log_sd["time"] = sd_t;
+    q.uncertainty.residual_log_sd["ratio"] = sd_r;
+    if (!derived.log_time.empty()) q.uncertainty.residual_log_sd["time_derived"] = sd_dt;
+    if (!derived.log_ratio.empty()) q.uncertainty.residual_log_sd["ratio_derived"] = sd_dr;
+  };
   // Each row's 90 % interval around the full fit, and whether the same relative interval around
   // each held-out prediction covers the measurement (the coverage the intervals are judged by).
   std::map<std::string, models::Profile> with_uncertainty;
   for (const auto& [hw, prof] : fit.profiles) {
     auto q = prof;
     calibration::fill_uncertainty(fit, hw, q);
-    if (!held.empty()) {
-      q.uncertainty.residual_log_sd["time"] = sd_t;
-      q.uncertainty.residual_log_sd["ratio"] = sd_r;
-    }
+    set_spread(q);
     with_uncertainty.emplace(hw, q);
   }
   std::vector<models::Interval> band(rows.size());
@@ -178,11 +200,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       p.provenance.notes = fmt::format("Fitted jointly over {} rows of {} ({}): {}{}.", rows.size(), impl,
                                        fmt::join(gpus, ", "), fitted, groups);
       calibration::fill_uncertainty(fit, hw, p);
-      if (!held.empty()) {
-        p.uncertainty.residual_log_sd["time"] = sd_t;
-        p.uncertainty.residual_log_sd["ratio"] = sd_r;
-        p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
-      }
+      set_spread(p);
+      if (!held.empty()) p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
       p.validate(path);
       std::filesystem::create_directories(dir + "/" + r.impl);
       write_output(dir + "/" + r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n");

@@ -30,8 +30,9 @@ using models::InputError;
 namespace {
 
 constexpr const char* kIntervals =
-    "+-: half width of the 90 % prediction interval of the step (the profile's fitted uncertainty; - for derived and "
-    "spec-default profiles, which have none)";
+    "+-: half width of the 90 % prediction interval of the step (the profile's fitted uncertainty; a derived profile's is "
+    "the error measured when one fitted GPU's parameters predict another's; - for spec-default profiles and profiles "
+    "derived from a fit that measured no such error)";
 
 // Flags over the plan file's fields (same names, '-' for '_').
 nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult& r) {
@@ -162,7 +163,8 @@ int run_plan(int argc, char** argv) {
     j["fit_memory"] = fits;
     j["feasible"] = feasible;
     j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
-                    "profile's fitted uncertainty; null for derived and spec-default profiles";
+                    "profile's fitted uncertainty (a derived profile's: the error measured when one fitted GPU's parameters predict "
+                    "another's); null for spec-default profiles and profiles derived from a fit that measured no such error";
     j["plans"] = nlohmann::json::array();
     for (std::size_t i = 0; i < best.size(); ++i) {
       const auto& x = best[i].plan;

@@ -92,7 +92,8 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   out += "\nwhy:\n";
   for (const auto& r : results) out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction));
   out += any_interval ? "\n+-: half width of the 90 % prediction interval (the profile's fitted parameters' covariance and "
-                        "its held-out residual spread); - where the profile has none for that quantity. Attention forward "
+                        "its held-out residual spread; a derived profile's spread is the error measured when one fitted GPU's "
+                        "parameters predict another's); - where the profile has none for that quantity. Attention forward "
                         "and backward times carry theirs in --format json and csv.\n"
                       : fmt::format("\n+-: no prediction interval: profile {} has no fitted uncertainty ({}).\n",
                                     s0.profile.name, s0.profile.provenance.calibrated ? "fitted without one" : "uncalibrated");

@@ -420,7 +420,7 @@ def write_flash(w, text, t1, vl):
         if l.startswith("  ") and " = " in l:
             w("    " + l.strip())
     for l in text.splitlines():
-        if l.startswith("in-sample") or l.startswith("90 %") or l.startswith("held-out"):
+        if l.startswith("in-sample") or l.startswith("90 % intervals around") or l.startswith("held-out"):
             w("")
             w(l)
     w("")
@@ -438,6 +438,26 @@ def write_flash(w, text, t1, vl):
         g = re.match(r"^\s+(\S+)\s+time\s+([\d.]+)% \(\s*(\d+)\), ratio\s+([\d.]+)% \(\s*(\d+)\)", l)
         if g:
             w("| | %s | %s%% | %s | %s%% | %s |" % g.groups())
+    w("")
+    w("**Derived profiles** (every GPU and library below without measurements of its own copies these")
+    w("per-GPU parameters from a fitted GPU, `calibrate --derive-from`). What that copying costs is measured")
+    w("where both exist: each fitted GPU's ring rows predicted with the other fitted GPU's parameters. A")
+    w("derived profile's 90 % interval uses that spread (`time_derived`, `ratio_derived` in the source")
+    w("profile's uncertainty) and the copied parameters' covariance:")
+    w("")
+    w("| derived | time MAPE | points | ratio MAPE | ratios |")
+    w("|---|---|---|---|---|")
+    for l in text.splitlines():
+        m = re.match(r"derived from another GPU's fit .*: time MAPE ([\d.]+)% \((\d+) points\), ratio MAPE ([\d.]+)% \((\d+) ratios\)", l)
+        if m:
+            w("| **all** | **%s%%** | %s | **%s%%** | %s |" % m.groups())
+        g = re.match(r"^\s+(\S+ from \S+)\s+time\s+([\d.]+)% \(\s*(\d+)\), ratio\s+([\d.]+)% \(\s*(\d+)\)", l)
+        if g:
+            w("| %s | %s%% | %s | %s%% | %s |" % g.groups())
+    for l in text.splitlines():
+        if l.startswith("derived from another GPU's fit") or l.startswith("90 % intervals of derived"):
+            w("")
+            w(l)
     w("")
     w("Targets (issue 15): ratio MAPE <= 10 %, time MAPE <= 15 % per grouping. They are not met; the")
     w("physical reasons, from the rows below:")
@@ -660,9 +680,11 @@ def write_doc(w, paper_fit, scen, flash_text, t1, vl, scfa_text, sg, unmeasured)
     w("say which rows were fitted and which were scored; a row is never scored by a fit that saw it.")
     w("Intervals are 90 % prediction intervals (`_lo`/`_hi` columns of `predict`, `sweep` and `plan`): the")
     w("fitted parameters' covariance carried through the model (delta method) and the held-out residual")
-    w("spread (models/analytic/interval.hpp). Derived profiles (no measurement on that hardware or library) carry")
-    w("no interval. tests/calibration/test_intervals.cpp checks on synthetic data that 90 % intervals cover")
-    w("at least 85 % of points the fit never saw.")
+    w("spread (models/analytic/interval.hpp). A derived profile (no measurement on that hardware or library)")
+    w("takes as its spread the error its source fit measured when one fitted GPU's parameters predict another")
+    w("fitted GPU's rows (section 2); one derived from a fit that measured no such error (a single GPU, or the")
+    w("speedup fits of section 1) carries no interval. tests/calibration/test_intervals.cpp checks on synthetic")
+    w("data that 90 % intervals cover at least 85 % of points the fit never saw.")
     w("")
     write_paper(w, paper_fit, scen)
     write_flash(w, flash_text, t1, vl)

@@ -122,6 +122,9 @@ struct Profile {
     std::vector<std::vector<double>> covariance;  // of `parameters`, in their units
     // Standard deviation of held-out log(predicted / measured), per predicted quantity: "time"
     // (absolute seconds) and "ratio" (a layout's speedup over another); absent: not calibrated.
+    // "time_derived" and "ratio_derived": the same when this fit's per-GPU parameters predict
+    // another fitted GPU (calibration::derived_from_other_gpus), which a profile derived from
+    // this one takes as its own spread (calibrate --derive-from).
     std::map<std::string, double> residual_log_sd;
     std::int64_t held_out_points = 0;
     [[nodiscard]] bool empty() const noexcept { return parameters.empty() && residual_log_sd.empty(); }

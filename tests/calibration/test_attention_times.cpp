@@ -109,3 +109,113 @@ TEST_CASE("a joint fit to times made by the model itself recovers the GPUs' effi
   calibration::fill_uncertainty(f, "h800", p);
   CHECK(p.uncertainty.parameters.size() == 2);
 }
+
+TEST_CASE("a derived profile's error is measured by copying one fitted GPU's parameters to another", "[times]") {
+  const models::Catalog cat;
+  calibration::TimePredictor predictor{models::Catalog(cat)};
+  std::map<std::string, models::Profile> truth;
+  for (const std::string hw : {"a100-80gb", "h800"}) {
+    auto p = cat.profile("", cat.hardware(hw), "ring-flash-attn");
+    p.attention_bwd_efficiency = 0.3;
+    p.p2p_bandwidth_bytes_per_s = 0;
+    truth[hw] = p;
+  }
+  truth["a100-80gb"].attention_efficiency = 0.7;
+  truth["h800"].attention_efficiency = 0.4;
+  auto rows = synthetic_rows();
+  for (auto& r : rows) r.seconds = predictor(r, truth.at(r.hardware));
+  calibration::TimeFitSetup setup;
+  setup.base = truth;
+  setup.per_hardware = {"attention_efficiency"};
+  setup.options.extra_starts = 1;
+  const auto f = calibration::fit_times(rows, setup, predictor);
+  const auto d = calibration::derived_from_other_gpus(rows, f, setup, predictor);
+  REQUIRE(d.pairs.size() == 2);
+  CHECK(d.pairs[0].group == "a100-80gb from h800");
+  // The oracle: each ring row of one GPU under the other GPU's true efficiency.
+  std::size_t k = 0;
+  for (const auto& r : rows) {
+    if (r.single() || r.hardware != "a100-80gb") continue;
+    auto p = truth.at("a100-80gb");
+    p.attention_efficiency = 0.4;
+    REQUIRE(k < d.log_time.size());
+    CHECK(d.log_time[k] == Approx(std::log(predictor(r, p) / r.seconds)).epsilon(1e-3));
+    CHECK(d.time_pair[k] == 0);
+    ++k;
+  }
+  CHECK(d.log_time.size() == 2 * k);
+  CHECK(d.pairs[0].time_mape > 0.05);  // a100 predicted at h800's efficiency: clearly slower
+  CHECK(d.all.ratio_points == 2 * 2 * 2 * 2);
+  // With one efficiency for both GPUs, copying it across loses nothing.
+  for (auto& r : rows) {
+    auto p = truth.at(r.hardware);
+    p.attention_efficiency = 0.55;
+    r.seconds = predictor(r, p);
+  }
+  const auto same = calibration::fit_times(rows, setup, predictor);
+  const auto none = calibration::derived_from_other_gpus(rows, same, setup, predictor);
+  CHECK(none.all.time_mape < 1e-3);
+  // One GPU: no pair, nothing measured.
+  std::vector<TimeRow> one;
+  for (const auto& r : rows)
+    if (r.hardware == "h800") one.push_back(r);
+  CHECK(calibration::derived_from_other_gpus(one, calibration::fit_times(one, setup, predictor), setup, predictor)
+            .pairs.empty());
+}
+
+TEST_CASE("derived intervals are judged with the spread of the other pairs only", "[times]") {
+  calibration::DerivedScore d;
+  d.pairs.resize(2);
+  // Pair 0's points spread 0.1, pair 1's 1.0: pair 1 judged by 0.1 falls outside, pair 0 by 1.0 inside.
+  d.log_time = {0.1, -0.1, 1.0, -1.0};
+  d.time_pair = {0, 0, 1, 1};
+  CHECK(calibration::derived_interval_coverage(d) == Approx(0.5));
+  d.pairs.resize(1);
+  d.time_pair = {0, 0, 0, 0};
+  CHECK(std::isnan(calibration::derived_interval_coverage(d)));
+}
+
+TEST_CASE("a held-out group that takes every row, or every row that identifies a parameter, is left unscored",
+          "[times]") {
+  const models::Catalog cat;
+  calibration::TimePredictor predictor{models::Catalog(cat)};
+  auto base = cat.profile("", cat.hardware("h800"), "ring-flash-attn");
+  std::vector<TimeRow> rows;
+  for (auto r : synthetic_rows())
+    if (r.hardware == "h800") {
+      r.seconds = predictor(r, base);
+      rows.push_back(r);
+    }
+  calibration::TimeFitSetup setup;
+  setup.base["h800"] = base;
+  setup.options.extra_starts = 0;
+  // One GPU without its single-GPU rows: holding the GPU out leaves nothing to fit.
+  std::vector<TimeRow> ring_only;
+  for (const auto& r : rows)
+    if (!r.single()) ring_only.push_back(r);
+  setup.per_hardware = {"attention_efficiency"};
+  const auto h = calibration::leave_one_group_out(ring_only, setup, predictor, "hardware");
+  REQUIRE(h.groups.size() == 1);
+  CHECK(h.all.time_points == 0);
+  // A ring-only parameter: with the ring rows of every table out only single-GPU rows remain,
+  // which do not identify it; the fold is not scored with the full fit's value.
+  setup.per_hardware = {"host_step_s"};
+  std::vector<TimeRow> one_table;
+  for (auto r : rows) {
+    r.table = "t";
+    one_table.push_back(r);
+  }
+  const auto t = calibration::leave_one_group_out(one_table, setup, predictor, "table");
+  CHECK(t.all.time_points == 0);
+  // The full fit itself says which parameter no row identifies.
+  try {
+    std::vector<TimeRow> singles;
+    for (const auto& r : rows)
+      if (r.single()) singles.push_back(r);
+    (void)calibration::fit_times(singles, setup, predictor);
+    FAIL("expected InputError");
+  } catch (const models::InputError& e) {
+    CHECK(e.field() == "free");
+  }
+  CHECK_THROWS_AS(calibration::fit_times({}, setup, predictor), models::InputError);
+}

@@ -180,10 +180,16 @@ TEST_CASE("a scenario's step and attention times get their intervals from the sa
   }
   // The scenario is left as it was (the perturbed profiles are swapped back).
   CHECK(models::predict(s).step_s == at.step_s);
-  // A derived profile carries no uncertainty: no intervals, at no cost.
+  // A profile derived by copying fitted parameters carries the spread measured for that copying;
+  // one left at spec defaults (MI300X: nothing copied) carries none: no intervals, at no cost.
   spec.hardware = "h100-sxm";
   auto d = models::resolve(spec, catalog);
-  const auto none = models::time_intervals_around(d, models::predict(d));
+  REQUIRE_FALSE(d.profile.provenance.calibrated);
+  const auto derived = models::time_intervals_around(d, models::predict(d));
+  CHECK(derived.step.available);
+  spec.hardware = "mi300x";
+  auto m = models::resolve(spec, catalog);
+  const auto none = models::time_intervals_around(m, models::predict(m));
   CHECK_FALSE(none.step.available);
   CHECK_FALSE(none.attention_fwd.available);
   CHECK_FALSE(none.attention_bwd.available);

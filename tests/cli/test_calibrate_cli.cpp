@@ -1,0 +1,61 @@
+// `ringsim calibrate` as a user meets it: a fit to the ring tables writes profiles that carry the
+// error measured when one fitted GPU's parameters predict another's, and a profile derived from
+// one takes that error as its interval (none when the source measured none).
+#include <cmath>
+#include <regex>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "tests/support/cli_run.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace ringsim::test;
+
+namespace {
+
+// The number after "KEY": in a JSON text; NaN where absent.
+double json_number(const std::string& text, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("\"" + key + "\": ([-+0-9.eE]+)"))) return std::nan("");
+  return std::stod(m[1].str());
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: a derived profile's interval is the measured error of copying parameters across GPUs",
+          "[cli][calibrate]") {
+  const TempDir dir;
+  const auto fit = run(std::string("calibrate --from-times ") + RINGSIM_TEST_DATA +
+                       "/cp_attention_times.csv --impl ring-flash-attn,usp --free attention_efficiency,attention_bwd_efficiency "
+                       "--shared softmax_overlap --profiles-dir " + dir.dir());
+  REQUIRE(fit.code == 0);
+  CHECK(fit.out.find("derived from another GPU's fit") != std::string::npos);
+  CHECK(fit.out.find("a100-80gb from h800") != std::string::npos);
+  const std::string source = dir.file("ring-flash-attn/h800.json");
+  const auto source_text = read_file(source);
+  const double derived_sd = json_number(source_text, "time_derived");
+  REQUIRE(derived_sd > 0);
+  CHECK(derived_sd != json_number(source_text, "time"));
+  const std::string keep = " --keep attention_efficiency,attention_bwd_efficiency,softmax_overlap";
+  const auto d = run("calibrate --derive-from " + source + " --hardware h100-sxm" + keep + " -o " + dir.file("h100.json"));
+  REQUIRE(d.code == 0);
+  const auto derived = read_file(dir.file("h100.json"));
+  CHECK(json_number(derived, "time") == Approx(derived_sd).epsilon(1e-9));
+  CHECK(std::isnan(json_number(derived, "time_derived")));
+  CHECK(derived.find("\"calibrated\": false") != std::string::npos);
+  const std::string predict = "predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --profile ";
+  const auto p = run(predict + dir.file("h100.json"));
+  REQUIRE(p.code == 0);
+  CHECK(p.out.find("a derived profile's spread") != std::string::npos);
+  // A source that measured no such error gives a derived profile without an interval.
+  write_file(dir.file("plain.json"), std::regex_replace(source_text, std::regex(",?\\s*\"time_derived\": [-+0-9.eE]+"), ""));
+  REQUIRE(std::isnan(json_number(read_file(dir.file("plain.json")), "time_derived")));
+  const auto d2 = run("calibrate --derive-from " + dir.file("plain.json") + " --hardware h100-sxm" + keep + " -o " +
+                      dir.file("h100b.json"));
+  REQUIRE(d2.code == 0);
+  CHECK(read_file(dir.file("h100b.json")).find("uncertainty") == std::string::npos);
+  const auto p2 = run(predict + dir.file("h100b.json"));
+  REQUIRE(p2.code == 0);
+  CHECK(p2.out.find("no prediction interval") != std::string::npos);
+}
