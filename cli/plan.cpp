@@ -44,6 +44,7 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
       {"seq", "n_seq"}, {"max-context", "max_context"}, {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
   for (const auto& [flag, field] : counts)
     if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
+  if (r.count("include-research")) j["include_research"] = true;
   if (r.count("target-tokens-per-s"))
     j["target_tokens_per_s"] = models::parse_double(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
   for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
@@ -81,7 +82,8 @@ int run_plan(int argc, char** argv) {
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
-                 ("impl", "implementations to search (comma-separated; default: all that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
+                 ("impl", "implementations to search (comma-separated; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
+                 ("include-research", "with no --impl, let research kernels (scfa, the Striped paper's JAX code) and ringsim's reference kernels compete too")
                  ("cp", "strategies to search (default: all)", cxxopts::value<std::string>())
                  ("layout", "layouts to search (default contiguous,striped,zigzag)", cxxopts::value<std::string>())
                  ("tile", "tiles to search (default: default,128x128,512x512,2048x4096)", cxxopts::value<std::string>())
@@ -172,6 +174,8 @@ int run_plan(int argc, char** argv) {
       p["rank"] = i + 1;
       p.update(planning::result_json(x));
       p["why"] = planning::explain(x);
+      p["maturity"] = std::string(models::to_string(x.maturity));
+      p["profile_origin"] = x.profile_origin;
       p["ties"] = nlohmann::json::array();
       for (const auto& t : best[i].ties)
         p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout.text()}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
@@ -210,7 +214,9 @@ int run_plan(int argc, char** argv) {
         const std::string pm = iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-");
         std::vector<std::string> notes = {"why: " + planning::explain(x)};
         if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
-        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp), x.impl,
+        const auto label = x.deployability();
+        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+                   label.empty() ? x.impl : x.impl + " " + label,
                    s.cp.text(), s.layout.text(), fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
                    std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
                    std::to_string(s.n_seq), human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
@@ -218,6 +224,7 @@ int run_plan(int argc, char** argv) {
                   notes);
       }
       out += t.render();
+      out += planning::deployability_legend(best);
     }
   }
   output.write(out);

@@ -143,7 +143,8 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
       const auto fig = row_figures(f);
       std::vector<std::string> notes = {"why: " + models::why(f.sum)};
       if (!rows[i].ties.empty()) notes.push_back("ties: " + ties_text(plan, rows[i]));
-      t.add_row({std::to_string(i + 1), c.cp, c.layout, c.impl, human_seconds(f.mean_step_s()), human_count(f.tokens_per_s()),
+      t.add_row({std::to_string(i + 1), c.cp, c.layout, c.label.empty() ? c.impl : c.impl + " " + c.label,
+                 human_seconds(f.mean_step_s()), human_count(f.tokens_per_s()),
                  i == 0 ? "" : relative(f.tokens_per_s() / best),
                  fmt::format("{:.2f}", f.mean_imbalance()), fmt::format("{:.2f}", fig.busiest_over_mean),
                  percent(f.padding_share(r.n_seq))},
@@ -177,7 +178,9 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
   out += rec.render("  ");
   bool uncalibrated = false;
   for (const auto& c : plan.candidates) uncalibrated |= c.skipped.empty() && !c.profile_calibrated;
-  if (uncalibrated) out += "  (profiles marked uncalibrated: spec defaults, not fitted to measurements)\n";
+  if (uncalibrated)
+    out += "  (some profiles are not fitted on this GPU: [derived] ones copy a fitted GPU's parameters, [spec defaults] "
+           "ones assume generic efficiencies)\n";
   if (list_skipped) {
     out += "\ncannot run:\n";
     for (const auto& c : plan.candidates) {
@@ -275,7 +278,7 @@ std::string json(const planning::LengthPlan& plan, const std::vector<planning::T
       const auto& c = plan.candidates[row.candidate];
       const auto& f = plan.figures[row.candidate][b];
       const auto fig = row_figures(f);
-      nlohmann::json x = {{"rank", i + 1}, {"cp", c.cp}, {"layout", c.layout}, {"impl", c.impl},
+      nlohmann::json x = {{"rank", i + 1}, {"cp", c.cp}, {"layout", c.layout}, {"impl", c.impl}, {"deployability", c.label},
                           {"sequences", f.packs}, {"documents", f.documents}, {"real_tokens", f.real_tokens},
                           {"padding_share", f.padding_share(r.n_seq)}, {"mean_step_s", f.mean_step_s()},
                           {"tokens_per_s", f.tokens_per_s()}, {"imbalance", f.mean_imbalance()},
@@ -320,7 +323,8 @@ int run_plan_docs(int argc, char** argv) {
                   cxxopts::value<std::string>())
                  ("layout", "layouts (default: contiguous, striped, zigzag, doc-zigzag, doc-zigzag-docmajor, ptrr)",
                   cxxopts::value<std::string>())
-                 ("impl", "implementations (default: the catalog's choice for each strategy and layout)", cxxopts::value<std::string>())
+                 ("impl", "implementations (default: the catalog's choice of production library for each strategy and layout)", cxxopts::value<std::string>())
+                 ("include-research", "with no --impl, let the catalog choose a research kernel or ringsim's reference kernels where no production library offers the pair")
                  ("profile", "profile name or file (default: each hardware x implementation's own)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("zero", "ZeRO stage of the model states, sharded over the sp ranks (memory)", cxxopts::value<std::string>()->default_value("3"))
@@ -352,6 +356,7 @@ int run_plan_docs(int argc, char** argv) {
   req.strategies = models::parse_strategies(list_of(r, "cp"));
   req.layouts = models::parse_layouts(list_of(r, "layout"));
   req.impls = list_of(r, "impl");
+  req.include_research = r.count("include-research") > 0;
   req.profile = r["profile"].as<std::string>();
   req.zero = models::parse_sharding(r["zero"].as<std::string>());
   req.recompute = models::parse_recompute(r["recompute"].as<std::string>());

@@ -162,6 +162,8 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.impl = s.impl.name;
     r.profile = s.profile.name;
     r.profile_calibrated = s.profile.provenance.calibrated;
+    r.maturity = s.impl.maturity;
+    r.profile_origin = profile_origin(s.profile);
     r.tile_q = s.tile.q;
     r.tile_k = s.tile.k;
     r.prediction = t.prediction;
@@ -359,5 +361,19 @@ nlohmann::json result_json(const SweepResult& r) {
   }
   return j;
 }
+
+std::string profile_origin(const models::Profile& p) {
+  if (p.provenance.calibrated) return "fitted";
+  return p.provenance.method.starts_with("derived") ? "derived" : "spec defaults";
+}
+
+std::string deployability_label(models::Maturity maturity, const std::string& origin) {
+  std::vector<std::string> parts;
+  if (maturity != models::Maturity::Production) parts.emplace_back(models::to_string(maturity));
+  if (!origin.empty() && origin != "fitted") parts.push_back(origin);
+  return parts.empty() ? std::string() : "[" + parts.front() + (parts.size() > 1 ? "; " + parts.back() : "") + "]";
+}
+
+std::string SweepResult::deployability() const { return deployability_label(maturity, profile_origin); }
 
 }  // namespace ringsim::planning

@@ -32,13 +32,19 @@ struct SweepResult {
   // Resolved identity (the requested values where the point was skipped).
   std::string hardware, model, impl, profile;
   bool profile_calibrated = false;
+  // What a user could deploy as predicted: the implementation's maturity, and where the profile's
+  // numbers come from ("fitted" on this GPU, "derived" from another GPU's fit, "spec defaults").
+  models::Maturity maturity = models::Maturity::Production;
+  std::string profile_origin;
+  // deployability_label of the two: the label every plan row carries.
+  [[nodiscard]] std::string deployability() const;
   std::int64_t tile_q = 0, tile_k = 0;
   std::string topology;        // as run ("default" when the hardware's)
   models::Recompute recompute = models::Recompute::None;
   models::Prediction prediction;  // step_s, tokens/s and MFU from the engine that ran
   // The 90 % interval of step_s (models/analytic/interval.hpp: the profile's fitted uncertainty; the
   // simulator's step keeps the analytic interval's relative width); unavailable for profiles
-  // without one (derived or spec defaults).
+  // without one (spec defaults, or derived from a fit that measured no derived spread).
   models::Interval step_interval;
   // The 90 % intervals of prediction.attention_fwd_s / attention_bwd_s (the cost model's, whatever
   // the engine); unavailable as step_interval is.
@@ -52,6 +58,13 @@ struct SweepResult {
   // "compute" or "transfer": whether exposed communication is at least 5% of the step.
   [[nodiscard]] const char* bound() const noexcept;
 };
+
+// Where a profile's numbers come from: "fitted" on its GPU, "derived" from another GPU's fit, or
+// "spec defaults".
+[[nodiscard]] std::string profile_origin(const models::Profile& p);
+// "" for a production library on a fitted profile; else "[research]", "[derived]",
+// "[reference; spec defaults]", ...
+[[nodiscard]] std::string deployability_label(models::Maturity maturity, const std::string& origin);
 
 // Turns points into results. Caches what files give (hardware, model, implementation, profile)
 // per distinct name, so one evaluator is cheap per point; not thread-safe: one per thread.

@@ -216,6 +216,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       c.memory_capacity_bytes = mem.capacity_bytes;
       c.fits_memory = mem.fits;
       c.profile_calibrated = m.scenario().profile.provenance.calibrated;
+      c.label = deployability_label(m.scenario().impl.maturity, profile_origin(m.scenario().profile));
     } catch (const InputError& e) {
       c.skipped = e.field().empty() ? e.message() : e.field() + ": " + e.message();
     }
@@ -228,14 +229,15 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       if (r.impls.empty()) {
         std::string impl;
         try {
-          impl = catalog.choose_implementation(spec, hw, {layout});
+          impl = catalog.choose_implementation(spec, hw, {layout}, !r.include_research);
         } catch (const InputError&) {
           LengthCandidate c;
           c.cp = cp.text();
           c.layout = layout.text();
           c.impl = "-";
-          c.skipped = "no implementation offers strategy " + c.cp + " with layout " + c.layout +
-                      " and packed documents on " + hw.name;
+          c.skipped = std::string(r.include_research ? "no implementation" : "no production library") +
+                      " offers strategy " + c.cp + " with layout " + c.layout + " and packed documents on " + hw.name +
+                      (r.include_research ? "" : " (--include-research admits research and reference kernels)");
           plan.candidates.push_back(std::move(c));
           runs.push_back(false);
           continue;

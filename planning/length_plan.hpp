@@ -34,6 +34,9 @@ struct LengthPlanRequest {
   // Empty: the catalog's choice for each (strategy, layout); else every listed implementation
   // that offers the pair.
   std::vector<std::string> impls;
+  // With no impls: whether the catalog's choice may be a research kernel or ringsim's reference
+  // kernels when no production library offers the pair (by default such a pair is skipped).
+  bool include_research = false;
   std::string profile;  // empty: each (hardware, implementation)'s own
   // Memory: model states sharded over the sp ranks at this ZeRO stage, activations kept under
   // this recomputation policy (full recomputation also repeats the forward in the step time).
@@ -61,6 +64,7 @@ struct LengthCandidate {
   double memory_bytes = 0, memory_capacity_bytes = 0;
   bool fits_memory = true;
   bool profile_calibrated = false;
+  std::string label;  // planning::deployability_label of its implementation and profile
 };
 
 // One candidate over the packs of one bucket (or of all buckets).

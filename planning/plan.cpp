@@ -91,6 +91,10 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     else if (k == "devices") r.devices = count(k, v);
     else if (k == "batch") r.batch = count(k, v);
     else if (k == "top") r.top = count(k, v);
+    else if (k == "include_research") {
+      if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
+      r.include_research = v.get<bool>();
+    }
     else if (k == "target_tokens_per_s") {
       if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(file, 0, k, "expected a positive number, got " + v.dump());
       r.target_tokens_per_s = v.get<double>();
@@ -100,7 +104,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
-                       "batch, mask, top, engine, impl, cp, layout, tile, topology, zero, recompute)");
+                       "batch, mask, top, engine, include_research, impl, cp, layout, tile, topology, zero, recompute)");
     }
   }
   // The search axes read as a sweep file's, with the same messages.
@@ -150,15 +154,23 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   if (!r.impls.empty()) {
     g.impl = r.impls;
   } else {
-    // By default only implementations with a profile for this hardware (fitted, or derived from a
-    // fit): one on spec defaults (ringsim-tiles, the reference kernels) assumes generic
-    // efficiencies and would win on optimism, not on merit. --impl names any. When none has a
-    // profile, all that run on the hardware compete on spec defaults alike.
+    // By default only production libraries (what a user can deploy; include_research adds the
+    // research and reference kernels) with a profile for this hardware (fitted, or derived from
+    // a fit): one on spec defaults assumes generic efficiencies and would win on optimism, not
+    // on merit. --impl names any. When none has a profile, all that run on the hardware compete
+    // on spec defaults alike.
+    // Where no production library runs (TPUs: only the papers' JAX code and the reference kernels
+    // are modelled), the others compete, each row labelled with its maturity.
     g.impl.clear();
-    std::vector<std::string> runs;
-    for (const auto& name : catalog.implementation_names())
-      if (catalog.implementation(name).runs_on(hw.kind)) runs.push_back(name);
+    std::vector<std::string> runs, production;
+    for (const auto& name : catalog.implementation_names()) {
+      const auto im = catalog.implementation(name);
+      if (!im.runs_on(hw.kind)) continue;
+      runs.push_back(name);
+      if (im.maturity == models::Maturity::Production) production.push_back(name);
+    }
     if (runs.empty()) throw InputError({}, 0, "impl", "no implementation runs on " + hw.name);
+    if (!r.include_research && !production.empty()) runs = production;
     for (const auto& name : runs)
       if (catalog.has_profile(hw, name)) g.impl.push_back(name);
     if (g.impl.empty()) g.impl = runs;
@@ -388,6 +400,23 @@ std::vector<models::Strategy> strategy_splits(const std::set<std::int64_t>& sps)
     if (std::find(unique.begin(), unique.end(), st) == unique.end()) unique.push_back(std::move(st));
   }
   return unique;
+}
+
+std::string deployability_legend(const std::vector<PlanChoice>& plans) {
+  static const std::pair<const char*, const char*> meaning[] = {
+      {"research", "a research kernel published with a paper (its ring may be ringsim's extension)"},
+      {"reference", "ringsim's own what-if kernels, which no one runs"},
+      {"derived", "no measurement of this library on this GPU: parameters copied from a fitted GPU"},
+      {"spec defaults", "nothing measured: the GPU's specs at generic efficiencies"}};
+  std::string out;
+  for (const auto& [word, text] : meaning) {
+    const bool used = std::any_of(plans.begin(), plans.end(), [&](const PlanChoice& c) {
+      const auto l = c.plan.deployability();
+      return l.find(word) != std::string::npos;
+    });
+    if (used) out += std::string(out.empty() ? "\n" : "; ") + word + ": " + text;
+  }
+  return out.empty() ? out : out + "\n";
 }
 
 std::string explain(const SweepResult& row) {

@@ -47,12 +47,15 @@ struct PlanRequest {
   std::vector<std::optional<models::Recompute>> recompute;
   Engine engine = Engine::Analytic;
   std::int64_t top = 10;
+  // With no impls named, research kernels and ringsim's reference kernels compete too (by
+  // default only production libraries do: what a user can deploy).
+  bool include_research = false;
 };
 
 // InputError naming the field for impossible requests (no budget, no target, ...).
 void check_request(const PlanRequest& r);
 // A plan file (JSON): hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices,
-// batch, mask, engine, top, and the search axes impl, cp, layout, tile, topology, zero,
+// batch, mask, engine, top, include_research, and the search axes impl, cp, layout, tile, topology, zero,
 // recompute as in a sweep file. Unknown fields and wrong types name the file and the field.
 [[nodiscard]] PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file);
 
@@ -103,6 +106,10 @@ struct PlanSearch {
 // ring, allgather, ulysses, then every usp:UxR and every double-ring:W split (1 < U, W < sp) of
 // each of the group sizes, each once.
 [[nodiscard]] std::vector<models::Strategy> strategy_splits(const std::set<std::int64_t>& sps);
+
+// What the labels of the plans' rows mean (SweepResult::deployability), one line naming only
+// those that occur; empty when every plan is a production library on a fitted profile.
+[[nodiscard]] std::string deployability_legend(const std::vector<PlanChoice>& plans);
 
 // Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
 [[nodiscard]] std::string explain(const SweepResult& row);

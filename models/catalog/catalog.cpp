@@ -93,31 +93,34 @@ Implementation Catalog::implementation(const std::string& name) const {
 }
 
 Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
-                                               const std::vector<LayoutSpec>& layouts) const {
+                                               const std::vector<LayoutSpec>& layouts, bool production_only) const {
   const Implementation* best = nullptr;
+  auto rank = [](const Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
   for (const auto& im : implementations()) {
+    if (production_only && im.maturity != Maturity::Production) continue;
     if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
     if (!std::all_of(layouts.begin(), layouts.end(), [&](const LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); }))
       continue;
-    if (!best || im.preference < best->preference) best = &im;
+    if (!best || rank(im) < rank(*best)) best = &im;
   }
   if (!best)
     throw InputError({}, 0, "impl",
-                     "no implementation runs " + mask.family_name() + " attention" +
+                     std::string(production_only ? "no production library" : "no implementation") + " runs " +
+                         mask.family_name() + " attention" +
                          (layouts.empty() ? std::string() : " with layout(s) " + join_texts(layouts)) + " and strategy " +
                          cp.text() + " on " + hw.name + " (" + hw.kind + "); known: " + join_list(implementation_names()));
   return *best;
 }
 
 std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
-                                           const std::vector<LayoutSpec>& layouts) const {
+                                           const std::vector<LayoutSpec>& layouts, bool production_only) const {
   const auto fixed = profile_implementation(spec.profile);
   if (!spec.impl.empty() && fixed && *fixed != spec.impl)
     throw InputError({}, 0, "profile",
                      "profile '" + spec.profile + "' is for implementation " + *fixed + ", not " + spec.impl);
   if (!spec.impl.empty()) return implementation(spec.impl).name;
   if (fixed) return implementation(*fixed).name;
-  return default_implementation(hw, effective_mask(spec), spec.cp, layouts).name;
+  return default_implementation(hw, effective_mask(spec), spec.cp, layouts, production_only).name;
 }
 
 std::optional<std::string> Catalog::profile_implementation(const std::string& name_or_path) const {

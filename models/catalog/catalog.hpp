@@ -22,15 +22,19 @@ class Catalog {
   [[nodiscard]] Hardware hardware(const std::string& name) const;
   [[nodiscard]] ModelConfig model(const std::string& name) const;
   [[nodiscard]] Implementation implementation(const std::string& name) const;
-  // The most preferred implementation (lowest `preference`, then name) that runs on the hardware
-  // and offers the mask, the strategy and every layout in `layouts` (none: any); InputError when
-  // none does. Layouts compared side by side share one implementation.
+  // The most preferred implementation that runs on the hardware and offers the mask, the
+  // strategy and every layout in `layouts` (none: any): a production library before a research
+  // kernel before ringsim's reference kernels (a user can deploy the first), then the lowest
+  // `preference`, then the name. `production_only`: no research or reference kernel at all.
+  // InputError when none does. Layouts compared side by side share one implementation.
   [[nodiscard]] Implementation default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
-                                                      const std::vector<LayoutSpec>& layouts = {}) const;
+                                                      const std::vector<LayoutSpec>& layouts = {},
+                                                      bool production_only = false) const;
   // The implementation a scenario runs with all of `layouts` (compared side by side, they share
   // one): spec.impl when given, else the one spec.profile is for, else the default for them all.
   [[nodiscard]] std::string choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
-                                                  const std::vector<LayoutSpec>& layouts) const;
+                                                  const std::vector<LayoutSpec>& layouts,
+                                                  bool production_only = false) const;
   // Profiles are keyed by (hardware, implementation): configs/profiles/IMPL/HARDWARE.json.
   // name_or_path: empty for that file (spec defaults, marked uncalibrated, when there is none);
   // NAME for configs/profiles/IMPL/NAME.json (another hardware's fit, say); IMPL2/NAME; or a path

@@ -80,6 +80,15 @@ bool Implementation::offers(std::string_view kind, const LayoutSpec& layout, con
          ring_runs(layout, mask, strategy);
 }
 
+std::string_view to_string(Maturity m) noexcept {
+  switch (m) {
+    case Maturity::Production: return "production";
+    case Maturity::Research: return "research";
+    case Maturity::Reference: return "reference";
+  }
+  return "production";
+}
+
 Implementation Implementation::from_json(const nlohmann::json& j, const std::string& file,
                                          const std::string& configs_dir) {
   const auto kernels_dir = (std::filesystem::path(configs_dir) / "kernels").string();
@@ -87,6 +96,13 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   Implementation im;
   im.name = f.string("name");
   im.description = f.string("description");
+  {
+    const auto m = f.string("maturity");
+    if (m == "production") im.maturity = Maturity::Production;
+    else if (m == "research") im.maturity = Maturity::Research;
+    else if (m == "reference") im.maturity = Maturity::Reference;
+    else throw InputError(file, 0, "maturity", "expected production, research or reference, got '" + m + "'");
+  }
   if (const auto p = f.optional_number("preference")) {
     if (*p < 0 || *p > 1e6 || *p != static_cast<double>(static_cast<std::int64_t>(*p)))
       throw InputError(file, 0, "preference", "expected an integer in [0, 1000000]");

@@ -22,9 +22,17 @@
 
 namespace ringsim::models {
 
+// How far a user can deploy it: a library people train with, a research kernel published with
+// a paper (its ring may be ringsim's extension of a one-device kernel), or ringsim's own
+// reference kernels (what-if tile loops nobody runs). Planners compete production libraries
+// unless asked for the others.
+enum class Maturity { Production, Research, Reference };
+[[nodiscard]] std::string_view to_string(Maturity m) noexcept;
+
 struct Implementation {
   std::string name;
   std::string description;
+  Maturity maturity = Maturity::Production;
   // Lower is preferred when no --impl is given: the default for a scenario is the most
   // preferred implementation that runs on the hardware and offers its mask, layout and strategy.
   std::int64_t preference = 100;

@@ -7,10 +7,12 @@
 #include <set>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
+#include "models/io/json_fields.hpp"
 #include "models/catalog/resolve.hpp"
 
 using namespace ringsim::models;
@@ -93,12 +95,44 @@ TEST_CASE("the default implementation is the most preferred one that offers the 
         }
         const auto d = cat.default_implementation(hw, mask, ring, layouts);
         CHECK(offers(d));
+        // A production library before a research kernel before the reference kernels, then preference.
+        auto rank = [](const Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
         for (const auto& im : all)
-          if (offers(im)) CHECK(d.preference <= im.preference);
+          if (offers(im)) CHECK(rank(d) <= rank(im));
+        // production_only: the same among production libraries, or none.
+        const bool any_production = std::any_of(all.begin(), all.end(), [&](const Implementation& im) {
+          return offers(im) && im.maturity == Maturity::Production;
+        });
+        if (any_production) {
+          const auto p = cat.default_implementation(hw, mask, ring, layouts, true);
+          CHECK(p.maturity == Maturity::Production);
+          if (d.maturity == Maturity::Production) CHECK(p.name == d.name);
+        } else {
+          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts, true), InputError);
+        }
         ++checked;
       }
   }
   CHECK(checked > 50);
+}
+
+TEST_CASE("an implementation says how far a user can deploy it", "[impl][config]") {
+  const Catalog cat;
+  CHECK(cat.implementation("ring-flash-attn").maturity == Maturity::Production);
+  CHECK(cat.implementation("te-p2p").maturity == Maturity::Production);
+  CHECK(cat.implementation("scfa").maturity == Maturity::Research);
+  CHECK(cat.implementation("jax-blockwise").maturity == Maturity::Research);
+  CHECK(cat.implementation("ringsim-tiles").maturity == Maturity::Reference);
+  auto j = read_json_file(cat.root() + "/configs/implementations/scfa.json");
+  j["maturity"] = "experimental";
+  try {
+    (void)Implementation::from_json(j, "x.json", cat.root() + "/configs");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "maturity");
+  }
+  j.erase("maturity");
+  CHECK_THROWS_AS(Implementation::from_json(j, "x.json", cat.root() + "/configs"), InputError);
 }
 
 TEST_CASE("an implementation that does not offer something names what it offers", "[impl][errors]") {

@@ -223,3 +223,41 @@ TEST_CASE("plan: a plan file names the field that is wrong", "[planning][plan]")
   CHECK(field_of(R"({"budget": 8})") == "budget");
   CHECK(field_of(R"({"goal": "max-throughput", "devices": 8, "n_seq": 65536})") == "no error");
 }
+
+TEST_CASE("plan: production libraries compete by default; research and reference kernels when asked, labelled",
+          "[planning][plan]") {
+  const models::Catalog catalog;
+  PlanRequest r;
+  r.hardware = "h100-sxm";
+  r.model = "llama3-8b";
+  r.n_seq = 131072;
+  r.devices = 8;
+  r.tiles = {std::nullopt};
+  r.zero = {models::Sharding::Zero3};
+  r.recompute = {models::Recompute::Selective};
+  const auto g = plan_grid(r, catalog);
+  for (const auto& name : g.impl) {
+    INFO(name);
+    CHECK(catalog.implementation(name).maturity == models::Maturity::Production);
+  }
+  r.include_research = true;
+  const auto wide = plan_grid(r, catalog);
+  CHECK(wide.impl.size() > g.impl.size());
+  CHECK(std::find(wide.impl.begin(), wide.impl.end(), "scfa") != wide.impl.end());
+  // Every row says what it is: a research kernel's is labelled, and so is a derived profile.
+  SweepResult x;
+  x.maturity = models::Maturity::Research;
+  x.profile_origin = "derived";
+  CHECK(x.deployability() == "[research; derived]");
+  x.maturity = models::Maturity::Production;
+  x.profile_origin = "fitted";
+  CHECK(x.deployability().empty());
+  // On TPUs no production library is modelled: the others compete rather than nothing.
+  r.hardware = "tpu-v4";
+  r.model = "ringattn-1b";
+  r.include_research = false;
+  CHECK_FALSE(plan_grid(r, catalog).impl.empty());
+  // The plan file spells it include_research, a boolean.
+  CHECK(plan_request_from_json(nlohmann::json{{"include_research", true}}, "p.json").include_research);
+  CHECK_THROWS_AS(plan_request_from_json(nlohmann::json{{"include_research", "yes"}}, "p.json"), models::InputError);
+}
