@@ -56,10 +56,25 @@ int run_predict(int argc, char** argv) {
     }
   }
   std::vector<LayoutResult> results;
-  // Every row resolves before any is predicted: a row its sizes refuse (zigzag with an odd block
-  // among the default layouts) is one error at once, not after the other rows' predictions.
-  for (const auto& spec : expand_runs(args, catalog))
-    results.push_back(LayoutResult{spec.layout.text(), models::resolve(spec, catalog)});
+  // Every row resolves before any is predicted. A comparison (several strategies or layouts)
+  // shows a row that cannot run here (a Ulysses degree the KV heads do not divide, zigzag with an
+  // odd block) as not runnable, with its reason, and predicts the others; one row, or a
+  // comparison none of whose rows runs, is the (first) error, exit 2.
+  std::vector<RefusedRun> refused;
+  const auto runs = expand_runs(args, catalog, &refused);
+  const bool comparison = runs.size() + refused.size() > 1;
+  if (!comparison && !refused.empty()) throw refused.front().error;
+  for (const auto& spec : runs) {
+    try {
+      results.push_back(LayoutResult{spec.layout.text(), models::resolve(spec, catalog)});
+    } catch (const InputError& e) {
+      if (!comparison) throw;
+      refused.push_back({spec, e});
+    }
+  }
+  if (results.empty()) throw refused.front().error;
+  std::vector<NotRunnable> not_runnable;
+  for (const auto& x : refused) not_runnable.push_back(not_runnable_row(x));
   for (auto& row : results) predict_row(row, engine);
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
@@ -69,16 +84,18 @@ int run_predict(int argc, char** argv) {
     require_one_strategy(args, "--compare-mask");
     if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
     print_table(results, tms, engine, out);
+    print_not_runnable(not_runnable, out);
     out += "\n";
     print_comparison(results, results.front().scenario.spec, *compare, catalog, engine, out);
     return finish(out);
   }
   if (format == "table") {
     print_table(results, tms, engine, out);
+    print_not_runnable(not_runnable, out);
   } else if (format == "json") {
-    out = results_json(results, tms, engine);
+    out = results_json(results, tms, engine, not_runnable);
   } else {
-    out = results_csv(results, tms, engine);
+    out = results_csv(results, tms, engine, not_runnable);
   }
   return finish(out);
 }

@@ -1,5 +1,7 @@
 #include "cli/predict_json_csv.hpp"
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -61,7 +63,8 @@ std::string fmt_opt(bool available, double v, const char* spec) {
   return available ? fmt::format(fmt::runtime(spec), v) : std::string();
 }
 
-std::string results_json(const std::vector<LayoutResult>& results, double tms, Engine engine) {
+std::string results_json(const std::vector<LayoutResult>& results, double tms, Engine engine,
+                         const std::vector<NotRunnable>& not_runnable) {
   const auto& s0 = results.front().scenario;
   nlohmann::json j;
   j["scenario"] = {{"hardware", s0.hardware.name}, {"model", s0.model.name}, {"mp", s0.spec.mp}, {"sp", s0.spec.sp},
@@ -74,18 +77,23 @@ std::string results_json(const std::vector<LayoutResult>& results, double tms, E
   j["pred_engine"] = engine_name(engine);
   j["results"] = nlohmann::json::array();
   for (const auto& x : results) j["results"].push_back(prediction_json(x));
+  j["not_runnable"] = nlohmann::json::array();
+  for (const auto& x : not_runnable) j["not_runnable"].push_back({{"cp", x.cp}, {"layout", x.layout}, {"reason", x.reason}});
   return j.dump(2) + "\n";
 }
 
-std::string results_csv(const std::vector<LayoutResult>& results, double tms, Engine engine) {
+std::string results_csv(const std::vector<LayoutResult>& results, double tms, Engine engine,
+                        const std::vector<NotRunnable>& not_runnable) {
   std::string out;
-  out += csv_line({"layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
-                   "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
-                   "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
-                   "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
-                   "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
-                   "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
-                   "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi"});
+  const std::vector<std::string> header = {
+      "layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
+      "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
+      "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
+      "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
+      "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
+      "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
+      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "not_runnable"};
+  out += csv_line(header);
   for (const auto& x : results) {
     const auto& s = x.scenario;
     const auto& p = x.prediction;
@@ -108,7 +116,15 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                      fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
                      s.profile.provenance.calibrated ? "true" : "false", models::why(p),
                      fmt_opt(x.attention_fwd.available, x.attention_fwd.lo), fmt_opt(x.attention_fwd.available, x.attention_fwd.hi),
-                     fmt_opt(x.attention_bwd.available, x.attention_bwd.lo), fmt_opt(x.attention_bwd.available, x.attention_bwd.hi)});
+                     fmt_opt(x.attention_bwd.available, x.attention_bwd.lo), fmt_opt(x.attention_bwd.available, x.attention_bwd.hi),
+                     ""});
+  }
+  for (const auto& x : not_runnable) {
+    std::vector<std::string> cells(header.size());
+    cells[0] = x.layout;
+    cells[static_cast<std::size_t>(std::find(header.begin(), header.end(), "cp") - header.begin())] = x.cp;
+    cells.back() = x.reason;
+    out += csv_line(cells);
   }
   return out;
 }

@@ -9,6 +9,12 @@ namespace ringsim::cli {
 
 const char* engine_name(Engine e) { return e == Engine::Des ? "des" : "analytic"; }
 
+NotRunnable not_runnable_row(const RefusedRun& refused) {
+  const auto& e = refused.error;
+  return {refused.spec.cp.text(), refused.spec.layout.text(),
+          (e.field().empty() ? std::string() : "field '" + e.field() + "': ") + e.message()};
+}
+
 void predict_row(LayoutResult& r, Engine engine) {
   r.prediction = models::predict(r.scenario);
   const auto analytic_prediction = r.prediction;

@@ -8,6 +8,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/catalog/resolve.hpp"
+#include "cli/scenario_options.hpp"
 
 namespace ringsim::cli {
 
@@ -32,6 +33,13 @@ struct LayoutResult {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;
   }
 };
+
+// A row of a comparison that cannot run here: its strategy and layout, and why (the one line its
+// error would print).
+struct NotRunnable {
+  std::string cp, layout, reason;
+};
+[[nodiscard]] NotRunnable not_runnable_row(const RefusedRun& refused);
 
 // The prediction of a resolved row (its step, the simulator's with --engine des, and interval).
 // With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown

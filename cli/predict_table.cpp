@@ -148,4 +148,10 @@ void print_comparison(const std::vector<LayoutResult>& results, const models::Sc
   out += "speedup = baseline time / this mask's time; sparse masks include the gather/sort/scatter around the kernel.\n";
 }
 
+void print_not_runnable(const std::vector<NotRunnable>& rows, std::string& out) {
+  if (rows.empty()) return;
+  out += "\nnot runnable here (predicted without them):\n";
+  for (const auto& r : rows) out += fmt::format("  {} {}: {}\n", r.cp, r.layout, r.reason);
+}
+
 }  // namespace ringsim::cli

@@ -14,6 +14,10 @@ namespace ringsim::cli {
 // maximum speedup of striped over ring for the scenario.
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out);
 
+// The rows of a comparison that cannot run here, each with its reason, under the table; nothing
+// when every row ran.
+void print_not_runnable(const std::vector<NotRunnable>& rows, std::string& out);
+
 // The same scenario under a baseline mask (SCFA's comparison: the sparse kernel against dense
 // causal flash attention at the same tile size), attention only: forward and forward+backward.
 void print_comparison(const std::vector<LayoutResult>& results, const models::ScenarioSpec& base,

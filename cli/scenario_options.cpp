@@ -161,12 +161,21 @@ void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
   s.layout = a.layouts.front();
 }
 
-std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog) {
+std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog,
+                                              std::vector<RefusedRun>* refused) {
   std::vector<models::ScenarioSpec> runs;
   for (const auto& cp : args.cps) {
     ScenarioArgs one = args;
     one.base.cp = cp;
-    choose_implementation(one, catalog);
+    try {
+      choose_implementation(one, catalog);
+    } catch (const InputError& e) {
+      if (!refused) throw;
+      auto spec = one.base;
+      spec.layout = one.layouts.front();
+      refused->push_back({spec, e});
+      continue;
+    }
     const auto kind = cp.kind;
     std::size_t count = one.layouts.size();
     if (kind == models::StrategyKind::Ulysses && !args.layouts_given) count = 1;

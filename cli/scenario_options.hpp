@@ -8,6 +8,7 @@
 
 #include "cli/csv.hpp"
 #include "models/catalog/resolve.hpp"
+#include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
 namespace ringsim::cli {
@@ -33,7 +34,14 @@ void choose_implementation(ScenarioArgs& args, const models::Catalog& catalog);
 // must offer every strategy), else per strategy the default that offers it and the layouts.
 // Without --layout, each strategy keeps the default layouts its implementation offers (the
 // first only for Ulysses, whose work does not depend on the layout).
-[[nodiscard]] std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog);
+// With `refused`, a strategy no implementation runs here is recorded there (its error, with the
+// strategy as its spec's cp) instead of thrown, so a comparison can show it as not runnable.
+struct RefusedRun {
+  models::ScenarioSpec spec;  // the strategy (and first layout) that was asked for
+  models::InputError error;
+};
+[[nodiscard]] std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog,
+                                                            std::vector<RefusedRun>* refused = nullptr);
 // InputError unless exactly one strategy was asked for (commands that show one scenario).
 void require_one_strategy(const ScenarioArgs& args, const std::string& command);
 

@@ -210,3 +210,27 @@ TEST_CASE("strategies compared side by side, each row with its why; bad splits e
   expect_bad("predict --mesh 1x8 --seq 8192 --layout doc-zigzag --impl ringsim-tiles", "give them with --docs");
   expect_bad("show --cp ring,allgather", "show takes one strategy");
 }
+
+TEST_CASE("predict: a comparison shows a strategy that cannot run as not runnable and predicts the others",
+          "[cli][errors]") {
+  // llama3-8b's 8 KV heads: a Ulysses degree of 32 cannot split them under TE's a2a.
+  const std::string base = "predict --hardware h100-sxm --model llama3-8b --mesh 1x32 --seq 131072 ";
+  const auto t = run(base + "--cp ring,ulysses,usp:8x4");
+  INFO(t.err);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("not runnable here") != std::string::npos);
+  CHECK(t.out.find("  ulysses zigzag: field 'cp'") != std::string::npos);
+  CHECK(t.out.find("usp:8x4 zigzag ") != std::string::npos);  // the others are predicted
+  const auto j = run(base + "--cp ring,ulysses --format json");
+  REQUIRE(j.code == 0);
+  CHECK(j.out.find("\"not_runnable\": [") != std::string::npos);
+  CHECK(j.out.find("\"reason\": \"field 'cp'") != std::string::npos);
+  const auto c = run(base + "--cp ring,ulysses --format csv");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.substr(0, c.out.find('\n')).ends_with(",not_runnable"));
+  CHECK(c.out.find("\nzigzag,") != std::string::npos);
+  CHECK(c.out.find(",ulysses,") != std::string::npos);
+  // One row that cannot run, or a comparison of which none runs, is the error itself.
+  expect_bad(base + "--cp ulysses", "Ulysses degree 32");
+  expect_bad(base + "--cp ulysses --layout zigzag,contiguous --impl te-a2a", "Ulysses degree 32");
+}
