@@ -150,7 +150,13 @@ void heatmaps(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, 
     }
     out += "\n";
   }
-  out += "\ncells: 99 = a full block of work, 0 = skipped; rounds are columns, devices rows.\n";
+  // The legend names what the cells show: numbers on a colour scale on a terminal, the glyph
+  // ramp when piped.
+  out += paint.color ? "\ncells: 99 = a full block of work, 0 = skipped (the colour the same, blue to red); rounds are "
+                       "columns, devices rows.\n"
+                     : fmt::format("\ncells: '{}' from no work to a full block, one glyph per tenth ('{}' = a full "
+                                   "block, ' ' = skipped); rounds are columns, devices rows.\n",
+                                   kRamp, kRamp[9]);
 }
 
 void matrices(const std::vector<std::unique_ptr<models::ResolvedScenario>>& ss, const Painter& paint, std::string& out) {

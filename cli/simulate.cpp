@@ -141,6 +141,14 @@ int run_simulate(int argc, char** argv) {
          "neighbours); analytic = the lock-step closed form (ringsim predict) of the same scenario;\n"
          "passes = engine passes simulated + layers replayed (a layer entered as the previous identical one was\n"
          "repeats it exactly; see docs/simulator.md).\n";
+  // The trace and the matrices are of one row; with several, say which (name one with --cp and
+  // --layout to record another).
+  if ((trace_out || matrix_out) && runs.size() > 1)
+    out += fmt::format("{} of the first row only ({}); --cp and --layout pick another.\n",
+                       trace_out && matrix_out ? "--trace and --matrix hold the simulation"
+                       : trace_out              ? "--trace holds the simulation"
+                                                : "--matrix holds the simulation",
+                       label(runs.front()));
   write_output("-", out);
   return 0;
 }

@@ -270,10 +270,11 @@ std::string why(const Prediction& p) {
   if (worst->s >= imbalance_loss && worst->s > 0.05 * p.step_s)
     return std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
   if (imbalance_loss > 0.05 * p.step_s) {
-    const double ratio = p.attention_mean_s > 0 ? p.attention_busiest_s / p.attention_mean_s : 1.0;
+    // The figure is the imbalance column's (each round's busiest device over the mean, averaged
+    // over rounds): one definition for the table, this line, the GUI and the docs.
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", ratio);
-    return "imbalance: the busiest device computes " + std::string(buf) + "x the mean (" +
+    std::snprintf(buf, sizeof buf, "%.2f", p.imbalance);
+    return "imbalance " + std::string(buf) + ": each round waits for its busiest device (" +
            std::to_string(pct(imbalance_loss)) + "% of the step waiting)";
   }
   if (attention > 0.5 * p.step_s) return "compute-bound (attention " + std::to_string(pct(attention)) + "% of the step)";

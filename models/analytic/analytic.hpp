@@ -49,7 +49,8 @@ struct Prediction {
 };
 
 // One line naming what limits the step: compute-bound, exposed all-to-all / all-gather /
-// reduce-scatter / ring transfers, or imbalance (the busiest device's share over the mean).
+// reduce-scatter / ring transfers, or imbalance (quoting Prediction::imbalance, the figure the
+// tables print, and the share of the step spent waiting for the busiest devices).
 [[nodiscard]] std::string why(const Prediction& p);
 
 [[nodiscard]] Prediction predict(const ResolvedScenario& s);

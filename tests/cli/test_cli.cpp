@@ -99,6 +99,9 @@ TEST_CASE("show draws plain heatmaps and attention matrices when not on a termin
   REQUIRE(r.code == 0);
   CHECK(r.out.find('\033') == std::string::npos);
   CHECK(r.out.find("attention matrix") != std::string::npos);
+  // The legend speaks of the glyphs the plain heatmap draws, not of the terminal's numbers.
+  CHECK(r.out.find("cells: ' .:-=+*#%@' from no work to a full block") != std::string::npos);
+  CHECK(r.out.find("99 = a full block") == std::string::npos);
   CHECK(r.out.find("striped") != std::string::npos);
 }
 
@@ -233,4 +236,16 @@ TEST_CASE("predict: a comparison shows a strategy that cannot run as not runnabl
   // One row that cannot run, or a comparison of which none runs, is the error itself.
   expect_bad(base + "--cp ulysses", "Ulysses degree 32");
   expect_bad(base + "--cp ulysses --layout zigzag,contiguous --impl te-a2a", "Ulysses degree 32");
+}
+
+TEST_CASE("simulate says which row its trace and matrices hold when several are compared", "[cli]") {
+  const TempDir tmp;
+  const std::string base = "simulate --hardware a100-80gb --model ringattn-1b --mesh 1x4 --seq 16384 --trace " +
+                           tmp.file("t.json") + " --layout contiguous";
+  const auto one = run(base);
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("first row only") == std::string::npos);
+  const auto two = run(base + ",striped --matrix " + tmp.file("m.csv"));
+  REQUIRE(two.code == 0);
+  CHECK(two.out.find("--trace and --matrix hold the simulation of the first row only (contiguous)") != std::string::npos);
 }

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -106,6 +107,13 @@ TEST_CASE("a prediction is finite and its breakdown adds up", "[analytic]") {
   // Ring waits for its busiest device: imbalance near 2 for large N, 1 for striped.
   CHECK(predict(scenario("a100-80gb", "ringattn-1b", 1, 8, 262144, "contiguous")).imbalance > 1.7);
   CHECK(predict(scenario("a100-80gb", "ringattn-1b", 1, 8, 262144, "striped")).imbalance == Approx(1.0).epsilon(0.01));
+  // The why-line quotes the same imbalance figure the table prints, not another definition.
+  const auto c = predict(scenario("a100-80gb", "ringattn-1b", 1, 8, 262144, "contiguous"));
+  const auto line = why(c);
+  char quoted[64];
+  std::snprintf(quoted, sizeof quoted, "imbalance %.2f:", c.imbalance);
+  REQUIRE(line.starts_with("imbalance"));
+  CHECK(line.find(quoted) == 0);
 }
 
 TEST_CASE("the transfer is exposed only when it outlasts compute", "[analytic]") {
