@@ -18,6 +18,10 @@
 namespace ringsim::planning {
 
 namespace {
+constexpr const char* kUnfitLabel = "does not fit in memory";  // the open marker's legend entry
+}  // namespace
+
+namespace {
 
 constexpr double kWidth = 900, kHeight = 560;
 constexpr const char* kFont = "DejaVu Sans";
@@ -191,6 +195,10 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     double legend_w = 0;
     for (const auto& s : c.series) legend_w = std::max(legend_w, text_width(cr, s.label, 12));
     for (const auto& r : c.references) legend_w = std::max(legend_w, text_width(cr, r.label, 12));
+    const bool marks_unfit = std::any_of(c.series.begin(), c.series.end(), [](const Series& s) {
+      return std::find(s.fits.begin(), s.fits.end(), false) != s.fits.end();
+    });
+    if (marks_unfit) legend_w = std::max(legend_w, text_width(cr, kUnfitLabel, 12));
     // The legend takes what its labels need, up to 40% of the width; longer labels are cut.
     legend_w = std::min(legend_w + 50, 0.4 * kWidth);
     const auto fit = [&](std::string s) {
@@ -255,22 +263,41 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
       text(cr, fit(r.label), lx + 30, ly, 12);
       ly += 20;
     }
-    // Series: lines with point markers, and the legend.
+    // Series: lines with point markers (open where the configuration does not fit in memory),
+    // and the legend.
+    bool any_unfit = false;
     for (std::size_t k = 0; k < c.series.size(); ++k) {
       const auto& s = c.series[k];
       const auto* col = kColours[k % 10];
-      std::vector<std::pair<double, double>> pts;
+      struct Pt {
+        double x, y;
+        bool fits;
+        bool operator<(const Pt& o) const { return x < o.x; }
+      };
+      std::vector<Pt> pts;
       for (std::size_t i = 0; i < s.x.size(); ++i)
-        if (std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!c.log2_x || s.x[i] > 0)) pts.emplace_back(s.x[i], s.y[i]);
+        if (std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!c.log2_x || s.x[i] > 0))
+          pts.push_back({s.x[i], s.y[i], s.fits.empty() || s.fits[i]});
       std::sort(pts.begin(), pts.end());
       cairo_set_source_rgb(cr, col[0], col[1], col[2]);
       cairo_set_line_width(cr, 2);
       for (std::size_t i = 0; i < pts.size(); ++i)
-        (i ? cairo_line_to : cairo_move_to)(cr, px(pts[i].first), py(pts[i].second));
+        (i ? cairo_line_to : cairo_move_to)(cr, px(pts[i].x), py(pts[i].y));
       cairo_stroke(cr);
-      for (const auto& [x, y] : pts) {
-        cairo_arc(cr, px(x), py(y), 3.5, 0, 2 * M_PI);
-        cairo_fill(cr);
+      for (const auto& p : pts) {
+        cairo_new_path(cr);
+        cairo_arc(cr, px(p.x), py(p.y), p.fits ? 3.5 : 4.5, 0, 2 * M_PI);
+        if (p.fits) {
+          cairo_fill(cr);
+          continue;
+        }
+        any_unfit = true;
+        cairo_set_source_rgb(cr, 1, 1, 1);
+        cairo_fill_preserve(cr);
+        cairo_set_source_rgb(cr, col[0], col[1], col[2]);
+        cairo_set_line_width(cr, 1.5);
+        cairo_stroke(cr);
+        cairo_set_line_width(cr, 2);
       }
       cairo_move_to(cr, lx, ly);
       cairo_line_to(cr, lx + 24, ly);
@@ -280,6 +307,15 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
       cairo_set_source_rgb(cr, 0, 0, 0);
       text(cr, fit(s.label), lx + 30, ly, 12);
       ly += 20;
+    }
+    if (any_unfit) {
+      cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+      cairo_set_line_width(cr, 1.5);
+      cairo_new_path(cr);  // the legend text left a current point: no line from it
+      cairo_arc(cr, lx + 12, ly, 4.5, 0, 2 * M_PI);
+      cairo_stroke(cr);
+      cairo_set_source_rgb(cr, 0, 0, 0);
+      text(cr, fit(kUnfitLabel), lx + 30, ly, 12);
     }
   });
 }

@@ -12,6 +12,9 @@ namespace ringsim::planning {
 struct Series {
   std::string label;
   std::vector<double> x, y;  // same length; drawn in x order
+  // Per point: false where the configuration does not fit in device memory (drawn as an open
+  // marker, with a legend entry saying so); empty: every point fits.
+  std::vector<bool> fits;
 };
 
 struct ReferenceLine {

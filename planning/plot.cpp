@@ -131,27 +131,46 @@ struct Rows {
 
 // Groups points into series by a key, in first-seen order; `keep_max` keeps the larger y of two
 // points at the same x (the best configuration), else the smaller.
+// A configuration that fits in memory beats one that does not at the same x, whatever their
+// y: the chart shows what can run, and marks a point where nothing at that x fits.
 struct SeriesBuilder {
+  struct Point {
+    double y;
+    bool fits;
+  };
   std::vector<std::string> order;
-  std::map<std::string, std::map<double, double>> points;
-  void add(const std::string& label, double x, double y, bool keep_max) {
+  std::map<std::string, std::map<double, Point>> points;
+  void add(const std::string& label, double x, double y, bool keep_max, bool fits = true) {
     if (!points.count(label)) order.push_back(label);
     auto& p = points[label];
     const auto it = p.find(x);
-    if (it == p.end()) p[x] = y;
-    else it->second = keep_max ? std::max(it->second, y) : std::min(it->second, y);
+    if (it == p.end()) {
+      p[x] = {y, fits};
+    } else if (fits != it->second.fits) {
+      if (fits) it->second = {y, true};
+    } else {
+      it->second.y = keep_max ? std::max(it->second.y, y) : std::min(it->second.y, y);
+    }
   }
   [[nodiscard]] std::vector<Series> build() const {
     std::vector<Series> out;
     for (const auto& label : order) {
       Series s;
       s.label = label;
-      for (const auto& [x, y] : points.at(label)) s.x.push_back(x), s.y.push_back(y);
+      for (const auto& [x, pt] : points.at(label)) s.x.push_back(x), s.y.push_back(pt.y), s.fits.push_back(pt.fits);
       out.push_back(std::move(s));
     }
     return out;
   }
 };
+
+// Whether the row's configuration fits in device memory (column fits_memory; a CSV without the
+// column counts as fitting).
+bool row_fits(const Rows& rows, std::size_t i) {
+  return !rows.t.column("fits_memory") || rows.text(i, "fits_memory") != "false";
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string with_prefix(const std::string& head, const std::string& rest) {
   return rest.empty() ? head : head + ", " + rest;
@@ -178,7 +197,8 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
         const auto& d = rows.text(i, "devices");
         const std::string label = with_prefix(d + (d == "1" ? " device" : " devices"), rows.key(i, series_cols));
         b.add(label, rows.positive(i, "n_seq"),
-              rows.finite(i, "step_s", rows.positive(it->second, "step_s") / rows.positive(i, "step_s")), true);
+              rows.finite(i, "step_s", rows.positive(it->second, "step_s") / rows.positive(i, "step_s")), true,
+              row_fits(rows, i) && row_fits(rows, it->second));
       }
       if (b.order.empty())
         throw InputError(t.file, 0, "layout",
@@ -193,7 +213,7 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
       const auto series_cols = rows.varying({"index", "devices", "mp", "sp", "dp", "tile_q", "tile_k", "zero", "recompute"});
       for (const auto i : rows.idx)
         b.add(rows.key(i, series_cols).empty() ? "all" : rows.key(i, series_cols), rows.positive(i, "devices"),
-              rows.non_negative(i, "tokens_per_s"), true);
+              rows.non_negative(i, "tokens_per_s"), true, row_fits(rows, i));
       c.title = r.title.empty() ? "Training throughput vs devices (best mesh, tile and memory setting per point)" : r.title;
       c.x_label = "devices (dp x mp x sp)";
       c.y_label = "throughput (tokens/s)";
@@ -207,14 +227,15 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
       double capacity = 0;
       for (const auto i : rows.idx) {
         b.add(rows.key(i, series_cols).empty() ? "memory" : rows.key(i, series_cols), rows.positive(i, "n_seq"),
-              rows.non_negative(i, "memory_bytes") / 1e9, false);
-        capacity = rows.positive(i, "memory_capacity_bytes") / 1e9;
+              rows.non_negative(i, "memory_bytes") / kGiB, false, row_fits(rows, i));
+        capacity = rows.positive(i, "memory_capacity_bytes") / kGiB;
       }
+      // GiB, as the command line prints memory.
       c.title = r.title.empty() ? "Memory per device vs context" : r.title;
       c.x_label = "sequence length n_seq (tokens)";
-      c.y_label = "memory per device (GB)";
+      c.y_label = "memory per device (GiB)";
       c.y_min = 0;
-      c.references.push_back({fmt::format("device memory ({:.0f} GB)", capacity), capacity});
+      c.references.push_back({fmt::format("device memory ({:.1f} GiB)", capacity), capacity});
       break;
     }
     case PlotKind::Exposed:

@@ -2,6 +2,7 @@
 // and the data a chart is built from checked against the sweep rows it came from.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -116,4 +117,54 @@ TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", 
   none.where = {{"nope", "1"}};
   CHECK_THROWS_AS(plot(t, none, dir.file("x.svg"), ""), models::InputError);
   CHECK_THROWS_AS(parse_plot_kind("pie"), models::InputError);
+}
+
+TEST_CASE("plot: memory in GiB; a configuration that does not fit is marked, and loses to one that fits",
+          "[planning][plot]") {
+  SweepGrid g;
+  g.model = {"llama2-7b"};
+  g.mesh = {{1, 8}};
+  g.n_seq = {32768, 262144, 1048576};
+  g.layout = ringsim::models::parse_layouts({"striped"});
+  g.zero = {models::Sharding::None, models::Sharding::Zero3};
+  const auto t = sweep_table(g);
+  const models::Catalog cat;
+  Evaluator ev(cat, g);
+  PlotRequest r;
+  r.kind = PlotKind::Memory;
+  r.where = {{"zero", "none"}};
+  const auto m = line_chart(t, r);
+  CHECK(m.y_label == "memory per device (GiB)");
+  REQUIRE(m.series.size() == 1);
+  const auto& s = m.series.front();
+  REQUIRE(s.fits.size() == s.x.size());
+  // Oracle: each point's memory and fit are its row's.
+  for (std::size_t i = 0; i < s.x.size(); ++i) {
+    for (std::size_t p = 0; p < g.size(); ++p) {
+      const auto row = ev.evaluate(g.point(p));
+      if (row.point.zero != models::Sharding::None || row.point.spec.n_seq != static_cast<std::int64_t>(s.x[i])) continue;
+      CHECK(s.y[i] == Approx(row.memory.total_bytes / (1024.0 * 1024.0 * 1024.0)).epsilon(1e-5));
+      CHECK(s.fits[i] == row.memory.fits);
+    }
+  }
+  CHECK(std::find(s.fits.begin(), s.fits.end(), false) != s.fits.end());  // 1M tokens without ZeRO does not fit
+  // Throughput over both ZeRO stages: where one fits and the other does not, the point is the one that fits.
+  PlotRequest th;
+  th.kind = PlotKind::Throughput;
+  const auto c = line_chart(t, th);
+  REQUIRE(c.series.size() == g.n_seq.size());  // one series per context, each one point at 8 devices
+  for (std::size_t k = 0; k < c.series.size(); ++k) {
+    const auto& series = c.series[k];
+    REQUIRE(series.x.size() == 1);
+    double best_fit = -1, best_any = -1;
+    for (std::size_t p = 0; p < g.size(); ++p) {
+      const auto row = ev.evaluate(g.point(p));
+      if (row.point.spec.n_seq != g.n_seq[k]) continue;
+      best_any = std::max(best_any, row.tokens_per_s);
+      if (row.memory.fits) best_fit = std::max(best_fit, row.tokens_per_s);
+    }
+    INFO(series.label);
+    CHECK(series.fits[0] == (best_fit >= 0));
+    CHECK(series.y[0] == Approx(best_fit >= 0 ? best_fit : best_any).epsilon(1e-5));
+  }
 }
