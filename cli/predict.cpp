@@ -27,6 +27,12 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
                   cxxopts::value<std::string>()->default_value("analytic"))
+                 ("dp", "data-parallel replicas of the mesh (default 1): memory, gradient synchronisation and tokens/s as plan counts them",
+                  cxxopts::value<std::string>()->default_value("1"))
+                 ("zero", "ZeRO stage of the model states, sharded over dp x sp: 0, 1, 2 or 3 (default 3)",
+                  cxxopts::value<std::string>()->default_value("3"))
+                 ("recompute", "none | selective | full (default: the profile's full recomputation where its runs used it, else selective)",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
                   cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
@@ -47,6 +53,10 @@ int run_predict(int argc, char** argv) {
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty())
     return finish(run_batch(batch, format, catalog, r, engine));
   auto args = parse_scenario_args(r);
+  Training training;
+  training.dp = models::parse_positive_int(r["dp"].as<std::string>(), "dp");
+  training.zero = models::parse_sharding(r["zero"].as<std::string>());
+  if (const auto rc = r["recompute"].as<std::string>(); !rc.empty()) training.recompute = models::parse_recompute(rc);
   std::optional<models::MaskSpec> compare;
   if (const auto m = r["compare-mask"].as<std::string>(); !m.empty()) {
     try {
@@ -75,7 +85,11 @@ int run_predict(int argc, char** argv) {
   if (results.empty()) throw refused.front().error;
   std::vector<NotRunnable> not_runnable;
   for (const auto& x : refused) not_runnable.push_back(not_runnable_row(x));
-  for (auto& row : results) predict_row(row, engine);
+  for (auto& row : results) {
+    prepare_training(row, training);
+    predict_row(row, engine);
+    apply_training(row, training);
+  }
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
   const double tms = models::theoretical_max_speedup(results.front().scenario);
@@ -83,14 +97,14 @@ int run_predict(int argc, char** argv) {
   if (compare) {
     require_one_strategy(args, "--compare-mask");
     if (format != "table") throw InputError({}, 0, "compare-mask", "--compare-mask prints a table only (use --format table)");
-    print_table(results, tms, engine, out);
+    print_table(results, tms, engine, out, training);
     print_not_runnable(not_runnable, out);
     out += "\n";
     print_comparison(results, results.front().scenario.spec, *compare, catalog, engine, out);
     return finish(out);
   }
   if (format == "table") {
-    print_table(results, tms, engine, out);
+    print_table(results, tms, engine, out, training);
     print_not_runnable(not_runnable, out);
   } else if (format == "json") {
     out = results_json(results, tms, engine, not_runnable);

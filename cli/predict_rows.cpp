@@ -1,6 +1,9 @@
 #include "cli/predict_rows.hpp"
 
+#include <fmt/format.h>
+
 #include "cli/long_run.hpp"
+#include "models/analytic/gradient_sync.hpp"
 #include "cli/predict_intervals.hpp"
 #include "cli/progress.hpp"
 #include "sim/step.hpp"
@@ -33,6 +36,36 @@ void predict_row(LayoutResult& r, Engine engine) {
   r.step = iv.step;
   r.attention_fwd = iv.attention_fwd;
   r.attention_bwd = iv.attention_bwd;
+}
+
+std::string Training::text(const models::Profile& p) const {
+  return fmt::format("dp {}, {}, {} recomputation", dp,
+                     zero == models::Sharding::None ? std::string("model states replicated (ZeRO-0)")
+                                                    : fmt::format("ZeRO-{} over dp x sp", static_cast<int>(zero)),
+                     models::to_string(policy(p)));
+}
+
+void prepare_training(LayoutResult& r, const Training& t) {
+  r.scenario.profile.recompute = t.policy(r.scenario.profile) == models::Recompute::Full;
+}
+
+void apply_training(LayoutResult& r, const Training& t) {
+  auto& s = r.scenario;
+  auto& p = r.prediction;
+  models::MemoryOptions mo;
+  mo.dp = t.dp;
+  mo.sharding = t.zero;
+  mo.recompute = t.policy(s.profile);
+  const auto mem = models::estimate_memory(s, mo);
+  p.memory_bytes = mem.total_bytes;
+  p.fits_memory = mem.fits;
+  const auto sync = models::gradient_sync(s, t.dp, t.zero, p.attention_bwd_s);
+  const double step = p.step_s + sync.exposed_s;
+  const double scale = step / p.step_s;
+  p.tokens_per_s = p.tokens_per_s * static_cast<double>(t.dp) / scale;
+  p.mfu /= scale;
+  p.step_s = step;
+  if (r.step.available) r.step = {r.step.lo * scale, r.step.hi * scale, true};
 }
 
 LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,

@@ -2,12 +2,14 @@
 // A row of `ringsim predict`: one layout's resolved scenario and its prediction, from the cost
 // model or the discrete-event simulator (--engine), with its 90 % intervals
 // (cli/predict_intervals.hpp). The one-scenario views and the batch mode all predict rows.
+#include <optional>
 #include <string>
 
 #include "calibration/tables.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/catalog/resolve.hpp"
+#include "models/memory/memory.hpp"
 #include "cli/scenario_options.hpp"
 
 namespace ringsim::cli {
@@ -33,6 +35,30 @@ struct LayoutResult {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;
   }
 };
+
+// How the scenario is trained, as `plan` and `sweep` take it: data-parallel replicas of the mesh,
+// the ZeRO stage of the model states (sharded over dp x sp), and the recomputation policy (unset:
+// the profile's: full where the published runs rematerialised, else selective, the matmul
+// outputs kept as Megatron and JAX's checkpoint_dots do).
+struct Training {
+  std::int64_t dp = 1;
+  models::Sharding zero = models::Sharding::Zero3;
+  std::optional<models::Recompute> recompute;
+  [[nodiscard]] models::Recompute policy(const models::Profile& p) const {
+    return recompute.value_or(p.recompute ? models::Recompute::Full : models::Recompute::Selective);
+  }
+  // "dp 1, ZeRO-3 over dp x sp, selective recomputation": what the memory line says it assumed.
+  [[nodiscard]] std::string text(const models::Profile& p) const;
+};
+
+// Sets the row's profile to repeat the forward when the policy is full recomputation (the time
+// model charges only that; selective recomputation repeats element-wise work it leaves out).
+// Before predict_row.
+void prepare_training(LayoutResult& r, const Training& t);
+// After predict_row: the memory under the training options and the exposed gradient
+// synchronisation of dp x sp replicas (models/analytic/gradient_sync.hpp) added to the step, as
+// the planners count them; tokens/s counts every replica.
+void apply_training(LayoutResult& r, const Training& t);
 
 // A row of a comparison that cannot run here: its strategy and layout, and why (the one line its
 // error would print).

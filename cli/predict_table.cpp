@@ -35,7 +35,8 @@ std::size_t layout_width(const std::vector<LayoutResult>& results) {
 
 }  // namespace
 
-void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out) {
+void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out,
+                 const Training& training) {
   const std::size_t lw = layout_width(results);
   const bool with_cp = several_strategies(results);
   const auto& s0 = results.front().scenario;
@@ -110,9 +111,9 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   if (s0.program->has_ring())
     out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
                        p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
-  out += fmt::format("memory per device ~{} of {} ({}; {}; model states sharded over sp, {} recomputation: docs/memory.md)\n",
+  out += fmt::format("memory per device ~{} of {} ({}; {}; {}: --dp, --zero, --recompute; docs/memory.md)\n",
                      human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes), p0.fits_memory ? "fits" : "DOES NOT FIT",
-                     results.front().label(with_cp), s0.profile.recompute ? "full" : "no");
+                     results.front().label(with_cp), training.text(s0.profile));
   for (const auto& r : results) {
     if (r.scenario.strategy.kind == models::StrategyKind::Ring && (r.layout == "contiguous" || r.layout == "ring")) {
       if (r.prediction.imbalance > 1.2)

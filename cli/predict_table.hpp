@@ -12,7 +12,9 @@ namespace ringsim::cli {
 
 // Appends the table of `results` to `out`; `tms`: the Striped Attention paper's theoretical
 // maximum speedup of striped over ring for the scenario.
-void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out);
+// `training`: what the memory line says it assumed.
+void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out,
+                 const Training& training = {});
 
 // The rows of a comparison that cannot run here, each with its reason, under the table; nothing
 // when every row ran.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/analytic/gradient_sync.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "sim/step.hpp"
@@ -167,7 +168,6 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.tile_q = s.tile.q;
     r.tile_k = s.tile.k;
     r.prediction = t.prediction;
-    const std::int64_t mesh_devices = spec.mp * spec.sp;
     r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::None);
     models::MemoryOptions mo;
     mo.dp = p.dp;
@@ -176,20 +176,9 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     mo.kv_buffers = grid_.kv_buffers;
     r.memory = models::estimate_memory(s, mo);
 
-    // Gradients are reduced over the ranks that hold the same weights, dp x sp of them: a ring
-    // all-reduce of bf16 gradients (2 (G-1)/G of their bytes per device), or with ZeRO-3 a
-    // reduce-scatter plus the forward and backward all-gathers of the weights (3 (G-1)/G). It
-    // overlaps the backward (bucketed, as DDP and FSDP do); the attention backward is taken as
-    // the window, which leaves the rest of the backward as margin.
-    const double group = static_cast<double>(p.dp * spec.sp);
-    if (group > 1 && !s.model.attention_only) {
-      const bool inter = p.dp * mesh_devices > s.hardware.devices_per_node;
-      const double bytes = 2.0 * static_cast<double>(s.model.parameters()) / static_cast<double>(spec.mp);
-      const double passes = p.zero == models::Sharding::Zero3 ? 3.0 : 2.0;
-      r.grad_sync_s = passes * (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
-                      passes * (group - 1) * s.cost->link_latency_s(inter);
-      r.grad_sync_exposed_s = std::max(0.0, r.grad_sync_s - r.prediction.attention_bwd_s);
-    }
+    const auto sync = models::gradient_sync(s, p.dp, p.zero, r.prediction.attention_bwd_s);
+    r.grad_sync_s = sync.total_s;
+    r.grad_sync_exposed_s = sync.exposed_s;
     r.step_s = r.prediction.step_s + r.grad_sync_exposed_s;
     r.tokens_per_s = static_cast<double>(p.dp) * static_cast<double>(spec.n_seq) * static_cast<double>(spec.batch) /
                      r.step_s;

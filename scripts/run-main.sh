@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2 --target ringsim
-./build/cli/ringsim predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144 "$@"
+./build/cli/ringsim predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144 --recompute full "$@"

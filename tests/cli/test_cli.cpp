@@ -13,8 +13,10 @@
 using namespace ringsim::test;
 
 TEST_CASE("the quick-start prediction compares ring and striped side by side", "[cli]") {
-  const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144");
+  const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144 --recompute full");
   REQUIRE(r.code == 0);
+  // The README's first example is a configuration that fits, and says what it assumed.
+  CHECK(r.out.find("(fits; contiguous; dp 1, ZeRO-3 over dp x sp, full recomputation") != std::string::npos);
   CHECK(r.out.find("contiguous") != std::string::npos);
   CHECK(r.out.find("striped") != std::string::npos);
   CHECK(r.out.find("Theoretical maximum speedup") != std::string::npos);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -350,4 +351,51 @@ TEST_CASE("cli plan-docs: bad input is one line naming what is wrong, exit 2, no
   expect_bad("plan-docs " + dir.file("ok.csv") + " --cp ring,spiral", "cp");
   expect_bad("plan-docs lognormal:100:1:1", "lognormal");
   expect_bad("plan-docs " + dir.file("ok.csv") + " --seq 67108864", "seq");
+}
+
+namespace {
+
+// The first data row of a CSV text ('#' lines skipped), by column name.
+std::map<std::string, std::string> first_row(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line) && rows.size() < 2) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f(1);
+    bool q = false;
+    for (const char c : line) {
+      if (c == '"') q = !q;
+      else if (c == ',' && !q) f.emplace_back();
+      else f.back() += c;
+    }
+    rows.push_back(f);
+  }
+  std::map<std::string, std::string> out;
+  if (rows.size() < 2) return out;
+  for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) out[rows[0][i]] = rows[1][i];
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cli predict: --dp, --zero and --recompute give the sweep's step, throughput and memory", "[cli][plan]") {
+  const std::string scenario = "--hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag --impl ring-flash-attn ";
+  for (const std::string options : {"--dp 2 --zero 1 --recompute full", "--dp 4 --zero 3 --recompute selective",
+                                    "--dp 1 --zero 0 --recompute none"}) {
+    INFO(options);
+    const auto p = run("predict " + scenario + options + " --format csv");
+    REQUIRE(p.code == 0);
+    const auto s = run("sweep " + scenario + options);
+    REQUIRE(s.code == 0);
+    const auto a = first_row(p.out), b = first_row(s.out);
+    REQUIRE(b.at("status") == "ok");
+    for (const char* k : {"step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "mfu", "memory_bytes"}) {
+      INFO(k);
+      CHECK(a.at(k) == b.at(k));
+    }
+  }
+  expect_bad("predict " + scenario + "--zero 4", "zero");
+  expect_bad("predict " + scenario + "--recompute some", "recompute");
+  expect_bad("predict " + scenario + "--dp 0", "dp");
 }
