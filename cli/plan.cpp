@@ -182,6 +182,14 @@ int run_plan(int argc, char** argv) {
                              {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }
+    j["best_per_strategy"] = nlohmann::json::array();
+    for (const auto& x : found.best_per_strategy) {
+      nlohmann::json b = planning::result_json(x);
+      b["strategy"] = x.point.spec.cp.family_name();
+      b["maturity"] = std::string(models::to_string(x.maturity));
+      b["profile_origin"] = x.profile_origin;
+      j["best_per_strategy"].push_back(b);
+    }
     out = j.dump(2) + "\n";
   } else if (format == "csv") {
     std::vector<std::string> header{"rank"};
@@ -204,6 +212,24 @@ int run_plan(int argc, char** argv) {
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
       out += "\n";
     } else {
+      // The strategies side by side first: the best of each family, whatever the top plans are.
+      if (found.best_per_strategy.size() > 1) {
+        TextTable b({{"strategy"}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"step", true},
+                     {"+-", true}, {"tokens/s", true}, {"vs best", true}, {"memory", true}});
+        const double top = found.best_per_strategy.front().tokens_per_s;
+        for (const auto& x : found.best_per_strategy) {
+          const auto& s = x.point.spec;
+          const auto& iv = x.step_interval;
+          const auto label = x.deployability();
+          b.add_row({s.cp.family_name(), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+                     label.empty() ? x.impl : x.impl + " " + label, s.cp.text(), s.layout.text(), human_seconds(x.step_s),
+                     iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-"),
+                     human_count(x.tokens_per_s),
+                     &x == &found.best_per_strategy.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (x.tokens_per_s / top - 1)),
+                     human_bytes(x.memory.total_bytes)});
+        }
+        out += "best of each strategy:\n" + b.render() + "\nranked:\n";
+      }
       TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
                    {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {"step", true}, {"+-", true}, {"tokens/s", true},
                    {"MFU", true}, {"memory", true}});

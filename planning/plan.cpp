@@ -1,6 +1,7 @@
 #include "planning/plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -336,6 +337,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   search.intervals = false;
   const auto ranges = runnable_points(search, catalog);
   out.excluded = ranges.excluded;
+  std::map<std::string, SweepResult> family_best;
   for_each_result(
       search, catalog, options,
       [&](SweepResult&& x) {
@@ -344,17 +346,24 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
         out.fit_memory += x.ok && x.memory.fits;
         if (!feasible(x, r)) return;
         ++out.feasible;
+        const auto family = x.point.spec.cp.family_name();
+        if (const auto it = family_best.find(family); it == family_best.end() || better(x, it->second, r.goal))
+          family_best.insert_or_assign(family, x);
         kept.push_back(std::move(x));
         if (kept.size() >= limit) compact();
       },
       &ranges.ranges);
   out.plans = best_plans(std::move(kept), r);
+  for (auto& [_, x] : family_best) out.best_per_strategy.push_back(std::move(x));
+  std::sort(out.best_per_strategy.begin(), out.best_per_strategy.end(),
+            [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
   if (grid.intervals) {
     Evaluator ev(catalog, grid);
     for (auto& choice : out.plans) {
       choice.plan.step_interval = ev.evaluate(choice.plan.point).step_interval;
       for (auto& t : choice.ties) t.step_interval = ev.evaluate(t.point).step_interval;
     }
+    for (auto& x : out.best_per_strategy) x.step_interval = ev.evaluate(x.point).step_interval;
   }
   return out;
 }

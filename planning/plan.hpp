@@ -88,6 +88,9 @@ struct PlanChoice {
 // (tests/planning).
 struct PlanSearch {
   std::vector<PlanChoice> plans;  // best first
+  // The best feasible row of each strategy family (ring, allgather, ulysses, usp, double-ring),
+  // best first: how the strategies compare at a glance, whatever the top plans are.
+  std::vector<SweepResult> best_per_strategy;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
   std::int64_t excluded = 0;  // points of the grid skipped without evaluation
 };

@@ -1,6 +1,7 @@
 // The planner against a brute-force reading of its equivalent sweep: for each goal, the best
 // feasible row found by a plain scan of every row is the planner's first plan.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -260,4 +261,38 @@ TEST_CASE("plan: production libraries compete by default; research and reference
   // The plan file spells it include_research, a boolean.
   CHECK(plan_request_from_json(nlohmann::json{{"include_research", true}}, "p.json").include_research);
   CHECK_THROWS_AS(plan_request_from_json(nlohmann::json{{"include_research", "yes"}}, "p.json"), models::InputError);
+}
+
+TEST_CASE("plan: the best of each strategy is the best feasible row of that strategy in the equivalent sweep",
+          "[planning][plan]") {
+  const models::Catalog cat;
+  PlanRequest r;
+  r.hardware = "h100-sxm";
+  r.model = "llama3-8b";
+  r.n_seq = 131072;
+  r.devices = 16;
+  r.tiles = {std::nullopt};
+  r.zero = {models::Sharding::Zero3};
+  r.recompute = {models::Recompute::Selective, models::Recompute::Full};
+  r.top = 2;
+  const auto grid = plan_grid(r, cat);
+  // Brute force: every row of the sweep, the best feasible one per strategy family.
+  std::map<std::string, SweepResult> want;
+  for (const auto& x : evaluate_all(grid, cat, {})) {
+    if (!feasible(x, r)) continue;
+    const auto f = x.point.spec.cp.family_name();
+    if (!want.count(f) || better(x, want.at(f), r.goal)) want.insert_or_assign(f, x);
+  }
+  // A compaction every 16 rows: the per-strategy bests must survive what the ranked list drops.
+  const auto found = search_plans(grid, cat, r, {}, 16);
+  REQUIRE(found.best_per_strategy.size() == want.size());
+  CHECK(want.size() >= 4);  // ring, allgather, ulysses, usp, double-ring on 16 H100
+  for (std::size_t i = 0; i < found.best_per_strategy.size(); ++i) {
+    const auto& got = found.best_per_strategy[i];
+    const auto& w = want.at(got.point.spec.cp.family_name());
+    INFO(got.point.spec.cp.text());
+    CHECK(got.point.index == w.point.index);
+    if (i > 0) CHECK_FALSE(better(got, found.best_per_strategy[i - 1], r.goal));  // best first
+  }
+  CHECK(found.best_per_strategy.front().point.index == found.plans.front().plan.point.index);
 }
