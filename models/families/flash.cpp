@@ -1,6 +1,7 @@
 #include "models/families/families.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <functional>
 #include <mutex>
@@ -131,7 +132,11 @@ class FlashCost final : public AttentionCost {
       for (const std::int64_t v : {k.q, k.k, k.diagonal, k.heads, k.kv_heads, k.batch, k.head_dim,
                                    static_cast<std::int64_t>(k.causal), static_cast<std::int64_t>(k.varlen)})
         h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ULL;
-      for (const double d : k.print) h = (h ^ std::hash<double>{}(d)) * 1099511628211ULL;
+      // The doubles by their bit patterns: std::hash<double> hashes bytes one at a time, which
+      // dominated a plan's profile. (Equal doubles have equal bits but for 0 and -0, which no
+      // rate takes.)
+      for (const double d : k.print) h = (h ^ std::bit_cast<std::uint64_t>(d)) * 1099511628211ULL;
+      h ^= h >> 29;
       return h;
     }
   };
@@ -169,20 +174,26 @@ class FlashCost final : public AttentionCost {
                         static_cast<double>(ctx.rates.sm_count), ctx.rates.memory_latency_s,
                         static_cast<double>(ctx.rates.registers_per_sm),
                         static_cast<double>(ctx.rates.shared_memory_per_sm_bytes)}};
+    // Shards, one lock each: the threads of a sweep look shapes up all the time, and one lock for
+    // the whole table made two threads slower than one.
+    Shard& shard = shards_[KeyHash{}(key) % kShards];
     {
-      const std::lock_guard lock(mutex_);
-      if (const auto it = times_.find(key); it != times_.end()) return it->second;
+      const std::lock_guard lock(shard.mutex);
+      if (const auto it = shard.times.find(key); it != shard.times.end()) return it->second;
     }
     const KernelTime t = flash_call_time(*s.impl.kernel_model, ctx.rates, kc);
-    const std::lock_guard lock(mutex_);
-    if (times_.size() >= kMemoEntries) times_.clear();
-    times_.emplace(key, t);
+    const std::lock_guard lock(shard.mutex);
+    if (shard.times.size() >= kMemoEntries / kShards) shard.times.clear();
+    shard.times.emplace(key, t);
     return t;
   }
 
-  static constexpr std::size_t kMemoEntries = 1 << 16;
-  mutable std::mutex mutex_;
-  mutable std::unordered_map<Key, KernelTime, KeyHash> times_;
+  static constexpr std::size_t kMemoEntries = 1 << 16, kShards = 16;
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<Key, KernelTime, KeyHash> times;
+  };
+  mutable std::array<Shard, kShards> shards_;
 };
 
 }  // namespace
