@@ -141,6 +141,31 @@ std::string TimeParameter::label() const {
 
 namespace {
 
+// Sums the absolute errors of groups as they are scored and turns each into its means; `all` is
+// the mean over every point of every group.
+class ScoreTally {
+ public:
+  void add(GroupScore& s) {
+    sum_t_ += s.time_mape;
+    sum_r_ += s.ratio_mape;
+    all_.time_points += s.time_points;
+    all_.ratio_points += s.ratio_points;
+    if (s.time_points) s.time_mape /= static_cast<double>(s.time_points);
+    if (s.ratio_points) s.ratio_mape /= static_cast<double>(s.ratio_points);
+  }
+  [[nodiscard]] GroupScore all() const {
+    GroupScore a = all_;
+    a.group = "all";
+    if (a.time_points) a.time_mape = sum_t_ / static_cast<double>(a.time_points);
+    if (a.ratio_points) a.ratio_mape = sum_r_ / static_cast<double>(a.ratio_points);
+    return a;
+  }
+
+ private:
+  double sum_t_ = 0, sum_r_ = 0;
+  GroupScore all_;
+};
+
 double clock_of(const models::Catalog& cat, const std::string& hw) {
   const auto h = cat.hardware(hw);
   if (h.sm_clock_hz <= 0) throw InputError({}, 0, "hardware", hw + " gives no SM clock for cycle-counted parameters");
@@ -322,7 +347,7 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
   TimeFitSetup warm = setup;
   const TimeFit full = fit_times(rows, setup, predictor);
   for (const auto& [hw, p] : full.profiles) warm.base[hw] = p;
-  double all_t = 0, all_r = 0;
+  ScoreTally tally;
   for (const auto& g : groups) {
     std::vector<TimeRow> train;
     std::vector<std::size_t> test;
@@ -362,17 +387,10 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
       s.ratio_mape += std::abs((a / b) / rp.measured - 1);
       ++s.ratio_points;
     }
-    all_t += s.time_mape;
-    all_r += s.ratio_mape;
-    h.all.time_points += s.time_points;
-    h.all.ratio_points += s.ratio_points;
-    if (s.time_points) s.time_mape /= static_cast<double>(s.time_points);
-    if (s.ratio_points) s.ratio_mape /= static_cast<double>(s.ratio_points);
+    tally.add(s);
     h.groups.push_back(s);
   }
-  h.all.group = "all";
-  if (h.all.time_points) h.all.time_mape = all_t / static_cast<double>(h.all.time_points);
-  if (h.all.ratio_points) h.all.ratio_mape = all_r / static_cast<double>(h.all.ratio_points);
+  h.all = tally.all();
   return h;
 }
 
@@ -380,7 +398,7 @@ DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const Tim
                                      TimePredictor& predictor) {
   DerivedScore d;
   const auto ratios = layout_ratios(rows);
-  double all_t = 0, all_r = 0;
+  ScoreTally tally;
   for (const auto& [target, own] : fit.profiles)
     for (const auto& [source, theirs] : fit.profiles) {
       if (source == target) continue;
@@ -406,17 +424,10 @@ DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const Tim
         s.ratio_mape += std::abs(r - 1);
         ++s.ratio_points;
       }
-      all_t += s.time_mape;
-      all_r += s.ratio_mape;
-      d.all.time_points += s.time_points;
-      d.all.ratio_points += s.ratio_points;
-      if (s.time_points) s.time_mape /= static_cast<double>(s.time_points);
-      if (s.ratio_points) s.ratio_mape /= static_cast<double>(s.ratio_points);
+      tally.add(s);
       d.pairs.push_back(s);
     }
-  d.all.group = "all";
-  if (d.all.time_points) d.all.time_mape = all_t / static_cast<double>(d.all.time_points);
-  if (d.all.ratio_points) d.all.ratio_mape = all_r / static_cast<double>(d.all.ratio_points);
+  d.all = tally.all();
   return d;
 }
 

@@ -392,6 +392,18 @@ def write_paper(w, paper_fit, scen):
     w("")
 
 
+def score_table(w, text, head, head_row, group, group_row):
+    """Rows of a markdown table from calibrate's score lines: `head` starts a summary line ("... time
+    MAPE x% (n points), ratio MAPE y% (m ratios)"), `group` matches an indented group name."""
+    for l in text.splitlines():
+        m = re.match(head + r" ([\d.]+)% \((\d+) points\), ratio MAPE ([\d.]+)% \((\d+) ratios\)", l)
+        if m:
+            w(head_row % m.groups())
+        g = re.match(r"^\s+" + group + r"\s+time\s+([\d.]+)% \(\s*(\d+)\), ratio\s+([\d.]+)% \(\s*(\d+)\)", l)
+        if g:
+            w(group_row % g.groups())
+
+
 def write_flash(w, text, t1, vl):
     rep = read_csv(os.path.join(TMP, "flash.csv"))
     w("## 2. FlashAttention-2 ring libraries on GPUs (`ring-flash-attn`, `usp`)")
@@ -441,13 +453,8 @@ def write_flash(w, text, t1, vl):
     w("")
     w("| held out | group | time MAPE | points | ratio MAPE | ratios |")
     w("|---|---|---|---|---|---|")
-    for l in text.splitlines():
-        m = re.match(r"leave-one-(\w+)-out: time MAPE ([\d.]+)% \((\d+) points\), ratio MAPE ([\d.]+)% \((\d+) ratios\)", l)
-        if m:
-            w("| by %s | **all** | **%s%%** | %s | **%s%%** | %s |" % m.groups())
-        g = re.match(r"^\s+(\S+)\s+time\s+([\d.]+)% \(\s*(\d+)\), ratio\s+([\d.]+)% \(\s*(\d+)\)", l)
-        if g:
-            w("| | %s | %s%% | %s | %s%% | %s |" % g.groups())
+    score_table(w, text, r"leave-one-(\w+)-out: time MAPE", "| by %s | **all** | **%s%%** | %s | **%s%%** | %s |",
+                r"(\S+)", "| | %s | %s%% | %s | %s%% | %s |")
     w("")
     w("**Derived profiles** (every GPU and library below without measurements of its own copies these")
     w("per-GPU parameters from a fitted GPU, `calibrate --derive-from`). What that copying costs is measured")
@@ -457,13 +464,8 @@ def write_flash(w, text, t1, vl):
     w("")
     w("| derived | time MAPE | points | ratio MAPE | ratios |")
     w("|---|---|---|---|---|")
-    for l in text.splitlines():
-        m = re.match(r"derived from another GPU's fit .*: time MAPE ([\d.]+)% \((\d+) points\), ratio MAPE ([\d.]+)% \((\d+) ratios\)", l)
-        if m:
-            w("| **all** | **%s%%** | %s | **%s%%** | %s |" % m.groups())
-        g = re.match(r"^\s+(\S+ from \S+)\s+time\s+([\d.]+)% \(\s*(\d+)\), ratio\s+([\d.]+)% \(\s*(\d+)\)", l)
-        if g:
-            w("| %s | %s%% | %s | %s%% | %s |" % g.groups())
+    score_table(w, text, r"derived from another GPU's fit .*: time MAPE", "| **all** | **%s%%** | %s | **%s%%** | %s |",
+                r"(\S+ from \S+)", "| %s | %s%% | %s | %s%% | %s |")
     for l in text.splitlines():
         if l.startswith("derived from another GPU's fit") or l.startswith("90 % intervals of derived"):
             w("")

@@ -38,6 +38,20 @@ PlanRequest small_request(Goal goal) {
   return r;
 }
 
+// llama3-8b at 128k on up to `devices` H100, one tile, ZeRO-3 and selective recomputation: every
+// strategy and implementation, few memory variants (fast in the sanitizer build).
+PlanRequest h100_request(std::int64_t devices) {
+  PlanRequest r;
+  r.hardware = "h100-sxm";
+  r.model = "llama3-8b";
+  r.n_seq = 131072;
+  r.devices = devices;
+  r.tiles = {std::nullopt};
+  r.zero = {models::Sharding::Zero3};
+  r.recompute = {models::Recompute::Selective};
+  return r;
+}
+
 // The goal's figure, written out again without the planner's code: larger is better.
 double score(const SweepResult& x, Goal goal) {
   switch (goal) {
@@ -228,14 +242,7 @@ TEST_CASE("plan: a plan file names the field that is wrong", "[planning][plan]")
 TEST_CASE("plan: production libraries compete by default; research and reference kernels when asked, labelled",
           "[planning][plan]") {
   const models::Catalog catalog;
-  PlanRequest r;
-  r.hardware = "h100-sxm";
-  r.model = "llama3-8b";
-  r.n_seq = 131072;
-  r.devices = 8;
-  r.tiles = {std::nullopt};
-  r.zero = {models::Sharding::Zero3};
-  r.recompute = {models::Recompute::Selective};
+  auto r = h100_request(8);
   const auto g = plan_grid(r, catalog);
   for (const auto& name : g.impl) {
     INFO(name);
@@ -266,14 +273,8 @@ TEST_CASE("plan: production libraries compete by default; research and reference
 TEST_CASE("plan: the best of each strategy is the best feasible row of that strategy in the equivalent sweep",
           "[planning][plan]") {
   const models::Catalog cat;
-  PlanRequest r;
-  r.hardware = "h100-sxm";
-  r.model = "llama3-8b";
-  r.n_seq = 131072;
-  r.devices = 16;
-  r.tiles = {std::nullopt};
-  r.zero = {models::Sharding::Zero3};
-  r.recompute = {models::Recompute::Selective, models::Recompute::Full};
+  auto r = h100_request(16);
+  r.recompute.push_back(models::Recompute::Full);
   r.top = 2;
   const auto grid = plan_grid(r, cat);
   // Brute force: every row of the sweep, the best feasible one per strategy family.
