@@ -15,6 +15,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
+#include "planning/grid.hpp"
 
 namespace ringsim::cli {
 
@@ -27,6 +28,8 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
                   cxxopts::value<std::string>()->default_value("analytic"))
+                 ("topology", "node:G | nodes:NxG | torus:AxB[xC] (default: the hardware's nodes), as plan and sweep take it",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("dp", "data-parallel replicas of the mesh (default 1): memory, gradient synchronisation and tokens/s as plan counts them",
                   cxxopts::value<std::string>()->default_value("1"))
                  ("zero", "ZeRO stage of the model states, sharded over dp x sp: 0, 1, 2 or 3 (default 3)",
@@ -85,9 +88,11 @@ int run_predict(int argc, char** argv) {
   if (results.empty()) throw refused.front().error;
   std::vector<NotRunnable> not_runnable;
   for (const auto& x : refused) not_runnable.push_back(not_runnable_row(x));
+  const auto topology = r["topology"].as<std::string>();
   for (auto& row : results) {
+    planning::apply_topology(row.scenario, topology);
     prepare_training(row, training);
-    predict_row(row, engine);
+    predict_row(row, engine, topology);
     apply_training(row, training);
   }
   with_speedups(results);

@@ -18,11 +18,12 @@ NotRunnable not_runnable_row(const RefusedRun& refused) {
           (e.field().empty() ? std::string() : "field '" + e.field() + "': ") + e.message()};
 }
 
-void predict_row(LayoutResult& r, Engine engine) {
+void predict_row(LayoutResult& r, Engine engine, const std::string& topology) {
   r.prediction = models::predict(r.scenario);
   const auto analytic_prediction = r.prediction;
   if (engine == Engine::Des) {
     sim::StepOptions options;
+    options.topology = topology;
     announce_simulation("ringsim predict --engine des", r.scenario, options, kDefaultMaxEvents,
                         "ringsim simulate --max-events runs larger steps");
     ProgressBar progress("passes", "ringsim predict: simulating " + r.layout);

@@ -67,11 +67,12 @@ struct NotRunnable {
 };
 [[nodiscard]] NotRunnable not_runnable_row(const RefusedRun& refused);
 
-// The prediction of a resolved row (its step, the simulator's with --engine des, and interval).
+// The prediction of a resolved row (its step, the simulator's with --engine des on `topology`,
+// empty for the hardware's, and interval).
 // With the DES only the step-level figures are replaced (step, tokens/s, MFU): the breakdown
 // (attention, other, collectives) is the cost model's either way, and the analytic `exposed`
 // and `imbalance` keep their lock-step meaning rather than mixing two definitions.
-void predict_row(LayoutResult& r, Engine engine);
+void predict_row(LayoutResult& r, Engine engine, const std::string& topology = "");
 
 // `spec` with `layout`, resolved and predicted.
 [[nodiscard]] LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,

@@ -83,13 +83,7 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
   if (pk == parts_by_axes_.end()) pk = parts_by_axes_.emplace(parts_key, &this->parts(spec, p.recompute)->second).first;
   t.scenario = models::resolve(spec, *pk->second);
   auto& s = t.scenario;
-  const std::int64_t mesh_devices = spec.mp * spec.sp;
-  if (!p.topology.empty()) {
-    // The analytic model sees a topology through its node size: which hops leave a node.
-    const auto shape = parse_topology_shape(p.topology);
-    models::check_topology_hosts(p.topology, shape.devices, shape.devices_per_node, mesh_devices);
-    if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
-  }
+  apply_topology(s, p.topology);
   t.prediction = models::predict(s);
   t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
   // Relative bounds, so the simulator's step and the gradient synchronisation scale them.

@@ -321,4 +321,11 @@ void SweepGrid::validate(const models::Catalog& catalog, const std::string& file
   else if (!profile.empty()) at("profile", [&] { models::check_profile_name(profile); });
 }
 
+void apply_topology(models::ResolvedScenario& s, const std::string& topology) {
+  if (topology.empty()) return;
+  const auto shape = parse_topology_shape(topology);
+  models::check_topology_hosts(topology, shape.devices, shape.devices_per_node, s.spec.mp * s.spec.sp);
+  if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
+}
+
 }  // namespace ringsim::planning

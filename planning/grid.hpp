@@ -93,5 +93,9 @@ struct TopologyShape {
   std::int64_t devices = 0;
 };
 [[nodiscard]] TopologyShape parse_topology_shape(const std::string& spec);
+// The scenario on `topology` (empty: the hardware's own): the analytic model sees a topology
+// through its node size (which hops leave a node); InputError (field "topology") when the mesh
+// does not fit it. The simulator takes the topology itself (sim::StepOptions::topology).
+void apply_topology(models::ResolvedScenario& s, const std::string& topology);
 
 }  // namespace ringsim::planning

@@ -379,10 +379,12 @@ std::map<std::string, std::string> first_row(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("cli predict: --dp, --zero and --recompute give the sweep's step, throughput and memory", "[cli][plan]") {
+TEST_CASE("cli predict: --dp, --zero, --recompute and --topology give the sweep's step, throughput and memory",
+          "[cli][plan]") {
   const std::string scenario = "--hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag --impl ring-flash-attn ";
   for (const std::string options : {"--dp 2 --zero 1 --recompute full", "--dp 4 --zero 3 --recompute selective",
-                                    "--dp 1 --zero 0 --recompute none"}) {
+                                    "--dp 1 --zero 0 --recompute none", "--zero 3 --recompute selective --topology nodes:2x4",
+                                    "--dp 2 --zero 2 --recompute full --topology nodes:4x4 --engine des"}) {
     INFO(options);
     const auto p = run("predict " + scenario + options + " --format csv");
     REQUIRE(p.code == 0);
@@ -398,4 +400,5 @@ TEST_CASE("cli predict: --dp, --zero and --recompute give the sweep's step, thro
   expect_bad("predict " + scenario + "--zero 4", "zero");
   expect_bad("predict " + scenario + "--recompute some", "recompute");
   expect_bad("predict " + scenario + "--dp 0", "dp");
+  expect_bad("predict " + scenario + "--topology nodes:3x3", "topology");
 }
