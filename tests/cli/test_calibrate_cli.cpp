@@ -3,6 +3,7 @@
 // one takes that error as its interval (none when the source measured none).
 #include <cmath>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -26,8 +27,19 @@ double json_number(const std::string& text, const std::string& key) {
 TEST_CASE("calibrate: a derived profile's interval is the measured error of copying parameters across GPUs",
           "[cli][calibrate]") {
   const TempDir dir;
-  const auto fit = run(std::string("calibrate --from-times ") + RINGSIM_TEST_DATA +
-                       "/cp_attention_times.csv --impl ring-flash-attn,usp --free attention_efficiency,attention_bwd_efficiency "
+  // The README table's rows only (both GPUs): the fit and its leave-one-group-out refits stay quick
+  // in the sanitizer build.
+  std::string table;
+  {
+    std::istringstream in(read_file(std::string(RINGSIM_TEST_DATA) + "/cp_attention_times.csv"));
+    std::string line;
+    while (std::getline(in, line))
+      if (line.starts_with("#") || line.starts_with("source,") || line.starts_with("ringflash_readme_2024,"))
+        table += line + "\n";
+  }
+  write_file(dir.file("readme.csv"), table);
+  const auto fit = run("calibrate --from-times " + dir.file("readme.csv") +
+                       " --impl ring-flash-attn --free attention_efficiency,attention_bwd_efficiency "
                        "--shared softmax_overlap --profiles-dir " + dir.dir());
   REQUIRE(fit.code == 0);
   CHECK(fit.out.find("derived from another GPU's fit") != std::string::npos);
