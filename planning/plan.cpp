@@ -418,12 +418,12 @@ std::string deployability_legend(const std::vector<PlanChoice>& plans) {
       {"derived", "no measurement of this library on this GPU: parameters copied from a fitted GPU"},
       {"spec defaults", "nothing measured: the GPU's specs at generic efficiencies"}};
   std::string out;
-  for (const auto& [word, text] : meaning) {
+  for (const auto& m : meaning) {
+    const std::string word = m.first;  // named, not bound: lambdas cannot capture structured bindings in clang's C++20
     const bool used = std::any_of(plans.begin(), plans.end(), [&](const PlanChoice& c) {
-      const auto l = c.plan.deployability();
-      return l.find(word) != std::string::npos;
+      return c.plan.deployability().find(word) != std::string::npos;
     });
-    if (used) out += std::string(out.empty() ? "\n" : "; ") + word + ": " + text;
+    if (used) out += std::string(out.empty() ? "\n" : "; ") + word + ": " + m.second;
   }
   return out.empty() ? out : out + "\n";
 }
