@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/memory_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
@@ -45,6 +46,11 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   for (const auto& [flag, field] : counts)
     if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
   if (r.count("include-research")) j["include_research"] = true;
+  if (r.count("mp")) {
+    j["mp"] = nlohmann::json::array();
+    for (const auto& v : models::split(r["mp"].as<std::string>(), ','))
+      j["mp"].push_back(models::parse_positive_int(models::trim(v), "mp"));
+  }
   if (r.count("target-tokens-per-s"))
     j["target_tokens_per_s"] = models::parse_double(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
   for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
@@ -81,6 +87,8 @@ int run_plan(int argc, char** argv) {
                  ("target-tokens-per-s", "min-devices: the throughput to reach", cxxopts::value<std::string>())
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
+                 ("mp", "tensor-parallel degrees to search (comma-separated; default: powers of two up to the node size "
+                        "that split the heads)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
                  ("impl", "implementations to search (comma-separated; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
                  ("include-research", "with no --impl, let research kernels (scfa, the Striped paper's JAX code) and ringsim's reference kernels compete too")
@@ -99,6 +107,7 @@ int run_plan(int argc, char** argv) {
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
+  add_memory_flags(o);
   o.parse_positional({"file"});
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
@@ -109,7 +118,8 @@ int run_plan(int argc, char** argv) {
   std::unique_ptr<io::Output> emit;
   if (!emit_path.empty()) emit = std::make_unique<io::Output>(emit_path);
   const auto file = r["file"].as<std::string>();
-  const auto req = planning::plan_request_from_json(request_json(file, r), file.empty() ? "command line" : file);
+  auto req = planning::plan_request_from_json(request_json(file, r), file.empty() ? "command line" : file);
+  req.memory = memory_settings_from(r, req.memory);
   const models::Catalog catalog;
   const auto grid = planning::plan_grid(req, catalog);
   grid.validate(catalog, file.empty() ? "command line" : file);

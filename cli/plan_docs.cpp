@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/memory_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/scenario_options.hpp"
@@ -342,6 +343,7 @@ int run_plan_docs(int argc, char** argv) {
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
+  add_memory_flags(o);
   o.parse_positional({"lengths"});
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
@@ -360,6 +362,7 @@ int run_plan_docs(int argc, char** argv) {
   req.profile = r["profile"].as<std::string>();
   req.zero = models::parse_sharding(r["zero"].as<std::string>());
   req.recompute = models::parse_recompute(r["recompute"].as<std::string>());
+  req.memory = memory_settings_from(r);
   req.packing = planning::parse_packing(r["packing"].as<std::string>());
   for (const auto& e : list_of(r, "buckets")) req.bucket_edges.push_back(models::parse_positive_int(e, "buckets"));
   req.top = models::parse_positive_int(r["top"].as<std::string>(), "top");

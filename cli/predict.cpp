@@ -8,6 +8,7 @@
 #include "cli/predict_batch.hpp"
 #include "cli/predict_intervals.hpp"
 #include "cli/predict_json_csv.hpp"
+#include "cli/memory_flags.hpp"
 #include "cli/predict_rows.hpp"
 #include "cli/predict_table.hpp"
 #include "cli/scenario_options.hpp"
@@ -24,6 +25,7 @@ using models::InputError;
 int run_predict(int argc, char** argv) {
   cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
   add_scenario_options(o, "contiguous,striped,zigzag");
+  add_memory_flags(o);
   o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch,impl,cp,docs)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
@@ -60,6 +62,7 @@ int run_predict(int argc, char** argv) {
   training.dp = models::parse_positive_int(r["dp"].as<std::string>(), "dp");
   training.zero = models::parse_sharding(r["zero"].as<std::string>());
   if (const auto rc = r["recompute"].as<std::string>(); !rc.empty()) training.recompute = models::parse_recompute(rc);
+  training.memory = memory_settings_from(r);
   std::optional<models::MaskSpec> compare;
   if (const auto m = r["compare-mask"].as<std::string>(); !m.empty()) {
     try {

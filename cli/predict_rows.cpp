@@ -43,7 +43,7 @@ std::string Training::text(const models::Profile& p) const {
   return fmt::format("dp {}, {}, {} recomputation", dp,
                      zero == models::Sharding::None ? std::string("model states replicated (ZeRO-0)")
                                                     : fmt::format("ZeRO-{} over dp x sp", static_cast<int>(zero)),
-                     models::to_string(policy(p)));
+                     models::to_string(policy(p))) + ", " + memory.text();
 }
 
 void prepare_training(LayoutResult& r, const Training& t) {
@@ -57,7 +57,9 @@ void apply_training(LayoutResult& r, const Training& t) {
   mo.dp = t.dp;
   mo.sharding = t.zero;
   mo.recompute = t.policy(s.profile);
+  mo.settings = t.memory;
   const auto mem = models::estimate_memory(s, mo);
+  r.memory = mem;
   p.memory_bytes = mem.total_bytes;
   p.fits_memory = mem.fits;
   const auto sync = models::gradient_sync(s, t.dp, t.zero, p.attention_bwd_s);

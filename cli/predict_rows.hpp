@@ -31,6 +31,7 @@ struct LayoutResult {
   // Of prediction.attention_fwd_s / attention_bwd_s (quantity "time"; the cost model's, whatever the engine).
   models::Interval attention_fwd, attention_bwd;
   models::Interval speedup;  // of the first row's step / this one's (quantity "ratio"), set by with_speedups
+  models::MemoryEstimate memory;  // under the training options (apply_training)
   [[nodiscard]] std::string label(bool with_strategy) const {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;
   }
@@ -44,6 +45,7 @@ struct Training {
   std::int64_t dp = 1;
   models::Sharding zero = models::Sharding::Zero3;
   std::optional<models::Recompute> recompute;
+  models::MemorySettings memory;  // precision, sequence parallelism, offload, headroom
   [[nodiscard]] models::Recompute policy(const models::Profile& p) const {
     return recompute.value_or(p.recompute ? models::Recompute::Full : models::Recompute::Selective);
   }

@@ -111,9 +111,10 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   if (s0.program->has_ring())
     out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
                        p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
-  out += fmt::format("memory per device ~{} of {} ({}; {}; {}: --dp, --zero, --recompute; docs/memory.md)\n",
-                     human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes), p0.fits_memory ? "fits" : "DOES NOT FIT",
-                     results.front().label(with_cp), training.text(s0.profile));
+  out += fmt::format("memory per device ~{} of {} ({}; {}; {}: --dp, --zero, --recompute, --precision, --headroom; "
+                     "docs/memory.md)\n",
+                     human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes),
+                     models::fit_phrase(results.front().memory), results.front().label(with_cp), training.text(s0.profile));
   for (const auto& r : results) {
     if (r.scenario.strategy.kind == models::StrategyKind::Ring && (r.layout == "contiguous" || r.layout == "ring")) {
       if (r.prediction.imbalance > 1.2)

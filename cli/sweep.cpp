@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/memory_flags.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/long_run.hpp"
@@ -73,7 +74,9 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
   if (r.count("kv-buffers")) j["kv_buffers"] = models::parse_positive_int(r["kv-buffers"].as<std::string>(), "kv-buffers");
   if (r.count("engine")) j["engine"] = r["engine"].as<std::string>();
   if (r.count("no-intervals")) j["intervals"] = false;
-  return planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);
+  auto grid = planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);
+  grid.memory = memory_settings_from(r, grid.memory);
+  return grid;
 }
 
 void add_sweep_axis_options(cxxopts::Options& o) {
@@ -85,6 +88,7 @@ void add_sweep_axis_options(cxxopts::Options& o) {
                        ("engine", "analytic | des (discrete-event simulation per point)", cxxopts::value<std::string>())
                        ("no-intervals", "leave step_s_lo/hi empty: skips the 2 predictions per fitted parameter of "
                                         "each point whose profile is fitted");
+  add_memory_flags(o);
 }
 
 int run_sweep(int argc, char** argv) {

@@ -168,6 +168,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     mo.sharding = p.zero;
     mo.recompute = r.recompute;
     mo.kv_buffers = grid_.kv_buffers;
+    mo.settings = grid_.memory;
     r.memory = models::estimate_memory(s, mo);
 
     const auto sync = models::gradient_sync(s, p.dp, p.zero, r.prediction.attention_bwd_s);
@@ -196,7 +197,7 @@ const std::vector<std::string>& sweep_columns() {
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s", "grad_sync_s",
       "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
-      "workspace_bytes", "strategy_buffers_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
+      "workspace_bytes", "strategy_buffers_bytes", "fixed_bytes", "host_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
       "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi"};
   return c;
 }
@@ -290,8 +291,10 @@ void append_csv_row(const SweepResult& r, std::string& out) {
     g(m.activations_bytes);
     g(m.workspace_bytes);
     g(m.strategy.bytes);
+    g(m.fixed_bytes);
+    g(m.host_bytes);
   } else {
-    out.append(26, ',');
+    out.append(28, ',');
   }
   field(out, r.profile);
   out += ',';
@@ -336,7 +339,8 @@ nlohmann::json result_json(const SweepResult& r) {
             {"memory_largest_term", m.largest_term().name}, {"parameters_bytes", m.parameters_bytes},
             {"gradients_bytes", m.gradients_bytes}, {"optimizer_bytes", m.optimizer_bytes},
             {"activations_bytes", m.activations_bytes}, {"workspace_bytes", m.workspace_bytes},
-            {"strategy_buffers_bytes", m.strategy.bytes}, {"profile_calibrated", r.profile_calibrated}});
+            {"strategy_buffers_bytes", m.strategy.bytes}, {"fixed_bytes", m.fixed_bytes}, {"host_bytes", m.host_bytes},
+            {"memory_headroom_bytes", m.headroom_bytes}, {"profile_calibrated", r.profile_calibrated}});
   for (const auto& [name, interval] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
                                        std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
     j[std::string(name) + "_lo"] = interval->available ? nlohmann::json(interval->lo) : nlohmann::json(nullptr);

@@ -202,10 +202,12 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else if (k == "intervals") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       g.intervals = v.get<bool>();
+    } else if (g.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, impl, cp, mesh or mp and sp, dp, n_seq, batch, layout, "
-                       "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals)");
+                       "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals, precision, "
+                       "sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
   if (mp_sp) {
@@ -251,6 +253,7 @@ json SweepGrid::to_json() const {
   j["profile"] = profile.empty() ? "default" : profile;
   j["kv_buffers"] = kv_buffers;
   j["engine"] = to_string(engine);
+  memory.write_fields(j);
   // Only when off: the default keeps the fingerprint of outputs written before the field existed.
   if (!intervals) j["intervals"] = false;
   return j;

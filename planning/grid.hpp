@@ -61,6 +61,8 @@ struct SweepGrid {
   // Not axes: one value for the whole sweep.
   std::string profile;         // empty: each (hardware, implementation)'s own
   std::int64_t kv_buffers = 2;
+  // Precision, sequence parallelism, optimizer offload, headroom (models/memory/memory.hpp).
+  models::MemorySettings memory;
   Engine engine = Engine::Analytic;
   // Rows carry the 90 % interval of the step where the profile is fitted (models/analytic/interval.hpp):
   // two more predictions per fitted parameter, each point. Off for sweeps where speed matters more.

@@ -211,6 +211,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       models::MemoryOptions mo;
       mo.sharding = r.zero;
       mo.recompute = r.recompute;
+      mo.settings = r.memory;
       const auto mem = models::estimate_memory(m.scenario(), mo);
       c.memory_bytes = mem.total_bytes;
       c.memory_capacity_bytes = mem.capacity_bytes;

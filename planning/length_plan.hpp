@@ -42,6 +42,7 @@ struct LengthPlanRequest {
   // this recomputation policy (full recomputation also repeats the forward in the step time).
   models::Sharding zero = models::Sharding::Zero3;
   models::Recompute recompute = models::Recompute::Selective;
+  models::MemorySettings memory;
   Packing packing;  // first-fit
   // Upper edges of the buckets (longest document of a sequence in (previous edge, edge]),
   // ascending and below n_seq, which closes the last; empty: powers of two from 1024.

@@ -91,6 +91,10 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     else if (k == "max_context") r.max_context = count(k, v);
     else if (k == "devices") r.devices = count(k, v);
     else if (k == "batch") r.batch = count(k, v);
+    else if (k == "mp") {
+      if (!v.is_array() || v.empty()) throw InputError(file, 0, k, "expected a non-empty list of tensor-parallel degrees");
+      for (const auto& x : v) r.mps.push_back(count(k, x));
+    }
     else if (k == "top") r.top = count(k, v);
     else if (k == "include_research") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
@@ -102,10 +106,12 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     } else if (k == "impl" || k == "cp" || k == "layout" || k == "tile" || k == "topology" || k == "zero" ||
                k == "recompute" || k == "engine") {
       axes[k] = v;
+    } else if (r.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
-                       "batch, mask, top, engine, include_research, impl, cp, layout, tile, topology, zero, recompute)");
+                       "batch, mp, mask, top, engine, include_research, impl, cp, layout, tile, topology, zero, recompute, "
+                       "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
   // The search axes read as a sweep file's, with the same messages.
@@ -181,6 +187,7 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
                                                                            models::TileShape{512, 512},
                                                                            models::TileShape{2048, 4096}}
                            : r.tiles;
+  g.memory = r.memory;
   g.topology = r.topologies.empty() ? std::vector<std::string>{""} : r.topologies;
   g.zero = r.zero.empty() ? std::vector<models::Sharding>{models::Sharding::None, models::Sharding::Zero1,
                                                           models::Sharding::Zero2, models::Sharding::Zero3}
@@ -194,9 +201,15 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   g.mesh.clear();
   for (std::int64_t mp = 1; mp <= std::min(r.devices, hw.devices_per_node); mp *= 2) {
     if (model.heads % mp != 0) continue;
+    if (!r.mps.empty() && std::find(r.mps.begin(), r.mps.end(), mp) == r.mps.end()) continue;
     for (const auto sp : counts)
       if (mp * sp <= r.devices) g.mesh.push_back({mp, sp});
   }
+  if (g.mesh.empty())
+    throw InputError({}, 0, "mp",
+                     fmt::format("no tensor-parallel degree to search: mp must be a power of two up to {} (the node, "
+                                 "the budget) that divides the model's {} heads",
+                                 std::min(r.devices, hw.devices_per_node), model.heads));
   g.dp = counts;
   std::set<std::int64_t> sps;
   for (const auto& m : g.mesh) sps.insert(m.sp);
@@ -438,8 +451,8 @@ std::string explain(const SweepResult& row) {
                    q.imbalance > 1.1 ? " (the busiest device sets each round)" : "");
   const auto& m = row.memory;
   constexpr double gib = 1024.0 * 1024 * 1024;
-  s += fmt::format("; memory {:.1f} of {:.1f} GiB ({:.0f}% headroom, largest term {})", m.total_bytes / gib,
-                   m.capacity_bytes / gib, 100 * m.headroom_bytes() / m.capacity_bytes, m.largest_term().name);
+  s += fmt::format("; memory {:.1f} of {:.1f} GiB, {} (largest term {})", m.total_bytes / gib, m.capacity_bytes / gib,
+                   models::fit_phrase(m), m.largest_term().name);
   return s;
 }
 

@@ -40,6 +40,9 @@ struct PlanRequest {
   // knows, contiguous/striped/zigzag, the profile's tile and 128x128, 512x512, 2048x4096, the
   // hardware's default topology, ZeRO 0-3, and no, selective and full recomputation.
   std::vector<std::string> impls, topologies;
+  // Tensor-parallel degrees to search; empty: powers of two up to the node size that split the
+  // heads.
+  std::vector<std::int64_t> mps;
   std::vector<models::Strategy> strategies;
   std::vector<models::LayoutSpec> layouts;
   std::vector<std::optional<models::TileShape>> tiles;
@@ -50,6 +53,7 @@ struct PlanRequest {
   // With no impls named, research kernels and ringsim's reference kernels compete too (by
   // default only production libraries do: what a user can deploy).
   bool include_research = false;
+  models::MemorySettings memory;
 };
 
 // InputError naming the field for impossible requests (no budget, no target, ...).

@@ -35,6 +35,12 @@ std::vector<std::string> string_list(const JsonFields& f, const char* key) {
 }  // namespace
 
 bool Implementation::runs_on(std::string_view kind) const noexcept { return contains(hardware_kinds, kind); }
+
+bool Implementation::runs_precision(std::string_view precision) const noexcept {
+  return contains(precisions, precision);
+}
+
+std::string Implementation::precisions_text() const { return join_list(precisions); }
 bool Implementation::offers_layout(const LayoutSpec& layout) const noexcept {
   return contains(layouts, layout.family_name());
 }
@@ -126,6 +132,10 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
     if (!contains(Strategy::families(), st))
       throw InputError(file, 0, "strategies",
                        "unknown strategy '" + st + "' (known: " + join_list(Strategy::families()) + ")");
+  im.precisions = string_list(f, "precisions");
+  for (const auto& p : im.precisions)
+    if (p != "bf16" && p != "fp32" && p != "fp8")
+      throw InputError(file, 0, "precisions", "expected \"bf16\", \"fp32\" or \"fp8\", got '" + p + "'");
   im.notes = f.string_or("notes", "");
   im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
   im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");

@@ -42,6 +42,9 @@ struct Implementation {
   std::vector<std::string> layouts;         // layout families: contiguous, striped, zigzag, cyclic, perm, ...
   std::vector<std::string> masks;           // mask families: causal, full, window, docs, qkdrop, hash, ...
   std::vector<std::string> strategies;      // context-parallel strategies: ring, ...
+  // Training precisions its kernels and collectives run (models/memory's TrainingPrecision:
+  // "bf16" = 16-bit mixed precision, "fp32", "fp8"), as read in its source.
+  std::vector<std::string> precisions;
   std::vector<CodeSource> sources;
   std::string notes;
   // Its protocol (models/implementations/protocol.hpp; the optional "protocol" object): its messages and what
@@ -53,6 +56,8 @@ struct Implementation {
   std::optional<KernelSpec> kernel_model;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
+  [[nodiscard]] bool runs_precision(std::string_view precision) const noexcept;
+  [[nodiscard]] std::string precisions_text() const;  // "bf16, fp8"
   [[nodiscard]] bool offers_layout(const LayoutSpec& layout) const noexcept;
   [[nodiscard]] bool offers_mask(const MaskSpec& mask) const noexcept;
   [[nodiscard]] bool offers_strategy(const Strategy& strategy) const noexcept;

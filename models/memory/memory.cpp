@@ -3,10 +3,29 @@
 #include "models/program/program.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
 
 namespace ringsim::models {
+
+namespace {
+// Defaults of FixedCosts, sources in docs/memory.md ("Fixed costs and headroom").
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kMB = 1e6;
+constexpr double kCudaContextBytes = 300 * kMiB;
+constexpr double kNcclBytesTwoRanks = 544 * kMB;
+constexpr double kNcclBytesMoreRanks = 688 * kMB;
+constexpr double kFragmentation = 0.05;
+
+double nccl_bytes(const FixedCosts& f, const std::vector<std::int64_t>& groups) {
+  double b = 0;
+  for (const auto n : groups) b += n == 2 ? f.nccl_bytes_two_ranks : f.nccl_bytes_more_ranks;
+  return b;
+}
+}  // namespace
 
 std::string_view to_string(Sharding s) noexcept {
   switch (s) {
@@ -25,6 +44,91 @@ std::string_view to_string(Recompute r) noexcept {
     case Recompute::Full: return "full";
   }
   return "none";
+}
+
+std::string_view to_string(TrainingPrecision p) noexcept {
+  switch (p) {
+    case TrainingPrecision::Bf16: return "bf16";
+    case TrainingPrecision::Fp32: return "fp32";
+    case TrainingPrecision::Fp8: return "fp8";
+  }
+  return "bf16";
+}
+
+TrainingPrecision parse_training_precision(std::string_view t) {
+  if (t == "bf16" || t == "fp16") return TrainingPrecision::Bf16;
+  if (t == "fp32") return TrainingPrecision::Fp32;
+  if (t == "fp8") return TrainingPrecision::Fp8;
+  throw InputError({}, 0, "precision", "expected bf16, fp16, fp32 or fp8, got '" + std::string(t) + "'");
+}
+
+PrecisionBytes PrecisionBytes::of(TrainingPrecision p) noexcept {
+  PrecisionBytes b;
+  switch (p) {
+    case TrainingPrecision::Bf16: break;
+    case TrainingPrecision::Fp32:
+      // fp32 weights are their own master copy: Adam's m and v only (8 B).
+      b = {4, 4, 8, 4, 4, 4};
+      break;
+    case TrainingPrecision::Fp8:
+      // Model states stay bf16 mixed; the backward's matmul inputs and the attention's Q, K, V
+      // and O are kept as fp8 copies (TransformerEngine's Linear and fp8 DotProductAttention).
+      b.matmul_input = 1;
+      b.attention = 1;
+      break;
+  }
+  return b;
+}
+
+std::string MemorySettings::text() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s, %s, %.1f GiB headroom%s", std::string(to_string(precision)).c_str(),
+                sequence_parallel ? "sequence parallel" : "no sequence parallelism",
+                headroom_bytes / (1024.0 * 1024 * 1024), offload_optimizer ? ", optimizer offloaded to host" : "");
+  return buf;
+}
+
+bool MemorySettings::read_field(const std::string& key, const nlohmann::json& v, const std::string& file) {
+  const auto boolean = [&]() {
+    if (!v.is_boolean()) throw InputError(file, 0, key, "expected true or false, got " + v.dump());
+    return v.get<bool>();
+  };
+  if (key == "precision") {
+    if (!v.is_string()) throw InputError(file, 0, key, "expected bf16, fp16, fp32 or fp8, got " + v.dump());
+    try {
+      precision = parse_training_precision(v.get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
+  } else if (key == "sequence_parallel") {
+    sequence_parallel = boolean();
+  } else if (key == "offload_optimizer") {
+    offload_optimizer = boolean();
+  } else if (key == "headroom_gib") {
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e6)
+      throw InputError(file, 0, key, "expected GiB between 0 and 1e6, got " + v.dump());
+    headroom_bytes = v.get<double>() * 1024.0 * 1024 * 1024;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void MemorySettings::write_fields(nlohmann::json& j) const {
+  const MemorySettings d;
+  if (precision != d.precision) j["precision"] = std::string(to_string(precision));
+  if (sequence_parallel != d.sequence_parallel) j["sequence_parallel"] = sequence_parallel;
+  if (offload_optimizer != d.offload_optimizer) j["offload_optimizer"] = offload_optimizer;
+  if (headroom_bytes != d.headroom_bytes) j["headroom_gib"] = headroom_bytes / (1024.0 * 1024 * 1024);
+}
+
+FixedCosts FixedCosts::published() noexcept {
+  FixedCosts f;
+  f.cuda_context_bytes = kCudaContextBytes;
+  f.nccl_bytes_two_ranks = kNcclBytesTwoRanks;
+  f.nccl_bytes_more_ranks = kNcclBytesMoreRanks;
+  f.fragmentation = kFragmentation;
+  return f;
 }
 
 Sharding parse_sharding(std::string_view t) {
@@ -52,7 +156,18 @@ MemoryOptions MemoryOptions::from_profile(const ResolvedScenario& s) {
 
 std::vector<MemoryTerm> MemoryEstimate::terms() const {
   return {{"parameters", parameters_bytes}, {"gradients", gradients_bytes}, {"optimizer", optimizer_bytes},
-          {"activations", activations_bytes}, {"workspace", workspace_bytes}, strategy};
+          {"activations", activations_bytes}, {"workspace", workspace_bytes}, strategy, {"fixed", fixed_bytes}};
+}
+
+std::string fit_phrase(const MemoryEstimate& e) {
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  char buf[160];
+  if (e.fits) std::snprintf(buf, sizeof buf, "fits with %.1f GiB spare", e.spare_bytes() / gib);
+  else if (e.tight())
+    std::snprintf(buf, sizeof buf, "tight: %.1f GiB spare, under the %.1f GiB headroom", e.spare_bytes() / gib,
+                  e.headroom_bytes / gib);
+  else std::snprintf(buf, sizeof buf, "does not fit: %.1f GiB over", -e.spare_bytes() / gib);
+  return buf;
 }
 
 MemoryTerm MemoryEstimate::largest_term() const {
@@ -61,41 +176,56 @@ MemoryTerm MemoryEstimate::largest_term() const {
                            [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes < b.bytes; });
 }
 
-namespace {
-constexpr double kActivationBytes = 2;  // bf16
-}
-
-double activation_bytes_per_token_layer(const ModelConfig& m, std::int64_t mp, Recompute r) noexcept {
-  const double d = static_cast<double>(m.d_model);
+double activation_bytes_per_token_layer(const ModelConfig& m, std::int64_t mp, Recompute r, const PrecisionBytes& b,
+                                        bool sequence_parallel) noexcept {
   const double p = static_cast<double>(mp);
+  // What tensor parallelism replicates (norms, residual, the layer input) Megatron's sequence
+  // parallelism splits over the same ranks.
+  const double d = static_cast<double>(m.d_model) / (sequence_parallel ? p : 1.0);
   const double q = static_cast<double>(m.heads * m.head_dim) / p;
   const double kv = static_cast<double>(m.kv_heads * m.head_dim) / p;
   const double f = static_cast<double>(m.d_ff) / p;
-  // The attention kernel's backward needs Q, K, V (after RoPE), its output O and the fp32
-  // log-sum-exp per query row and head; nothing of size c x c is kept (tiled kernels recompute
-  // the scores in the backward).
-  const double attention = kActivationBytes * (q + 2 * kv) + kActivationBytes * q +
-                           4.0 * static_cast<double>(m.heads) / p;
-  if (m.attention_only) return r == Recompute::Full ? kActivationBytes * (q + 2 * kv) : attention;
+  // The attention kernel's backward needs Q, K, V (after RoPE), its output O (also the output
+  // projection's input) and the fp32 log-sum-exp per query row and head; nothing of size c x c
+  // is kept (tiled kernels recompute the scores in the backward).
+  const double attention = b.attention * (q + 2 * kv) + b.attention * q + 4.0 * static_cast<double>(m.heads) / p;
+  if (m.attention_only) return r == Recompute::Full ? b.attention * (q + 2 * kv) : attention;
+  const bool swiglu = m.mlp_matrices() == 3;
   switch (r) {
     case Recompute::Full:
-      return kActivationBytes * d;  // the layer's input (its residual stream) only
+      return b.element * d;  // the layer's input (its residual stream) only
     case Recompute::Selective: {
       // Matmul outputs kept, norms and element-wise ops recomputed: the layer input, Q/K/V/O,
       // the attention projection's output (to rebuild the residual), and the MLP's first
       // matmul outputs (gate and up for SwiGLU, fc1 for GELU).
-      const double mlp = kActivationBytes * f * (m.mlp_matrices() == 3 ? 2.0 : 1.0);
-      return 2 * kActivationBytes * d + attention + mlp;
+      return 2 * b.element * d + attention + b.element * f * (swiglu ? 2.0 : 1.0);
     }
     case Recompute::None: {
-      // Two norms' inputs and outputs (the outputs are the QKV and MLP matmul inputs), not
-      // split by tensor parallelism; the attention tensors; the MLP's intermediates (SwiGLU:
-      // gate, up and their product, the down matmul's input; GELU: fc1 output and GELU output).
-      const double mlp = kActivationBytes * f * (m.mlp_matrices() == 3 ? 3.0 : 2.0);
-      return 4 * kActivationBytes * d + attention + mlp;
+      // Two norms' inputs and their outputs (the QKV and MLP matmul inputs); the attention
+      // tensors; the MLP's intermediates (SwiGLU: gate and up, read by the element-wise
+      // product, and the product, the down matmul's input; GELU: fc1's output and GELU's, the
+      // second matmul's input).
+      const double mlp = swiglu ? 2 * b.element * f + b.matmul_input * f : b.element * f + b.matmul_input * f;
+      return 2 * (b.element + b.matmul_input) * d + attention + mlp;
     }
   }
   return 0;
+}
+
+std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int64_t dp) {
+  std::vector<std::int64_t> groups;
+  const auto add = [&](std::int64_t n) {
+    if (n > 1) groups.push_back(n);
+  };
+  add(s.spec.mp);
+  const std::int64_t sp = s.spec.sp;
+  switch (s.strategy.kind) {
+    case StrategyKind::Hybrid: add(s.strategy.ulysses_degree(sp)), add(s.strategy.ring_degree(sp)); break;
+    case StrategyKind::DoubleRing: add(s.strategy.window), add(sp / std::max<std::int64_t>(1, s.strategy.window)); break;
+    default: add(sp); break;
+  }
+  add(dp * sp);
+  return groups;
 }
 
 MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers) {
@@ -120,33 +250,46 @@ MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers) {
 MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o) {
   if (o.dp <= 0) throw InputError({}, 0, "dp", "data-parallel degree must be a positive integer");
   if (o.kv_buffers <= 0) throw InputError({}, 0, "kv_buffers", "K/V buffer count must be a positive integer");
+  if (!(o.settings.headroom_bytes >= 0) || o.settings.headroom_bytes > 1e15)
+    throw InputError({}, 0, "headroom", "headroom must be between 0 and 1e15 bytes");
+  if (!s.impl.runs_precision(to_string(o.settings.precision)))
+    throw InputError({}, 0, "precision",
+                     "implementation '" + s.impl.name + "' does not train in " + std::string(to_string(o.settings.precision)) +
+                         " (it runs " + s.impl.precisions_text() + ")");
+  // fp8 needs fp8 tensor cores (Hopper and later): the hardware's peak names it or refuses.
+  if (o.settings.precision == TrainingPrecision::Fp8) (void)s.hardware.peak_flops_per_s(Precision::FP8);
   const auto& m = s.model;
+  const PrecisionBytes b = PrecisionBytes::of(o.settings.precision);
   const double mp = static_cast<double>(s.spec.mp);
   MemoryEstimate e;
   e.capacity_bytes = s.hardware.hbm_bytes;
+  e.headroom_bytes = o.settings.headroom_bytes;
 
-  // Model states in mixed precision with Adam: bf16 weights (2 B), bf16 gradients (2 B), fp32
-  // master weights, momentum and variance (12 B) per parameter of this tensor-parallel rank.
+  // Model states (PrecisionBytes): bf16 mixed precision with Adam keeps 2 + 2 + 12 bytes per
+  // parameter of this tensor-parallel rank (the ZeRO paper's K = 12), fp32 4 + 4 + 8.
   const double params = static_cast<double>(m.parameters()) / mp;
   const double group = static_cast<double>(o.dp) * (o.shard_over_cp ? static_cast<double>(s.spec.sp) : 1.0);
   const auto shard = [&](Sharding from) { return o.sharding >= from ? group : 1.0; };
-  e.optimizer_bytes = 12 * params / shard(Sharding::Zero1);
-  e.gradients_bytes = 2 * params / shard(Sharding::Zero2);
-  e.parameters_bytes = 2 * params / shard(Sharding::Zero3);
+  const double optimizer = b.optimizer * params / shard(Sharding::Zero1);
+  if (o.settings.offload_optimizer) e.host_bytes = optimizer;
+  else e.optimizer_bytes = optimizer;
+  e.gradients_bytes = b.gradient * params / shard(Sharding::Zero2);
+  e.parameters_bytes = b.weight * params / shard(Sharding::Zero3);
   if (o.sharding == Sharding::Zero3 && group > 1 && m.layers > 0) {
     // ZeRO-3 / FSDP gather one layer's weights before using it and prefetch the next one.
     const double embeddings = 2.0 * static_cast<double>(m.vocab * m.d_model) / mp;
     const double layer = (params - embeddings) / static_cast<double>(m.layers);
-    e.parameters_bytes += 2 * 2 * layer;
+    e.parameters_bytes += 2 * b.weight * layer;
   }
 
   // Tokens this device holds: its block of the sequence, times the sequences of a step.
   const double tokens = static_cast<double>(s.layout->block()) * static_cast<double>(s.spec.batch);
   const double layers = static_cast<double>(m.layers);
-  e.activations_bytes = tokens * layers * activation_bytes_per_token_layer(m, s.spec.mp, o.recompute);
+  const bool sp = o.settings.sequence_parallel;
+  e.activations_bytes = tokens * layers * activation_bytes_per_token_layer(m, s.spec.mp, o.recompute, b, sp);
   // The layer being recomputed holds all its activations during its backward.
   if (o.recompute == Recompute::Full)
-    e.activations_bytes += tokens * activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None);
+    e.activations_bytes += tokens * activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None, b, sp);
   // Logits of the vocabulary-parallel LM head, upcast to fp32 for the cross-entropy, which keeps
   // them (its softmax) for the backward: 4 bytes per token and vocabulary entry of this rank. A
   // fused, chunked loss (logits never materialised) would save this term.
@@ -162,9 +305,20 @@ MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o
                           static_cast<double>(s.spec.batch);
 
   e.strategy = strategy_memory(s, o.kv_buffers);
-  e.total_bytes = e.parameters_bytes + e.gradients_bytes + e.optimizer_bytes + e.activations_bytes + e.workspace_bytes +
-                  e.strategy.bytes;
-  e.fits = e.total_bytes <= e.capacity_bytes;
+  // The strategy's buffers are sized in the profile's wire dtype; another training precision
+  // sends K and V in its own (fp32 runs send fp32, TE's fp8 recipes send fp8).
+  if (o.settings.precision != TrainingPrecision::Bf16 && s.profile.kv_wire_bytes > 0)
+    e.strategy.bytes *= b.attention / static_cast<double>(s.profile.kv_wire_bytes);
+
+  const double dynamic = e.activations_bytes + e.workspace_bytes + e.strategy.bytes;
+  // A CUDA context, NCCL communicators and PyTorch's caching allocator are GPU costs; XLA on a
+  // TPU plans its buffers statically (what it reserves is in the hardware's capacity figure).
+  if (s.hardware.kind == "gpu")
+    e.fixed_bytes = o.fixed.cuda_context_bytes +
+                    nccl_bytes(o.fixed, communicator_sizes(s, o.dp)) +
+                    o.fixed.fragmentation * dynamic;
+  e.total_bytes = e.parameters_bytes + e.gradients_bytes + e.optimizer_bytes + dynamic + e.fixed_bytes;
+  e.fits = e.total_bytes + e.headroom_bytes <= e.capacity_bytes;
   return e;
 }
 

@@ -16,7 +16,9 @@ TEST_CASE("the quick-start prediction compares ring and striped side by side", "
   const auto r = run("predict --hardware a100-80gb --model ringattn-3b --mesh 2x4 --seq 262144 --recompute full");
   REQUIRE(r.code == 0);
   // The README's first example is a configuration that fits, and says what it assumed.
-  CHECK(r.out.find("(fits; contiguous; dp 1, ZeRO-3 over dp x sp, full recomputation") != std::string::npos);
+  CHECK(r.out.find("(fits with ") != std::string::npos);
+  CHECK(r.out.find("GiB spare; contiguous; dp 1, ZeRO-3 over dp x sp, full recomputation, bf16, sequence parallel, 2.0 GiB "
+                   "headroom") != std::string::npos);
   CHECK(r.out.find("contiguous") != std::string::npos);
   CHECK(r.out.find("striped") != std::string::npos);
   CHECK(r.out.find("Theoretical maximum speedup") != std::string::npos);

@@ -116,7 +116,7 @@ TEST_CASE("memory: a plan that does not fit names its largest term", "[memory]")
   const auto e = estimate_memory(s, o);
   CHECK_FALSE(e.fits);
   CHECK(std::string(e.largest_term().name) == "activations");
-  CHECK(e.headroom_bytes() < 0);
+  CHECK(e.spare_bytes() < 0);
 }
 
 TEST_CASE("memory: predict reports the estimate with the profile's recomputation", "[memory]") {
