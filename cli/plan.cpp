@@ -195,7 +195,7 @@ int run_plan(int argc, char** argv) {
     j["best_per_strategy"] = nlohmann::json::array();
     for (const auto& x : found.best_per_strategy) {
       nlohmann::json b = planning::result_json(x);
-      b["strategy"] = x.point.spec.cp.family_name();
+      b["strategy"] = x.strategy_family();
       b["maturity"] = std::string(models::to_string(x.maturity));
       b["profile_origin"] = x.profile_origin;
       j["best_per_strategy"].push_back(b);
@@ -224,18 +224,26 @@ int run_plan(int argc, char** argv) {
     } else {
       // The strategies side by side first: the best of each family, whatever the top plans are.
       if (found.best_per_strategy.size() > 1) {
-        TextTable b({{"strategy"}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"step", true},
-                     {"+-", true}, {"tokens/s", true}, {"vs best", true}, {"memory", true}});
-        const double top = found.best_per_strategy.front().tokens_per_s;
+        TextTable b({{"strategy"}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"n_seq", true},
+                     {"step", true}, {"+-", true}, {"tokens/s", true}, {"vs best", true}, {"memory", true}});
+        // "vs best" in the goal's figure: the context for max-context, tokens/s otherwise.
+        const bool by_context = req.goal == planning::Goal::MaxContext;
+        const auto figure = [&](const planning::SweepResult& x) {
+          return by_context ? static_cast<double>(x.point.spec.n_seq) : x.tokens_per_s;
+        };
+        const double top = figure(found.best_per_strategy.front());
         for (const auto& x : found.best_per_strategy) {
           const auto& s = x.point.spec;
           const auto& iv = x.step_interval;
           const auto label = x.deployability();
-          b.add_row({s.cp.family_name(), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
-                     label.empty() ? x.impl : x.impl + " " + label, s.cp.text(), s.layout.text(), human_seconds(x.step_s),
+          b.add_row({x.strategy_family(), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+                     label.empty() ? x.impl : x.impl + " " + label,
+                     // sp 1: no context parallelism, whatever strategy and layout the row names.
+                     s.sp == 1 ? std::string("-") : s.cp.text(), s.sp == 1 ? std::string("-") : s.layout.text(),
+                     std::to_string(s.n_seq), human_seconds(x.step_s),
                      iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-"),
                      human_count(x.tokens_per_s),
-                     &x == &found.best_per_strategy.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (x.tokens_per_s / top - 1)),
+                     &x == &found.best_per_strategy.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (figure(x) / top - 1)),
                      human_bytes(x.memory.total_bytes)});
         }
         out += "best of each strategy:\n" + b.render() + "\nranked:\n";

@@ -37,6 +37,11 @@ struct SweepResult {
   models::Maturity maturity = models::Maturity::Production;
   std::string profile_origin;
   // deployability_label of the two: the label every plan row carries.
+  // The strategy family a planner groups the row under: the cp family, or "none" where the row
+  // has no context parallelism (sp 1: every strategy is the same run).
+  [[nodiscard]] std::string strategy_family() const {
+    return point.spec.sp == 1 ? std::string("none") : point.spec.cp.family_name();
+  }
   [[nodiscard]] std::string deployability() const;
   std::int64_t tile_q = 0, tile_k = 0;
   std::string topology;        // as run ("default" when the hardware's)

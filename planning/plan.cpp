@@ -359,7 +359,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
         out.fit_memory += x.ok && x.memory.fits;
         if (!feasible(x, r)) return;
         ++out.feasible;
-        const auto family = x.point.spec.cp.family_name();
+        const auto family = x.strategy_family();
         if (const auto it = family_best.find(family); it == family_best.end() || better(x, it->second, r.goal))
           family_best.insert_or_assign(family, x);
         kept.push_back(std::move(x));
