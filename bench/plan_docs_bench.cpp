@@ -86,15 +86,17 @@ struct Config {
   const char* layout;
   const char* impl;
   std::int64_t sp;
-  // Timed by the additive blockwise family instead of the implementation's own flash family: an
-  // all-gather library's calls per document piece are not modelled over packed batches
-  // (PackedModel refuses them), but their counting and prediction path is measured.
+  // Timed by the additive blockwise family instead of the implementation's own flash family:
+  // the counting and prediction path without the kernel-time model.
   bool blockwise = false;
 };
 const std::vector<Config> kConfigs = {
     {"ring", "striped", "ringsim-tiles", 8},         {"ring", "striped", "ringsim-tiles", 64},
     {"ring", "ptrr", "ringsim-tiles", 64},           {"allgather", "doc-zigzag", "te-all-gather", 64, true},
     {"ulysses", "contiguous", "verl-ulysses", 8},  // flash: a call per document length
+    // The flash family, each rank's pieces as one varlen launch.
+    {"allgather", "doc-zigzag", "te-all-gather", 8}, {"allgather", "doc-zigzag", "te-all-gather", 64},
+    {"allgather", "ptrr", "torch-cp", 64},
     // The flash family, block by block: a varlen step per position and round.
     {"usp:8x8", "doc-zigzag", "te-a2a-p2p", 64},     {"ring", "doc-zigzag", "ring-flash-attn", 8},
     {"ring", "doc-zigzag", "ring-flash-attn", 64},

@@ -31,16 +31,19 @@ PackedModel::PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts) :
   // A family that is not additive (the flash family: CTA waves, a host floor per step or call)
   // cannot time summed counts. A ring's round is then timed block by block; Ulysses' calls, one
   // causal call per document on every rank whatever the layout, are built from the lengths and
-  // timed call by call. An all-gather rank's calls depend on how the layout cuts each document,
-  // which the counting (element pairs) does not give: refused.
+  // timed call by call; an all-gather rank's calls, one per run of its queries within a
+  // document, are listed by the counting (RankWork::calls) and timed call by call, as
+  // models::allgather_calls and the program's builder give them.
   ring_additive_ = scenario_.ring_scenario().attention->additive();
-  per_call_ = !scenario_.attention->additive() && scenario_.program->kind == StrategyKind::Ulysses;
-  if (!scenario_.program->compute.empty() && !scenario_.attention->additive() && !per_call_)
-    throw InputError({}, 0, "kernel",
+  const bool additive = scenario_.attention->additive();
+  per_call_ = !additive && scenario_.program->kind == StrategyKind::Ulysses;
+  allgather_calls_ = !additive && scenario_.program->kind == StrategyKind::AllGather;
+  if (allgather_calls_ && layout_.kind == DocLayoutKind::Striped)
+    throw InputError({}, 0, "layout",
                      "implementation " + scenario_.impl.name + "'s kernel family " +
-                         std::string(scenario_.attention->family()) + " times " + scenario_.spec.cp.text() +
-                         "'s calls per document piece of each rank; plans from a length distribution time an "
-                         "all-gather only with a family additive over blocks (blockwise), rings and Ulysses with any");
+                         std::string(scenario_.attention->family()) +
+                         " times an all-gather call by call, and a striped all-gather issues one call per token; "
+                         "plan it with a contiguous, zigzag or per-document layout");
   rest_ = step_rest(scenario_);
   const double device_heads = static_cast<double>(scenario_.cost->heads_per_device());
   for (const auto& t : scenario_.program->compute) {
@@ -114,6 +117,7 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
     // one causal call per document on every rank, with its share of the heads).
     const std::int64_t n = s.spec.sp;
     if (prog.kind == StrategyKind::AllGather) {
+      ws.ranks.keep_calls = allgather_calls_;
       ws.counter.allgather(layout_, lengths, n_seq, n, ws.ranks);
     } else {
       const DocumentTotals t = document_totals(lengths);
@@ -130,22 +134,48 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
     for (std::size_t t = 0; t < prog.compute.size(); ++t) {
       auto& table = ws.tables[t];
       if (per_call_) {
-        double seconds = 0;
+        ws.calls.clear();
         for (const auto& [len, count] : ws.shapes) {
           AttentionCall call = table_call_[t];
           call.q_len = call.k_len = len;
           call.causal = true;
           call.diagonal = 0;
           call.batch = count * s.spec.batch;
-          const RoundCost rc = s.attention->call(s, call);
-          seconds += prog.compute[t].backward ? rc.bwd_s : rc.fwd_s;
+          call.varlen = lengths.size() > 1;
+          ws.calls.push_back(call);
         }
-        table.seconds.assign(static_cast<std::size_t>(n), seconds);
+        const RoundCost rc = s.attention->calls(s, ws.calls);
+        table.seconds.assign(static_cast<std::size_t>(n), prog.compute[t].backward ? rc.bwd_s : rc.fwd_s);
         table.tiles.assign(static_cast<std::size_t>(n), 0);
         continue;
       }
       table.seconds.resize(static_cast<std::size_t>(n));
       table.tiles.assign(static_cast<std::size_t>(n), 0);
+      if (allgather_calls_) {
+        // Each rank's calls merged by shape (a varlen call's pieces of one shape batched), with
+        // the stand-in call's heads, as the program's builder lists them.
+        for (std::int64_t r = 0; r < n; ++r) {
+          auto& calls = ws.ranks.calls[static_cast<std::size_t>(r)];
+          std::sort(calls.begin(), calls.end());
+          ws.calls.clear();
+          for (std::size_t i = 0; i < calls.size();) {
+            std::size_t j = i;
+            while (j < calls.size() && calls[j] == calls[i]) ++j;
+            AttentionCall call = table_call_[t];
+            call.q_len = calls[i].first;
+            call.k_len = calls[i].second;
+            call.causal = true;
+            call.diagonal = call.k_len - call.q_len;
+            call.batch = static_cast<std::int64_t>(j - i) * s.spec.batch;
+            call.varlen = lengths.size() > 1;
+            ws.calls.push_back(call);
+            i = j;
+          }
+          const RoundCost rc = s.attention->calls(s, ws.calls);
+          table.seconds[static_cast<std::size_t>(r)] = prog.compute[t].backward ? rc.bwd_s : rc.fwd_s;
+        }
+        continue;
+      }
       for (std::int64_t r = 0; r < n; ++r) {
         const auto i = static_cast<std::size_t>(r);
         const RoundCost rc = s.attention->block(s, r, r, element_stats(ws.ranks.pairs[i], ws.ranks.area[i]));

@@ -28,8 +28,9 @@ class PackedModel {
   // (empty: "packed"); spec.tile is ignored (element granularity). InputError for a
   // configuration that cannot run (an implementation that lacks the strategy, the layout or
   // packed documents; a split that does not fit; n_seq not divisible as the layout needs), and
-  // for all-gather calls timed by a kernel family not additive over blocks (a ring's blocks and
-  // Ulysses' calls per document are then timed one by one).
+  // for a striped all-gather timed by a kernel family not additive over blocks (one call per
+  // token; a ring's blocks, Ulysses' calls per document and the other layouts' all-gather calls
+  // are then timed one by one).
   PackedModel(const ScenarioSpec& spec, const ScenarioParts& parts);
 
   [[nodiscard]] const ResolvedScenario& scenario() const noexcept { return scenario_; }
@@ -47,6 +48,7 @@ class PackedModel {
     std::vector<RingRoundWork> rounds;
     std::vector<TableCost> tables;
     std::map<std::int64_t, std::int64_t> shapes;  // Ulysses per call: documents per length
+    std::vector<AttentionCall> calls;              // one rank's calls of a pass
   };
   // One batch: documents in sequence order (each >= 1 and a multiple of document_quantum()),
   // summing to at most n_seq; the rest is padding that attends nothing. Thread-safe with one
@@ -62,6 +64,7 @@ class PackedModel {
   std::vector<AttentionCall> table_call_;  // per compute table: the stand-in's call (heads, kv heads)
   bool ring_additive_ = true;  // the ring's kernel family times summed blocks (else block by block)
   bool per_call_ = false;      // Ulysses timed call by call (a family not additive over blocks)
+  bool allgather_calls_ = false;  // an all-gather's calls listed per rank and timed call by call
 };
 
 }  // namespace ringsim::models

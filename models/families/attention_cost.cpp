@@ -56,6 +56,17 @@ BlockStats call_tiles(const AttentionCall& c, TileShape tile) {
   return b;
 }
 
+RoundCost AttentionCost::calls(const ResolvedScenario& s, std::span<const AttentionCall> list) const {
+  RoundCost sum;
+  for (const auto& c : list) {
+    const RoundCost r = call(s, c);
+    sum.fwd_s += r.fwd_s;
+    sum.bwd_s += r.bwd_s;
+    sum.tiles += r.tiles;
+  }
+  return sum;
+}
+
 RoundCostSummary round_cost(const ResolvedScenario& s, std::int64_t round) {
   const auto& w = *s.workload;
   const AttentionCost& a = *s.attention;

@@ -59,6 +59,10 @@ class AttentionCost {
   // One kernel call on one device, whatever the strategy that issues it (all-gather, Ulysses,
   // a ring library's per-step calls), with the scenario's head dim, precision and profile.
   [[nodiscard]] virtual RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const = 0;
+  // One rank's calls of a pass (an all-gather rank's pieces, Ulysses' calls per document
+  // length). By default their sum; a family whose varlen pieces are one kernel launch (flash:
+  // flash_attn_varlen_func over every piece at once) times them as that launch.
+  [[nodiscard]] virtual RoundCost calls(const ResolvedScenario& s, std::span<const AttentionCall> list) const;
   // Whether the time of several blocks with work is the time of one block of their summed counts
   // (a family linear in the counts). Planning over many packed batches (models/analytic/packed_model.hpp)
   // times a round's or a rank's work from its sums and needs it.

@@ -112,7 +112,45 @@ class FlashCost final : public AttentionCost {
     return r;
   }
 
+  // A rank's varlen pieces are one flash_attn_varlen_func launch: every piece's CTAs share the
+  // GPU, so the pieces are timed as one varlen call over their summed lengths and allowed pairs
+  // (flash_varlen_time, as a ring's varlen step), with one dispatch. Summing each piece's own
+  // makespan would leave SMs idle between pieces and overcharge the pass with the fewest CTAs
+  // per piece, the forward (one CTA per query tile; the backward has one per key tile): a rank
+  // of many short pieces then showed a forward slower than its backward.
+  [[nodiscard]] RoundCost calls(const ResolvedScenario& s, std::span<const AttentionCall> list) const override {
+    if (std::none_of(list.begin(), list.end(), [](const AttentionCall& c) { return c.varlen; }))
+      return AttentionCost::calls(s, list);
+    const Context ctx = context(s);
+    VarlenWork w;
+    w.heads = list.front().heads;
+    w.head_dim = s.model.head_dim;
+    RoundCost r;
+    for (const auto& c : list) {
+      const double b = static_cast<double>(c.batch);
+      w.q_len += c.q_len * c.batch;
+      w.k_len += c.k_len * c.batch;
+      w.visited_elements += b * allowed_pairs(c);
+      r.tiles += call_tiles(c, s.tile).tiles_visited * c.batch;
+    }
+    const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
+    const auto& proto = s.impl.protocol.ring_steps;
+    r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
+    r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
+    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    return r;
+  }
+
  private:
+  // Allowed pairs of a call, one head and sequence: causal rows see the keys up to theirs (the
+  // keys end at the last query), a full call every key.
+  static double allowed_pairs(const AttentionCall& c) {
+    const double q = static_cast<double>(c.q_len), k = static_cast<double>(c.k_len);
+    if (!c.causal) return q * k;
+    const double d = static_cast<double>(c.diagonal);
+    return q * d + q * (q + 1) / 2;
+  }
+
   struct Context {
     KernelRates rates;
     std::int64_t heads = 1, kv_heads = 1, batch = 1, head_dim = 1;

@@ -332,12 +332,11 @@ std::vector<std::int64_t> device_pairs(const ResolvedScenario& s) {
 TableCost table_cost(const ResolvedScenario& s, const ComputeTable& t) {
   std::vector<double> list_s(t.lists.size(), 0.0);
   std::vector<std::int64_t> list_tiles(t.lists.size(), 0);
-  for (std::size_t i = 0; i < t.lists.size(); ++i)
-    for (const auto& call : t.lists[i]) {
-      const RoundCost rc = s.attention->call(s, call);
-      list_s[i] += t.backward ? rc.bwd_s : rc.fwd_s;
-      list_tiles[i] += rc.tiles;
-    }
+  for (std::size_t i = 0; i < t.lists.size(); ++i) {
+    const RoundCost rc = s.attention->calls(s, t.lists[i]);
+    list_s[i] = t.backward ? rc.bwd_s : rc.fwd_s;
+    list_tiles[i] = rc.tiles;
+  }
   TableCost c;
   c.seconds.reserve(t.list_of.size());
   c.tiles.reserve(t.list_of.size());

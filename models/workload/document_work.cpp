@@ -21,6 +21,7 @@ void add_run(RankWork& w, std::int64_t rank, std::int64_t a, std::int64_t b, std
   const std::int64_t len = b - a;
   w.pairs[at(rank)] += len * (a - s) + tri(len);
   w.area[at(rank)] += len * (b - s);
+  if (w.keep_calls) w.calls[at(rank)].emplace_back(len, b - s);
 }
 
 // Per-document zigzag: the sums of w^2 and w over the documents (w = L / 2n, a chunk's tokens).
@@ -326,6 +327,12 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
                                 std::int64_t n, RankWork& out) {
   out.pairs.assign(at(n), 0);
   out.area.assign(at(n), 0);
+  if (out.keep_calls) {
+    if (layout.kind == DocLayoutKind::Striped)
+      throw InputError({}, 0, "layout", "a striped all-gather issues one kernel call per token: its calls are not listed");
+    out.calls.resize(at(n));
+    for (auto& c : out.calls) c.clear();
+  }
   const std::int64_t c = n_seq / n;
   std::int64_t s = 0;
   switch (layout.kind) {
@@ -392,6 +399,17 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
         out.pairs[at(j)] = 2 * n * s2 + s1;
         out.area[at(j)] = (j == n - 1 ? 2 * (n + 1) : 2 * n + 1) * s2;
       }
+      // Its calls: chunk j (keys up to its end) and chunk 2n-1-j of every document, one run of
+      // two chunks on rank n - 1.
+      for (const auto l : lengths) {
+        if (!out.keep_calls) break;
+        const std::int64_t w = l / (2 * n);
+        for (std::int64_t j = 0; j + 1 < n; ++j) {
+          out.calls[at(j)].emplace_back(w, (j + 1) * w);
+          out.calls[at(j)].emplace_back(w, (2 * n - j) * w);
+        }
+        out.calls[at(n - 1)].emplace_back(2 * w, (n + 1) * w);
+      }
       return;
     }
     case DocLayoutKind::DocZigzagDocMajor: {
@@ -401,6 +419,11 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
           // Whole on one rank: a run per chunk but chunks n-1 and n, which meet.
           out.pairs[at(a)] += tri(l);
           out.area[at(a)] += wd * wd * (n * (2 * n + 1) + 1);
+          if (out.keep_calls) {
+            for (std::int64_t t = 0; t < 2 * n; ++t)
+              if (t != n - 1 && t != n) out.calls[at(a)].emplace_back(wd, (t + 1) * wd);
+            out.calls[at(a)].emplace_back(2 * wd, (n + 1) * wd);
+          }
         } else {
           RunBuilder runs{out, s};
           for (std::int64_t slot = 0; slot < 2 * n; ++slot) {  // the rank's local order

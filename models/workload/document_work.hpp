@@ -67,6 +67,11 @@ struct RingPairs {
 struct RankWork {
   std::vector<std::int64_t> pairs;
   std::vector<std::int64_t> area;
+  // With keep_calls, each rank's calls too: (q_len, k_len) of every run, causal with its keys
+  // ending at its last query (allgather_calls' shapes before merging). Not for the striped
+  // layout, whose every token is a call of its own.
+  bool keep_calls = false;
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> calls;
 };
 
 // Ulysses: one causal call per document, the same on every rank.

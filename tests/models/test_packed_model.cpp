@@ -124,6 +124,10 @@ TEST_CASE("packed model: the libraries' flash family, block by block and call by
           // Ulysses: one flash call per document length on every rank.
           {"te-a2a", "ulysses", 4, {"zigzag", "doc-zigzag"}},
           {"verl-ulysses", "ulysses", 2, {"contiguous"}},
+          // All-gather: each rank's calls, one per run of its queries within a document.
+          {"te-all-gather", "allgather", 4, {"zigzag", "doc-zigzag"}},
+          {"rfa-llama3", "allgather", 2, {"contiguous"}},
+          {"torch-cp", "allgather", 4, {"contiguous", "zigzag", "doc-zigzag", "doc-zigzag-docmajor", "ptrr:4"}},
       },
       false);
 }
@@ -146,10 +150,17 @@ TEST_CASE("packed model: configurations that cannot run say why", "[packed][erro
   spec.layout = ringsim::models::LayoutSpec::parse("striped");
   spec.cp = ringsim::models::Strategy::parse("usp:2x2");  // ringsim-tiles runs rings only
   CHECK_THROWS_AS(PackedModel(spec, parts), InputError);
-  // An all-gather library's flash calls per document shape: not modelled over packed batches.
+  // A striped all-gather under the flash family: one call per token, refused by name.
   spec.cp = ringsim::models::Strategy::parse("allgather");
-  spec.layout = ringsim::models::LayoutSpec::parse("doc-zigzag");
-  spec.impl = "te-all-gather";
-  const auto te = resolve_parts(spec, catalog);
-  CHECK_THROWS_AS(PackedModel(spec, te), InputError);
+  spec.layout = ringsim::models::LayoutSpec::parse("striped");
+  spec.impl = "ringsim-tiles";
+  auto striped = resolve_parts(spec, catalog);
+  striped.impl.strategies.push_back("allgather");
+  striped.attention = make_attention_cost("flash");
+  try {
+    const PackedModel m(spec, striped);
+    FAIL("a striped all-gather timed call by call was accepted");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "layout");
+  }
 }
