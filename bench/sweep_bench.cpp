@@ -7,6 +7,7 @@
 // point needs its own workload.
 #include <benchmark/benchmark.h>
 
+#include "planning/plan.hpp"
 #include "planning/sweep.hpp"
 #include "models/catalog/resolve.hpp"
 
@@ -82,4 +83,28 @@ void BM_AnalyticSweepDistinct(benchmark::State& state) {
 BENCHMARK(BM_AnalyticSweepDistinct)->Args({0, 1})->Args({1, 1})->Args({0, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
+// The planner's search for the two questions (docs/performance.md): llama3-8b at 1M tokens
+// on up to 64 H100 (arg 64), llama3-70b at 128k on up to 1024 H100 (arg 1024); one thread and
+// every core.
+void BM_Plan(benchmark::State& state) {
+  const models::Catalog catalog;
+  PlanRequest r;
+  r.hardware = "h100-sxm";
+  const bool big = state.range(0) == 1024;
+  r.model = big ? "llama3-70b" : "llama3-8b";
+  r.n_seq = big ? 131072 : 1048576;
+  r.devices = state.range(0);
+  SweepOptions options;
+  options.threads = state.range(1);
+  std::int64_t evaluated = 0;
+  for (auto _ : state) {
+    const auto grid = plan_grid(r, catalog);
+    const auto found = search_plans(grid, catalog, r, options);
+    evaluated = found.evaluated;
+    benchmark::DoNotOptimize(found.plans.size());
+  }
+  state.counters["evaluated"] = static_cast<double>(evaluated);
+}
+BENCHMARK(BM_Plan)->Args({64, 1})->Args({64, 0})->Args({1024, 1})->Args({1024, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+
 BENCHMARK_MAIN();

@@ -4,8 +4,11 @@
 #include "models/program/collective_cost.hpp"
 #include "models/program/program.hpp"
 #include "models/memory/memory.hpp"
+#include "models/implementations/ring_steps.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 
@@ -62,11 +65,21 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
 }
 
 // The round's blocks as the workload counts them, timed through the implementation's kernel family.
-RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, std::int64_t round) {
+// `by_class`: the family times a block by its step class alone (times_by_step_class); `classes`
+// keeps each class's time across the rounds of one prediction.
+RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, std::int64_t round, bool by_class,
+                             std::array<std::optional<RoundCost>, 3>& classes) {
   RingRoundWork w;
   const AttentionCost& attention = *rs.attention;
   for_each_round_block(rs, prog, round, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
-    const RoundCost c = attention.block(rs, q, k, b);
+    RoundCost c;
+    if (by_class) {
+      auto& slot = classes[static_cast<std::size_t>(step_class(q, k))];
+      if (!slot) slot = attention.block(rs, q, k, b);
+      c = *slot;
+    } else {
+      c = attention.block(rs, q, k, b);
+    }
     w.fwd_max_s = std::max(w.fwd_max_s, c.fwd_s);
     w.bwd_max_s = std::max(w.bwd_max_s, c.bwd_s);
     w.fwd_sum_s += c.fwd_s * static_cast<double>(count);
@@ -321,7 +334,9 @@ Prediction predict(const ResolvedScenario& s) {
   if (!prog.compute.empty())
     for (const auto x : prog.compute.front().pairs) table_pairs += x;
   const ResolvedScenario& rs = s.ring_scenario();
-  const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round); };
+  const bool by_class = rs.attention->times_by_step_class(rs);
+  std::array<std::optional<RoundCost>, 3> classes;
+  const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round, by_class, classes); };
   const AttentionWork work{round_work, &tables, table_pairs};
   return predict(s, work, step_rest(s), true);
 }

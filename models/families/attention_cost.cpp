@@ -20,7 +20,47 @@ std::int64_t allowed_in_rows(std::int64_t lo, std::int64_t hi, std::int64_t k_le
   return n * a + n * (n - 1) / 2 + (hi - first_all) * k_len;
 }
 
+// Sum over i in [0, n) of floor((a i + b) / m), for a, b >= 0 and m > 0 (the Euclid-like
+// reduction: O(log) steps).
+std::int64_t floor_sum(std::int64_t n, std::int64_t m, std::int64_t a, std::int64_t b) {
+  std::int64_t ans = 0;
+  while (n > 0) {
+    if (a >= m) ans += (n - 1) * n / 2 * (a / m), a %= m;
+    if (b >= m) ans += n * (b / m), b %= m;
+    const std::int64_t y = a * n + b;
+    if (y < m) break;
+    n = y / m;
+    b = y % m;
+    std::swap(m, a);
+  }
+  return ans;
+}
+
+// ceil(x / d) for d > 0 and any x.
+std::int64_t ceil_div_any(std::int64_t x, std::int64_t d) { return x >= 0 ? (x + d - 1) / d : -((-x) / d); }
+
 }  // namespace
+
+std::int64_t call_allowed_pairs(const AttentionCall& c) {
+  if (c.q_len <= 0 || c.k_len <= 0) return 0;
+  return c.causal ? allowed_in_rows(0, c.q_len, c.k_len, c.diagonal) : c.q_len * c.k_len;
+}
+
+std::int64_t call_tiles_visited(const AttentionCall& c, TileShape tile) {
+  if (c.q_len <= 0 || c.k_len <= 0 || tile.q <= 0 || tile.k <= 0) return 0;
+  const std::int64_t rows = (c.q_len + tile.q - 1) / tile.q;
+  const std::int64_t cols = (c.k_len + tile.k - 1) / tile.k;
+  if (!c.causal) return rows * cols;
+  // Row tile r reaches key q1 - 1 + diagonal (q1 its end) and visits the key tiles up to that
+  // key's, at most cols: on the full row tiles the reach is tq r + b0, linear in r.
+  const auto visited = [&](std::int64_t reach) { return reach < 0 ? 0 : std::min(cols, reach / tile.k + 1); };
+  const std::int64_t full_rows = rows - 1, b0 = tile.q - 1 + c.diagonal;
+  const std::int64_t start = std::clamp<std::int64_t>(ceil_div_any(-b0, tile.q), 0, full_rows);
+  const std::int64_t sat = std::clamp<std::int64_t>(ceil_div_any((cols - 1) * tile.k - b0, tile.q), start, full_rows);
+  const std::int64_t n = sat - start;
+  const std::int64_t partial = n > 0 ? floor_sum(n, tile.k, tile.q, tile.q * start + b0) + n : 0;
+  return partial + (full_rows - sat) * cols + visited(c.q_len - 1 + c.diagonal);
+}
 
 BlockStats call_tiles(const AttentionCall& c, TileShape tile) {
   BlockStats b;

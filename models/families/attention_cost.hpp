@@ -44,6 +44,10 @@ struct AttentionCall {
 // The exact tile counts of a call at a tile shape (one head): visited tiles are those holding
 // an allowed pair. O(tile rows).
 [[nodiscard]] BlockStats call_tiles(const AttentionCall& c, TileShape tile);
+// The same call's visited tiles and allowed pairs in closed form (O(log rows)): what call_tiles
+// gives, for the callers that need only these.
+[[nodiscard]] std::int64_t call_tiles_visited(const AttentionCall& c, TileShape tile);
+[[nodiscard]] std::int64_t call_allowed_pairs(const AttentionCall& c);
 
 class AttentionCost {
  public:
@@ -67,6 +71,10 @@ class AttentionCost {
   // (a family linear in the counts). Planning over many packed batches (models/analytic/packed_model.hpp)
   // times a round's or a rank's work from its sums and needs it.
   [[nodiscard]] virtual bool additive() const noexcept { return false; }
+  // Whether block()'s times depend only on the step class of (q_device, k_device) in this
+  // scenario (a ring library's fixed call shapes per class), not on the block's counts: a
+  // prediction then times each class once (the flash family with closed-form step shapes).
+  [[nodiscard]] virtual bool times_by_step_class(const ResolvedScenario&) const { return false; }
 };
 
 // The kernel family named by an implementation; InputError (field "kernel") naming the known ones.

@@ -77,6 +77,10 @@ class FlashCost final : public AttentionCost {
     return r;
   }
 
+  [[nodiscard]] bool times_by_step_class(const ResolvedScenario& s) const override {
+    return s.impl.protocol.ring_steps.plan(effective_mask_family(s.spec), s.spec.layout.family_name()) != nullptr;
+  }
+
   // A mask without closed-form step shapes (packed documents): the library's varlen call per step
   // over the documents the two blocks share, its work the block's own tile counts; no merge
   // (the code merges per step as for plain blocks, a term this path leaves out: it is memory-bound
@@ -108,7 +112,7 @@ class FlashCost final : public AttentionCost {
     r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
     r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
     if (s.profile.recompute) r.bwd_s += r.fwd_s;
-    r.tiles = call_tiles(c, s.tile).tiles_visited * c.batch;
+    r.tiles = call_tiles_visited(c, s.tile) * c.batch;
     return r;
   }
 
@@ -131,7 +135,7 @@ class FlashCost final : public AttentionCost {
       w.q_len += c.q_len * c.batch;
       w.k_len += c.k_len * c.batch;
       w.visited_elements += b * allowed_pairs(c);
-      r.tiles += call_tiles(c, s.tile).tiles_visited * c.batch;
+      r.tiles += call_tiles_visited(c, s.tile) * c.batch;
     }
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
     const auto& proto = s.impl.protocol.ring_steps;

@@ -87,21 +87,21 @@ StepClass step_class(std::int64_t q_device, std::int64_t k_device) noexcept {
 std::string_view to_string(StepClass c) noexcept { return kClassNames[static_cast<std::size_t>(c)]; }
 
 const StepCalls* RingSteps::plan(std::string_view mask_family, std::string_view layout_family) const {
-  const auto m = steps.find(std::string(mask_family));
+  const auto m = steps.find(mask_family);
   if (m == steps.end()) return nullptr;
-  const auto l = m->second.find(std::string(layout_family));
+  const auto l = m->second.find(layout_family);
   return l == m->second.end() ? nullptr : &l->second;
 }
 
 const MemoryOp& RingSteps::memory_op(const std::string& name) const {
   static const MemoryOp none;
   if (name.empty()) return none;
-  return memory_ops.at(name);  // from_json checked every reference
+  return memory_ops.find(name)->second;  // from_json checked every reference
 }
 
 bool RingSteps::runs(std::string_view mask_family, std::string_view layout_family) const {
   if (plan(mask_family, layout_family)) return true;
-  const auto v = varlen.find(std::string(mask_family));
+  const auto v = varlen.find(mask_family);
   return v != varlen.end() && std::find(v->second.begin(), v->second.end(), layout_family) != v->second.end();
 }
 

@@ -65,12 +65,13 @@ struct RingSteps {
   std::string name;
   std::string description;
   std::vector<CodeSource> sources;
-  std::map<std::string, std::map<std::string, StepCalls>> steps;  // mask family -> layout family -> calls
+  // std::less<>: looked up by string_view every step of every prediction, without a copy.
+  std::map<std::string, std::map<std::string, StepCalls, std::less<>>, std::less<>> steps;  // mask family -> layout family -> calls
   // Mask family -> layout families the library runs with one varlen call per step over the
   // documents two blocks share (packed documents: no closed-form step shapes; timed from the
   // block's tile counts).
-  std::map<std::string, std::vector<std::string>> varlen;
-  std::map<std::string, MemoryOp> memory_ops;
+  std::map<std::string, std::vector<std::string>, std::less<>> varlen;
+  std::map<std::string, MemoryOp, std::less<>> memory_ops;
   MemoryOp fwd_final, bwd_final;  // once per pass, over the device's whole block
   std::int64_t host_ops_per_step_fwd = 0, host_ops_per_step_bwd = 0;
   std::int64_t host_ops_per_call_fwd = 1, host_ops_per_call_bwd = 1;

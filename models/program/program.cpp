@@ -127,7 +127,7 @@ struct Builder {
   void add(ComputeTable& t, std::size_t rank, const std::vector<AttentionCall>& calls, std::int64_t heads,
            std::int64_t kv_heads, bool same_as_previous) const {
     std::int64_t pairs = 0;
-    for (const auto& call : calls) pairs += call_tiles(call, s.tile).allowed_pairs * call.batch;
+    for (const auto& call : calls) pairs += call_allowed_pairs(call) * call.batch;
     t.pairs[rank] = pairs;
     if (same_as_previous && !t.lists.empty()) {
       t.list_of[rank] = static_cast<std::uint32_t>(t.lists.size() - 1);

@@ -250,6 +250,22 @@ TEST_CASE("a call's tile counts equal a brute-force count and the contiguous rin
       }
     INFO(c.q_len << "x" << c.k_len << " causal " << c.causal << " diagonal " << c.diagonal << " tile " << t.q << "x" << t.k);
     CHECK(call_tiles(c, t) == want);
+    // The closed forms the per-call timing uses.
+    CHECK(call_tiles_visited(c, t) == want.tiles_visited);
+    CHECK(call_allowed_pairs(c) == want.allowed_pairs);
+  }
+  // And on long calls, against call_tiles' row-by-row sums (brute force is too slow there).
+  for (int trial = 0; trial < 2000; ++trial) {
+    AttentionCall c;
+    c.q_len = pick(1, 70000);
+    c.k_len = pick(1, 70000);
+    c.causal = true;
+    c.diagonal = pick(-70000, 70000);
+    const TileShape t{pick(1, 300), pick(1, 300)};
+    INFO(c.q_len << "x" << c.k_len << " diagonal " << c.diagonal << " tile " << t.q << "x" << t.k);
+    const auto b = call_tiles(c, t);
+    CHECK(call_tiles_visited(c, t) == b.tiles_visited);
+    CHECK(call_allowed_pairs(c) == b.allowed_pairs);
   }
   // The contiguous ring's block (j, k) under a causal mask is a square causal call whose diagonal
   // sits (j - k) c keys to the right.
