@@ -329,7 +329,7 @@ int run_plan_docs(int argc, char** argv) {
                  ("profile", "profile name or file (default: each hardware x implementation's own)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("zero", "ZeRO stage of the model states, sharded over the sp ranks (memory)", cxxopts::value<std::string>()->default_value("3"))
-                 ("recompute", "none | selective | full (memory; full also repeats the forward)",
+                 ("recompute", "none | selective | full | attention (memory; full also repeats the forward, attention the attention forward)",
                   cxxopts::value<std::string>()->default_value("selective"))
                  ("packing", "first-fit (in file order) | first-fit-decreasing | first-fit-shuffle[:SEED] | next-fit", cxxopts::value<std::string>()->default_value("first-fit"))
                  ("buckets", "upper edges of the buckets by longest document (default: powers of two from 1024)",

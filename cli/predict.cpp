@@ -36,7 +36,7 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value("1"))
                  ("zero", "ZeRO stage of the model states, sharded over dp x sp: 0, 1, 2 or 3 (default 3)",
                   cxxopts::value<std::string>()->default_value("3"))
-                 ("recompute", "none | selective | full (default: the profile's full recomputation where its runs used it, else selective)",
+                 ("recompute", "none | selective | full | attention (default: the profile's full recomputation where its runs used it, else selective)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
                   cxxopts::value<std::string>()->default_value(""))

@@ -89,7 +89,7 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
       "layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
       "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
-      "imbalance", "memory_bytes", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
+      "imbalance", "memory_bytes", "fits_memory", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
       "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
       "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
       "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "not_runnable"};
@@ -108,7 +108,7 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                      fmt::format("{:.6g}", p.attention_bwd_s), fmt::format("{:.6g}", p.other_compute_s),
                      fmt::format("{:.6g}", p.collective_s), fmt::format("{:.6g}", p.exposed_transfer_s),
                      fmt::format("{:.4f}", p.imbalance), fmt::format("{:.6g}", p.memory_bytes),
-                     fmt::format("{:.4f}", tms),
+                     p.fits_memory ? "true" : "false", fmt::format("{:.4f}", tms),
                      fmt::format("{:.4f}", results.front().prediction.step_s / p.step_s),
                      fmt_opt(x.speedup.available, x.speedup.lo, "{:.4f}"),
                      fmt_opt(x.speedup.available, x.speedup.hi, "{:.4f}"), engine_name(engine), s.impl.name,

@@ -47,7 +47,8 @@ std::string Training::text(const models::Profile& p) const {
 }
 
 void prepare_training(LayoutResult& r, const Training& t) {
-  r.scenario.profile.recompute = t.policy(r.scenario.profile) == models::Recompute::Full;
+  models::apply_recompute(r.scenario.profile, t.policy(r.scenario.profile));
+  r.scenario.rebuild_cost();  // the cost model keeps the profile's numbers, not a reference
 }
 
 void apply_training(LayoutResult& r, const Training& t) {

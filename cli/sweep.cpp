@@ -44,7 +44,7 @@ constexpr AxisFlag kAxisFlags[] = {
     {"tile", "tile", "QxK tiles or default"},
     {"topology", "topology", "node:G | nodes:NxG | torus:AxB[xC] | default"},
     {"zero", "zero", "ZeRO stages 0-3 (3 = FSDP), sharded over dp x sp"},
-    {"recompute", "recompute", "none | selective | full | profile"},
+    {"recompute", "recompute", "none | selective | full | attention | profile"},
 };
 
 }  // namespace

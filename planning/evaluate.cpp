@@ -38,7 +38,10 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
     choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
   const std::string key = hw_key + '\n' + (spec.model_file.empty() ? spec.model : "file:" + spec.model_file) + '\n' +
                           choice->second + '\n' + spec.profile + '\n' +
-                          (recompute ? (*recompute == models::Recompute::Full ? "remat" : "keep") : "profile");
+                          (recompute ? (*recompute == models::Recompute::Full        ? "remat"
+                                        : *recompute == models::Recompute::Attention ? "attn"
+                                                                                     : "keep")
+                                     : "profile");
   auto it = parts_.find(key);
   if (it == parts_.end()) {
     models::ScenarioSpec fixed = spec;
@@ -54,7 +57,7 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
     p.profile.provenance.notes.clear();
     // The time model knows full rematerialisation only (one more forward of every layer);
     // selective recomputation repeats element-wise ops, whose time it leaves out.
-    if (recompute) p.profile.recompute = *recompute == models::Recompute::Full;
+    if (recompute) models::apply_recompute(p.profile, *recompute);
     it = parts_.emplace(key, std::move(p)).first;
   }
   return it;
@@ -65,13 +68,16 @@ Evaluator::Evaluator(const models::Catalog& catalog, const SweepGrid& grid)
 
 std::uint64_t Evaluator::axes_key(const SweepPoint& p, std::initializer_list<Axis> axes) const {
   // Mixed radix over the point's positions along `axes`, then the recompute class (the profile's,
-  // none or selective, full): below the grid's size times 3, so it fits.
+  // none or selective, full, attention): below the grid's size times 4, so it fits.
   std::uint64_t k = 0;
   for (const Axis a : axes)
     k = k * static_cast<std::uint64_t>(sizes_[static_cast<std::size_t>(a)]) +
         static_cast<std::uint64_t>(p.axis[static_cast<std::size_t>(a)]);
-  const std::uint64_t remat = !p.recompute ? 0 : *p.recompute == models::Recompute::Full ? 2 : 1;
-  return k * 3 + remat;
+  const std::uint64_t remat = !p.recompute                                     ? 0
+                              : *p.recompute == models::Recompute::Full      ? 2
+                              : *p.recompute == models::Recompute::Attention ? 3
+                                                                             : 1;
+  return k * 4 + remat;
 }
 
 void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
@@ -162,7 +168,8 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.tile_q = s.tile.q;
     r.tile_k = s.tile.k;
     r.prediction = t.prediction;
-    r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::None);
+    // "profile": full where the profile's runs rematerialised, else selective, as predict assumes.
+    r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::Selective);
     models::MemoryOptions mo;
     mo.dp = p.dp;
     mo.sharding = p.zero;

@@ -56,7 +56,7 @@ struct SweepGrid {
   std::vector<models::MaskSpec> mask{models::MaskSpec{}};
   std::vector<std::optional<models::TileShape>> tile{std::nullopt};
   std::vector<std::string> topology{""};
-  std::vector<models::Sharding> zero{models::Sharding::None};
+  std::vector<models::Sharding> zero{models::Sharding::Zero3};  // predict's default
   std::vector<std::optional<models::Recompute>> recompute{std::nullopt};
   // Not axes: one value for the whole sweep.
   std::string profile;         // empty: each (hardware, implementation)'s own

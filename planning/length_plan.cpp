@@ -86,7 +86,7 @@ namespace {
 models::ScenarioParts parts_of(const LengthPlanRequest& r, const models::ScenarioSpec& spec, const models::Catalog& catalog) {
   auto p = models::resolve_parts(spec, catalog);
   // The time model knows full rematerialisation only (one more forward of every layer).
-  p.profile.recompute = r.recompute == models::Recompute::Full;
+  models::apply_recompute(p.profile, r.recompute);
   return p;
 }
 

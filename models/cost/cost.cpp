@@ -223,7 +223,7 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       padded_head_dim_(static_cast<double>(hw.padded_to_matrix_unit(model.head_dim))),
       tile_overhead_s_(profile.tile_overhead_s),
       attention_bwd_factor_(profile.attention_bwd_factor),
-      recompute_attention_(profile.recompute),
+      recompute_attention_(profile.recomputes_attention()),
       masked_tile_penalty_(profile.masked_tile_penalty),
       skipped_tile_cost_(profile.skipped_tile_cost),
       masked_tile_s_(profile.masked_tile_s),

@@ -112,6 +112,12 @@ struct Profile {
   // forward, the attention ring's forward included, then runs the backward. Only the block
   // input is kept per layer (see models::predict's memory estimate).
   bool recompute = false;
+  // Attention-only recomputation (Megatron's --recompute-modules core_attn, TE's checkpointed
+  // core attention): the backward re-runs the attention forward, nothing else. A training
+  // policy (models/memory: apply_recompute), not a calibrated property: never read from or
+  // written to a profile file.
+  bool recompute_attention = false;
+  [[nodiscard]] bool recomputes_attention() const noexcept { return recompute || recompute_attention; }
   TileShape default_tile{128, 128};
 
   // What the fit left uncertain: the covariance of the fitted parameters and the spread of the

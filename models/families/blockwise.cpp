@@ -40,7 +40,7 @@ class BlockwiseCost final : public AttentionCost {
                                 const BlockStats& b) const override {
     // Each round also reshapes the whole block (Profile::round_bytes_per_element), whatever it visits.
     const double round = s.cost->round_memory_s(s.layout->block());
-    const double bwd_round = s.profile.recompute ? 2 * round : round;
+    const double bwd_round = s.profile.recomputes_attention() ? 2 * round : round;
     return {s.cost->attention_fwd_s(b) + round, s.cost->attention_bwd_s(b) + bwd_round, b.tiles_visited * s.spec.batch};
   }
   // The call's tiles at the scenario's tile shape, timed as a block; CostModel counts a tile once
@@ -50,7 +50,7 @@ class BlockwiseCost final : public AttentionCost {
     const double scale = static_cast<double>(c.heads * c.batch) /
                          static_cast<double>(s.cost->heads_per_device() * s.spec.batch);
     const double round = s.cost->round_memory_s(c.q_len);
-    const double bwd_round = s.profile.recompute ? 2 * round : round;
+    const double bwd_round = s.profile.recomputes_attention() ? 2 * round : round;
     return {(s.cost->attention_fwd_s(b) + round) * scale, (s.cost->attention_bwd_s(b) + bwd_round) * scale,
             b.tiles_visited * c.batch};
   }

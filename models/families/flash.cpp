@@ -72,7 +72,7 @@ class FlashCost final : public AttentionCost {
     RoundCost r;
     r.fwd_s = std::max(fwd, host_f);
     r.bwd_s = std::max(bwd, host_b);
-    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     r.tiles = b.tiles_visited * s.spec.batch;
     return r;
   }
@@ -97,7 +97,7 @@ class FlashCost final : public AttentionCost {
     const double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd + proto.host_ops_per_call_bwd) * s.profile.host_op_s;
     r.fwd_s = std::max(t.fwd_s, host_f);
     r.bwd_s = std::max(t.bwd_s, host_b);
-    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     r.tiles = b.tiles_visited * s.spec.batch;
     return r;
   }
@@ -111,7 +111,7 @@ class FlashCost final : public AttentionCost {
     RoundCost r;
     r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
     r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
-    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     r.tiles = call_tiles_visited(c, s.tile) * c.batch;
     return r;
   }
@@ -141,7 +141,7 @@ class FlashCost final : public AttentionCost {
     const auto& proto = s.impl.protocol.ring_steps;
     r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
     r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
-    if (s.profile.recompute) r.bwd_s += r.fwd_s;
+    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     return r;
   }
 

@@ -78,7 +78,7 @@ class ScfaCost final : public AttentionCost {
     // ... and its compute, spread by the cost model over the whole GPU, fills only
     // programs_bwd of waves x slots_bwd slots.
     const double fill = static_cast<double>(programs_bwd) / (waves * static_cast<double>(slots_bwd));
-    const double compute_bwd = s.cost->attention_bwd_s(b) - (s.profile.recompute ? s.cost->attention_fwd_s(b) : 0.0);
+    const double compute_bwd = s.cost->attention_bwd_s(b) - (s.profile.recomputes_attention() ? s.cost->attention_fwd_s(b) : 0.0);
     r.bwd_s += compute_bwd * (1.0 / fill - 1.0);
   }
 };

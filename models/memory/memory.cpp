@@ -42,6 +42,7 @@ std::string_view to_string(Recompute r) noexcept {
     case Recompute::None: return "none";
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
+    case Recompute::Attention: return "attention";
   }
   return "none";
 }
@@ -144,7 +145,13 @@ Recompute parse_recompute(std::string_view t) {
   if (t == "none") return Recompute::None;
   if (t == "selective") return Recompute::Selective;
   if (t == "full") return Recompute::Full;
-  throw InputError({}, 0, "recompute", "expected none, selective or full, got '" + std::string(t) + "'");
+  if (t == "attention") return Recompute::Attention;
+  throw InputError({}, 0, "recompute", "expected none, selective, full or attention, got '" + std::string(t) + "'");
+}
+
+void apply_recompute(Profile& profile, Recompute r) noexcept {
+  profile.recompute = r == Recompute::Full;
+  profile.recompute_attention = r == Recompute::Attention;
 }
 
 MemoryOptions MemoryOptions::from_profile(const ResolvedScenario& s) {
@@ -189,11 +196,19 @@ double activation_bytes_per_token_layer(const ModelConfig& m, std::int64_t mp, R
   // projection's input) and the fp32 log-sum-exp per query row and head; nothing of size c x c
   // is kept (tiled kernels recompute the scores in the backward).
   const double attention = b.attention * (q + 2 * kv) + b.attention * q + 4.0 * static_cast<double>(m.heads) / p;
-  if (m.attention_only) return r == Recompute::Full ? b.attention * (q + 2 * kv) : attention;
+  if (m.attention_only) {
+    if (r == Recompute::Full) return b.attention * (q + 2 * kv);
+    return r == Recompute::Attention ? attention - 4.0 * static_cast<double>(m.heads) / p : attention;
+  }
   const bool swiglu = m.mlp_matrices() == 3;
   switch (r) {
     case Recompute::Full:
       return b.element * d;  // the layer's input (its residual stream) only
+    case Recompute::Attention:
+      // Everything but the kernel's own log-sum-exp: Q, K, V are the checkpoint's inputs, the
+      // output is the projection's input.
+      return activation_bytes_per_token_layer(m, mp, Recompute::None, b, sequence_parallel) -
+             4.0 * static_cast<double>(m.heads) / p;
     case Recompute::Selective: {
       // Matmul outputs kept, norms and element-wise ops recomputed: the layer input, Q/K/V/O,
       // the attention projection's output (to rebuild the residual), and the MLP's first

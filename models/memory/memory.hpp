@@ -28,7 +28,11 @@ enum class Sharding { None, Zero1, Zero2, Zero3 };
 // norms recomputed (selective: JAX's checkpoint_dots policy, PyTorch's selective activation
 // checkpointing of ops other than matmuls); only each layer's input, the layer recomputed in
 // the backward (full: JAX remat 'nothing_saveable', Megatron --recompute-granularity full).
-enum class Recompute { None, Selective, Full };
+// Attention: the attention core only (Megatron --recompute-modules core_attn): its inputs Q, K, V
+// and its output (the projection's input) stay, the kernel's log-sum-exp goes; the backward
+// re-runs the attention forward. With a tiled kernel it saves little memory (nothing of size
+// c x c is kept to begin with).
+enum class Recompute { None, Selective, Full, Attention };
 
 // The precision a step trains in, which sets what each model state and each kept activation
 // costs: bf16 mixed precision (bf16 weights, gradients and activations, fp32 master weights and
@@ -66,8 +70,12 @@ struct FixedCosts {
 };
 // "0".."3", "zero1".."zero3", "none", "fsdp" (= zero3); InputError (field "zero") otherwise.
 [[nodiscard]] Sharding parse_sharding(std::string_view text);
-// "none", "selective", "full"; InputError (field "recompute") otherwise.
+// "none", "selective", "full", "attention"; InputError (field "recompute") otherwise.
 [[nodiscard]] Recompute parse_recompute(std::string_view text);
+// What the time model repeats under a policy: full, one more forward of every layer; attention,
+// the attention forward in the backward; none and selective, nothing (selective's element-wise
+// repeats are left out).
+void apply_recompute(Profile& profile, Recompute r) noexcept;
 
 // The memory choices a user states once for a whole prediction, sweep or plan (the mesh, the
 // ZeRO stage and the recomputation are searched per point instead).

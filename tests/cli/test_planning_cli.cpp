@@ -384,7 +384,9 @@ TEST_CASE("cli predict: --dp, --zero, --recompute and --topology give the sweep'
   const std::string scenario = "--hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag --impl ring-flash-attn ";
   for (const std::string options : {"--dp 2 --zero 1 --recompute full", "--dp 4 --zero 3 --recompute selective",
                                     "--dp 1 --zero 0 --recompute none", "--zero 3 --recompute selective --topology nodes:2x4",
-                                    "--dp 2 --zero 2 --recompute full --topology nodes:4x4 --engine des"}) {
+                                    "--dp 2 --zero 2 --recompute full --topology nodes:4x4 --engine des",
+                                    "--zero 3 --recompute attention", "--zero 1 --offload-optimizer --headroom 0",
+                                    "--dp 2 --no-sequence-parallel --headroom 6 --precision bf16"}) {
     INFO(options);
     const auto p = run("predict " + scenario + options + " --format csv");
     REQUIRE(p.code == 0);
@@ -392,7 +394,7 @@ TEST_CASE("cli predict: --dp, --zero, --recompute and --topology give the sweep'
     REQUIRE(s.code == 0);
     const auto a = first_row(p.out), b = first_row(s.out);
     REQUIRE(b.at("status") == "ok");
-    for (const char* k : {"step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "mfu", "memory_bytes"}) {
+    for (const char* k : {"step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "mfu", "memory_bytes", "fits_memory"}) {
       INFO(k);
       CHECK(a.at(k) == b.at(k));
     }

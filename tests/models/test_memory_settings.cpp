@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "models/memory/memory.hpp"
@@ -120,6 +121,32 @@ TEST_CASE("memory: a precision the implementation or the hardware cannot run is 
   CHECK(e8.strategy.bytes == Approx(e16.strategy.bytes / 2));
   CHECK(parse_training_precision("fp16") == TrainingPrecision::Bf16);
   CHECK_THROWS_AS(parse_training_precision("int4"), InputError);
+}
+
+TEST_CASE("memory: attention-only recomputation drops the kernel's log-sum-exp and repeats the attention forward",
+          "[memory]") {
+  const auto m = gelu_layer();
+  for (const bool sp : {false, true})
+    CHECK(activation_bytes_per_token_layer(m, 2, Recompute::Attention, {}, sp) ==
+          Approx(activation_bytes_per_token_layer(m, 2, Recompute::None, {}, sp) - 4.0 * 32 / 2));
+  CHECK(parse_recompute("attention") == Recompute::Attention);
+  // The time model: the attention backward gains one attention forward; the other layer work
+  // does not repeat (full recomputation repeats both).
+  auto s = resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 131072, "zigzag", "causal", std::nullopt, "te-p2p");
+  apply_recompute(s.profile, Recompute::None);
+  s.rebuild_cost();
+  const auto none = predict(s);
+  apply_recompute(s.profile, Recompute::Attention);
+  s.rebuild_cost();
+  const auto attn = predict(s);
+  apply_recompute(s.profile, Recompute::Full);
+  s.rebuild_cost();
+  const auto full = predict(s);
+  CHECK(attn.attention_fwd_s == Approx(none.attention_fwd_s));
+  CHECK(attn.attention_bwd_s > none.attention_bwd_s);
+  CHECK(attn.attention_bwd_s == Approx(full.attention_bwd_s));
+  CHECK(attn.other_compute_s == Approx(none.other_compute_s));
+  CHECK(full.other_compute_s > attn.other_compute_s);
 }
 
 TEST_CASE("memory: an offloaded optimizer leaves the device and is reported as host memory", "[memory]") {
