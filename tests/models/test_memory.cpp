@@ -9,6 +9,7 @@
 #include "models/io/error.hpp"
 #include "models/memory/memory.hpp"
 #include "models/io/parse.hpp"
+#include "tests/support/gelu_layer.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;
@@ -74,15 +75,7 @@ TEST_CASE("memory: ZeRO stages shard optimizer, then gradients, then parameters 
 
 TEST_CASE("memory: a GELU MHA layer keeps 32 d bytes per token (Korthikanti et al.'s 34 less two dropout masks)",
           "[memory]") {
-  ModelConfig m;
-  m.d_model = 4096;
-  m.heads = 32;
-  m.kv_heads = 32;
-  m.head_dim = 128;
-  m.d_ff = 4 * 4096;
-  m.layers = 1;
-  m.vocab = 0;
-  m.mlp = "gelu";
+  const ModelConfig m = ringsim::test::gelu_mha_layer();
   const double lse = 4.0 * 32;
   CHECK(activation_bytes_per_token_layer(m, 1, Recompute::None) == Approx(32.0 * 4096 + lse));
   // Tensor parallelism splits everything but the norms' inputs and outputs (4 x 2 d).

@@ -13,29 +13,19 @@
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "models/memory/memory.hpp"
+#include "tests/support/gelu_layer.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim::models;
 using ringsim::test::resolve_scenario;
 
 namespace {
-ModelConfig gelu_layer() {
-  ModelConfig m;
-  m.d_model = 4096;
-  m.heads = 32;
-  m.kv_heads = 32;
-  m.head_dim = 128;
-  m.d_ff = 4 * 4096;
-  m.layers = 1;
-  m.vocab = 0;
-  m.mlp = "gelu";
-  return m;
-}
+using ringsim::test::gelu_mha_layer;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 }  // namespace
 
 TEST_CASE("memory: Megatron sequence parallelism splits every activation over mp (Korthikanti's 34/t)", "[memory]") {
-  const auto m = gelu_layer();
+  const auto m = gelu_mha_layer();
   const double lse = 4.0 * 32;
   const double whole = activation_bytes_per_token_layer(m, 1, Recompute::None);
   for (const std::int64_t mp : {2, 4, 8}) {
@@ -65,7 +55,7 @@ TEST_CASE("memory: Megatron sequence parallelism splits every activation over mp
 }
 
 TEST_CASE("memory: precision sets the bytes of model states and kept activations", "[memory]") {
-  const auto m = gelu_layer();
+  const auto m = gelu_mha_layer();
   const double lse = 4.0 * 32;
   const auto fp32 = PrecisionBytes::of(TrainingPrecision::Fp32);
   const auto fp8 = PrecisionBytes::of(TrainingPrecision::Fp8);
@@ -125,7 +115,7 @@ TEST_CASE("memory: a precision the implementation or the hardware cannot run is 
 
 TEST_CASE("memory: attention-only recomputation drops the kernel's log-sum-exp and repeats the attention forward",
           "[memory]") {
-  const auto m = gelu_layer();
+  const auto m = gelu_mha_layer();
   for (const bool sp : {false, true})
     CHECK(activation_bytes_per_token_layer(m, 2, Recompute::Attention, {}, sp) ==
           Approx(activation_bytes_per_token_layer(m, 2, Recompute::None, {}, sp) - 4.0 * 32 / 2));
