@@ -46,6 +46,7 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   for (const auto& [flag, field] : counts)
     if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
   if (r.count("include-research")) j["include_research"] = true;
+  if (r.count("per-impl")) j["per_implementation"] = true;
   if (r.count("mp")) {
     j["mp"] = nlohmann::json::array();
     for (const auto& v : models::split(r["mp"].as<std::string>(), ','))
@@ -87,6 +88,7 @@ int run_plan(int argc, char** argv) {
                  ("target-tokens-per-s", "min-devices: the throughput to reach", cxxopts::value<std::string>())
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
+                 ("per-impl", "also list the best plan of each implementation (JSON always has it)")
                  ("mp", "tensor-parallel degrees to search (comma-separated; default: powers of two up to the node size "
                         "that split the heads)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
@@ -192,13 +194,16 @@ int run_plan(int argc, char** argv) {
                              {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
       j["plans"].push_back(p);
     }
-    j["best_per_strategy"] = nlohmann::json::array();
-    for (const auto& x : found.best_per_strategy) {
-      nlohmann::json b = planning::result_json(x);
-      b["strategy"] = x.strategy_family();
-      b["maturity"] = std::string(models::to_string(x.maturity));
-      b["profile_origin"] = x.profile_origin;
-      j["best_per_strategy"].push_back(b);
+    for (const auto& [key, rows] : {std::pair{"best_per_strategy", &found.best_per_strategy},
+                                    std::pair{"best_per_implementation", &found.best_per_implementation}}) {
+      j[key] = nlohmann::json::array();
+      for (const auto& x : *rows) {
+        nlohmann::json b = planning::result_json(x);
+        b["strategy"] = x.strategy_family();
+        b["maturity"] = std::string(models::to_string(x.maturity));
+        b["profile_origin"] = x.profile_origin;
+        j[key].push_back(b);
+      }
     }
     out = j.dump(2) + "\n";
   } else if (format == "csv") {
@@ -222,32 +227,46 @@ int run_plan(int argc, char** argv) {
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
       out += "\n";
     } else {
-      // The strategies side by side first: the best of each family, whatever the top plans are.
-      if (found.best_per_strategy.size() > 1) {
-        TextTable b({{"strategy"}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"n_seq", true},
+      // The strategies side by side first: the best of each family, whatever the top plans are;
+      // with --per-impl the best of each implementation too.
+      // "vs best" in the goal's figure: the context for max-context, tokens/s otherwise.
+      const bool by_context = req.goal == planning::Goal::MaxContext;
+      const auto figure = [&](const planning::SweepResult& x) {
+        return by_context ? static_cast<double>(x.point.spec.n_seq) : x.tokens_per_s;
+      };
+      const auto best_of = [&](const char* key, const std::vector<planning::SweepResult>& rows, auto key_of) {
+        TextTable b({{key}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"n_seq", true},
                      {"step", true}, {"+-", true}, {"tokens/s", true}, {"vs best", true}, {"memory", true}});
-        // "vs best" in the goal's figure: the context for max-context, tokens/s otherwise.
-        const bool by_context = req.goal == planning::Goal::MaxContext;
-        const auto figure = [&](const planning::SweepResult& x) {
-          return by_context ? static_cast<double>(x.point.spec.n_seq) : x.tokens_per_s;
-        };
-        const double top = figure(found.best_per_strategy.front());
-        for (const auto& x : found.best_per_strategy) {
+        const double top = figure(rows.front());
+        for (const auto& x : rows) {
           const auto& s = x.point.spec;
           const auto& iv = x.step_interval;
           const auto label = x.deployability();
-          b.add_row({x.strategy_family(), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+          b.add_row({key_of(x), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
                      label.empty() ? x.impl : x.impl + " " + label,
                      // sp 1: no context parallelism, whatever strategy and layout the row names.
                      s.sp == 1 ? std::string("-") : s.cp.text(), s.sp == 1 ? std::string("-") : s.layout.text(),
                      std::to_string(s.n_seq), human_seconds(x.step_s),
                      iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-"),
                      human_count(x.tokens_per_s),
-                     &x == &found.best_per_strategy.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (figure(x) / top - 1)),
+                     &x == &rows.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (figure(x) / top - 1)),
                      human_bytes(x.memory.total_bytes)});
         }
-        out += "best of each strategy:\n" + b.render() + "\nranked:\n";
+        return b.render();
+      };
+      bool tables = false;
+      if (found.best_per_strategy.size() > 1) {
+        out += "best of each strategy:\n" +
+               best_of("strategy", found.best_per_strategy, [](const planning::SweepResult& x) { return x.strategy_family(); });
+        tables = true;
       }
+      if (req.per_implementation && !found.best_per_implementation.empty()) {
+        out += std::string(tables ? "\n" : "") + "best of each implementation:\n" +
+               best_of("implementation", found.best_per_implementation,
+                       [](const planning::SweepResult& x) { return x.impl; });
+        tables = true;
+      }
+      if (tables) out += "\nranked:\n";
       TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
                    {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {"step", true}, {"+-", true}, {"tokens/s", true},
                    {"MFU", true}, {"memory", true}});

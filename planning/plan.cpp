@@ -96,6 +96,10 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       for (const auto& x : v) r.mps.push_back(count(k, x));
     }
     else if (k == "top") r.top = count(k, v);
+    else if (k == "per_implementation") {
+      if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
+      r.per_implementation = v.get<bool>();
+    }
     else if (k == "include_research") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       r.include_research = v.get<bool>();
@@ -110,7 +114,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
-                       "batch, mp, mask, top, engine, include_research, impl, cp, layout, tile, topology, zero, recompute, "
+                       "batch, mp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
@@ -350,7 +354,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   search.intervals = false;
   const auto ranges = runnable_points(search, catalog);
   out.excluded = ranges.excluded;
-  std::map<std::string, SweepResult> family_best;
+  std::map<std::string, SweepResult> family_best, impl_best;
   for_each_result(
       search, catalog, options,
       [&](SweepResult&& x) {
@@ -362,14 +366,19 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
         const auto family = x.strategy_family();
         if (const auto it = family_best.find(family); it == family_best.end() || better(x, it->second, r.goal))
           family_best.insert_or_assign(family, x);
+        if (const auto it = impl_best.find(x.impl); it == impl_best.end() || better(x, it->second, r.goal))
+          impl_best.insert_or_assign(x.impl, x);
         kept.push_back(std::move(x));
         if (kept.size() >= limit) compact();
       },
       &ranges.ranges);
   out.plans = best_plans(std::move(kept), r);
-  for (auto& [_, x] : family_best) out.best_per_strategy.push_back(std::move(x));
-  std::sort(out.best_per_strategy.begin(), out.best_per_strategy.end(),
-            [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
+  const auto best_first = [&](std::map<std::string, SweepResult>& by, std::vector<SweepResult>& into) {
+    for (auto& [_, x] : by) into.push_back(std::move(x));
+    std::sort(into.begin(), into.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
+  };
+  best_first(family_best, out.best_per_strategy);
+  best_first(impl_best, out.best_per_implementation);
   if (grid.intervals) {
     Evaluator ev(catalog, grid);
     for (auto& choice : out.plans) {
@@ -377,6 +386,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
       for (auto& t : choice.ties) t.step_interval = ev.evaluate(t.point).step_interval;
     }
     for (auto& x : out.best_per_strategy) x.step_interval = ev.evaluate(x.point).step_interval;
+    for (auto& x : out.best_per_implementation) x.step_interval = ev.evaluate(x.point).step_interval;
   }
   return out;
 }

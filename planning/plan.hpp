@@ -53,6 +53,8 @@ struct PlanRequest {
   // With no impls named, research kernels and ringsim's reference kernels compete too (by
   // default only production libraries do: what a user can deploy).
   bool include_research = false;
+  // The table also lists the best plan of each implementation (JSON always carries it).
+  bool per_implementation = false;
   models::MemorySettings memory;
 };
 
@@ -95,6 +97,8 @@ struct PlanSearch {
   // The best feasible row of each strategy family (ring, allgather, ulysses, usp, double-ring),
   // best first: how the strategies compare at a glance, whatever the top plans are.
   std::vector<SweepResult> best_per_strategy;
+  // The same per implementation (the library a row runs), best first.
+  std::vector<SweepResult> best_per_implementation;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
   std::int64_t excluded = 0;  // points of the grid skipped without evaluation
 };

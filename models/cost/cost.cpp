@@ -27,16 +27,16 @@ Profile Profile::spec_default(const Hardware& hw) {
   return p;
 }
 
-double* Profile::parameter(std::string_view name) noexcept {
-  const auto* p = find_profile_parameter(name);
+double* Profile::parameter(std::string_view key) noexcept {
+  const auto* p = find_profile_parameter(key);
   return p ? &(this->*(p->field)) : nullptr;
 }
 
-bool Profile::reads(std::string_view name) const noexcept {
-  const auto* p = find_profile_parameter(name);
+bool Profile::reads(std::string_view key) const noexcept {
+  const auto* p = find_profile_parameter(key);
   if (!p) return false;
   if (kernel_family.empty()) return true;
-  return p->common || std::find(family_parameters.begin(), family_parameters.end(), name) != family_parameters.end();
+  return p->common || std::find(family_parameters.begin(), family_parameters.end(), key) != family_parameters.end();
 }
 
 double Profile::link_bytes_per_s(double link) const noexcept { return link * link_efficiency; }
@@ -61,8 +61,8 @@ Profile::Hop Profile::ring_hop(const Hardware& hw, bool inter_node) const noexce
                     : Hop{p2p_bytes_per_s(hw.intra_link_bandwidth_bytes_per_s), p2p_latency(hw.intra_link_latency_s), false};
 }
 
-const double* Profile::parameter(std::string_view name) const noexcept {
-  return const_cast<Profile*>(this)->parameter(name);
+const double* Profile::parameter(std::string_view key) const noexcept {
+  return const_cast<Profile*>(this)->parameter(key);
 }
 
 Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Profile p) {

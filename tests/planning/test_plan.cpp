@@ -279,11 +279,12 @@ TEST_CASE("plan: the best of each strategy is the best feasible row of that stra
   const auto grid = plan_grid(r, cat);
   // Brute force: every row of the sweep, the best feasible one per strategy family (rows without
   // context parallelism, sp 1, are their own family: "none").
-  std::map<std::string, SweepResult> want;
+  std::map<std::string, SweepResult> want, want_impl;
   for (const auto& x : evaluate_all(grid, cat, {})) {
     if (!feasible(x, r)) continue;
     const auto f = x.point.spec.sp == 1 ? std::string("none") : x.point.spec.cp.family_name();
     if (!want.count(f) || better(x, want.at(f), r.goal)) want.insert_or_assign(f, x);
+    if (!want_impl.count(x.impl) || better(x, want_impl.at(x.impl), r.goal)) want_impl.insert_or_assign(x.impl, x);
   }
   // A compaction every 16 rows: the per-strategy bests must survive what the ranked list drops.
   const auto found = search_plans(grid, cat, r, {}, 16);
@@ -297,4 +298,13 @@ TEST_CASE("plan: the best of each strategy is the best feasible row of that stra
     if (i > 0) CHECK_FALSE(better(got, found.best_per_strategy[i - 1], r.goal));  // best first
   }
   CHECK(found.best_per_strategy.front().point.index == found.plans.front().plan.point.index);
+  // And per implementation.
+  REQUIRE(found.best_per_implementation.size() == want_impl.size());
+  CHECK(want_impl.size() >= 5);
+  for (std::size_t i = 0; i < found.best_per_implementation.size(); ++i) {
+    const auto& got = found.best_per_implementation[i];
+    INFO(got.impl);
+    CHECK(got.point.index == want_impl.at(got.impl).point.index);
+    if (i > 0) CHECK_FALSE(better(got, found.best_per_implementation[i - 1], r.goal));
+  }
 }
