@@ -31,11 +31,7 @@ models::MemorySettings memory_settings_from(const cxxopts::ParseResult& r, model
   }
   if (r.count("no-sequence-parallel")) s.sequence_parallel = false;
   if (r.count("offload-optimizer")) s.offload_optimizer = true;
-  if (r.count("headroom")) {
-    const double gib = models::parse_double(r["headroom"].as<std::string>(), "headroom");
-    if (!(gib >= 0) || gib > 1e6) throw InputError({}, 0, "headroom", "expected GiB between 0 and 1e6");
-    s.headroom_bytes = gib * 1024.0 * 1024 * 1024;
-  }
+  if (r.count("headroom")) s.set_headroom_gib(models::parse_double(r["headroom"].as<std::string>(), "headroom"));
   return s;
 }
 

@@ -21,6 +21,21 @@ const char* SweepResult::bound() const noexcept {
   return exposed >= 0.05 * step_s ? "transfer" : "compute";
 }
 
+namespace {
+// What the time model tells apart among recomputation policies (models::apply_recompute): the
+// profile's own (0), none or selective (1: nothing repeated), full (2), attention only (3).
+std::uint64_t time_class(const std::optional<models::Recompute>& recompute) {
+  if (!recompute) return 0;
+  switch (*recompute) {
+    case models::Recompute::Full: return 2;
+    case models::Recompute::Attention: return 3;
+    case models::Recompute::None:
+    case models::Recompute::Selective: return 1;
+  }
+  return 1;
+}
+}  // namespace
+
 Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec& spec,
                                                      const std::optional<models::Recompute>& recompute) {
   const std::string hw_key = spec.hardware_file.empty() ? spec.hardware : "file:" + spec.hardware_file;
@@ -37,11 +52,7 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
   if (choice == impl_choice_.end())
     choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
   const std::string key = hw_key + '\n' + (spec.model_file.empty() ? spec.model : "file:" + spec.model_file) + '\n' +
-                          choice->second + '\n' + spec.profile + '\n' +
-                          (recompute ? (*recompute == models::Recompute::Full        ? "remat"
-                                        : *recompute == models::Recompute::Attention ? "attn"
-                                                                                     : "keep")
-                                     : "profile");
+                          choice->second + '\n' + spec.profile + '\n' + std::to_string(time_class(recompute));
   auto it = parts_.find(key);
   if (it == parts_.end()) {
     models::ScenarioSpec fixed = spec;
@@ -73,11 +84,7 @@ std::uint64_t Evaluator::axes_key(const SweepPoint& p, std::initializer_list<Axi
   for (const Axis a : axes)
     k = k * static_cast<std::uint64_t>(sizes_[static_cast<std::size_t>(a)]) +
         static_cast<std::uint64_t>(p.axis[static_cast<std::size_t>(a)]);
-  const std::uint64_t remat = !p.recompute                                     ? 0
-                              : *p.recompute == models::Recompute::Full      ? 2
-                              : *p.recompute == models::Recompute::Attention ? 3
-                                                                             : 1;
-  return k * 4 + remat;
+  return k * 4 + time_class(p.recompute);
 }
 
 void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {

@@ -133,17 +133,21 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
     }
     for (std::size_t t = 0; t < prog.compute.size(); ++t) {
       auto& table = ws.tables[t];
+      // One causal piece of a rank's varlen call: `count` documents' q_len queries against the
+      // keys ending at their last query, with the stand-in call's heads.
+      const auto piece = [&](std::int64_t q_len, std::int64_t k_len, std::int64_t count) {
+        AttentionCall call = table_call_[t];
+        call.q_len = q_len;
+        call.k_len = k_len;
+        call.causal = true;
+        call.diagonal = k_len - q_len;
+        call.batch = count * s.spec.batch;
+        call.varlen = lengths.size() > 1;
+        ws.calls.push_back(call);
+      };
       if (per_call_) {
         ws.calls.clear();
-        for (const auto& [len, count] : ws.shapes) {
-          AttentionCall call = table_call_[t];
-          call.q_len = call.k_len = len;
-          call.causal = true;
-          call.diagonal = 0;
-          call.batch = count * s.spec.batch;
-          call.varlen = lengths.size() > 1;
-          ws.calls.push_back(call);
-        }
+        for (const auto& [len, count] : ws.shapes) piece(len, len, count);
         const RoundCost rc = s.attention->calls(s, ws.calls);
         table.seconds.assign(static_cast<std::size_t>(n), prog.compute[t].backward ? rc.bwd_s : rc.fwd_s);
         table.tiles.assign(static_cast<std::size_t>(n), 0);
@@ -161,14 +165,7 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
           for (std::size_t i = 0; i < calls.size();) {
             std::size_t j = i;
             while (j < calls.size() && calls[j] == calls[i]) ++j;
-            AttentionCall call = table_call_[t];
-            call.q_len = calls[i].first;
-            call.k_len = calls[i].second;
-            call.causal = true;
-            call.diagonal = call.k_len - call.q_len;
-            call.batch = static_cast<std::int64_t>(j - i) * s.spec.batch;
-            call.varlen = lengths.size() > 1;
-            ws.calls.push_back(call);
+            piece(calls[i].first, calls[i].second, static_cast<std::int64_t>(j - i));
             i = j;
           }
           const RoundCost rc = s.attention->calls(s, ws.calls);

@@ -134,7 +134,7 @@ class FlashCost final : public AttentionCost {
       const double b = static_cast<double>(c.batch);
       w.q_len += c.q_len * c.batch;
       w.k_len += c.k_len * c.batch;
-      w.visited_elements += b * allowed_pairs(c);
+      w.visited_elements += b * static_cast<double>(call_allowed_pairs(c));
       r.tiles += call_tiles_visited(c, s.tile) * c.batch;
     }
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
@@ -146,15 +146,6 @@ class FlashCost final : public AttentionCost {
   }
 
  private:
-  // Allowed pairs of a call, one head and sequence: causal rows see the keys up to theirs (the
-  // keys end at the last query), a full call every key.
-  static double allowed_pairs(const AttentionCall& c) {
-    const double q = static_cast<double>(c.q_len), k = static_cast<double>(c.k_len);
-    if (!c.causal) return q * k;
-    const double d = static_cast<double>(c.diagonal);
-    return q * d + q * (q + 1) / 2;
-  }
-
   struct Context {
     KernelRates rates;
     std::int64_t heads = 1, kv_heads = 1, batch = 1, head_dim = 1;

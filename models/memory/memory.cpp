@@ -85,7 +85,7 @@ std::string MemorySettings::text() const {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s, %s, %.1f GiB headroom%s", std::string(to_string(precision)).c_str(),
                 sequence_parallel ? "sequence parallel" : "no sequence parallelism",
-                headroom_bytes / (1024.0 * 1024 * 1024), offload_optimizer ? ", optimizer offloaded to host" : "");
+                headroom_bytes / kBytesPerGiB, offload_optimizer ? ", optimizer offloaded to host" : "");
   return buf;
 }
 
@@ -106,9 +106,12 @@ bool MemorySettings::read_field(const std::string& key, const nlohmann::json& v,
   } else if (key == "offload_optimizer") {
     offload_optimizer = boolean();
   } else if (key == "headroom_gib") {
-    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e6)
-      throw InputError(file, 0, key, "expected GiB between 0 and 1e6, got " + v.dump());
-    headroom_bytes = v.get<double>() * 1024.0 * 1024 * 1024;
+    if (!v.is_number()) throw InputError(file, 0, key, "expected GiB between 0 and 1e6, got " + v.dump());
+    try {
+      set_headroom_gib(v.get<double>());
+    } catch (const InputError& e) {
+      throw InputError(file, 0, key, e.message());
+    }
   } else {
     return false;
   }
@@ -120,7 +123,13 @@ void MemorySettings::write_fields(nlohmann::json& j) const {
   if (precision != d.precision) j["precision"] = std::string(to_string(precision));
   if (sequence_parallel != d.sequence_parallel) j["sequence_parallel"] = sequence_parallel;
   if (offload_optimizer != d.offload_optimizer) j["offload_optimizer"] = offload_optimizer;
-  if (headroom_bytes != d.headroom_bytes) j["headroom_gib"] = headroom_bytes / (1024.0 * 1024 * 1024);
+  if (headroom_bytes != d.headroom_bytes) j["headroom_gib"] = headroom_bytes / kBytesPerGiB;
+}
+
+void MemorySettings::set_headroom_gib(double gib) {
+  if (!(gib >= 0) || gib > 1e6)
+    throw InputError({}, 0, "headroom", "expected GiB between 0 and 1e6, got " + std::to_string(gib));
+  headroom_bytes = gib * kBytesPerGiB;
 }
 
 FixedCosts FixedCosts::published() noexcept {
@@ -167,7 +176,7 @@ std::vector<MemoryTerm> MemoryEstimate::terms() const {
 }
 
 std::string fit_phrase(const MemoryEstimate& e) {
-  constexpr double gib = 1024.0 * 1024 * 1024;
+  constexpr double gib = kBytesPerGiB;
   char buf[160];
   if (e.fits) std::snprintf(buf, sizeof buf, "fits with %.1f GiB spare", e.spare_bytes() / gib);
   else if (e.tight())

@@ -77,6 +77,8 @@ struct FixedCosts {
 // repeats are left out).
 void apply_recompute(Profile& profile, Recompute r) noexcept;
 
+inline constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;
+
 // The memory choices a user states once for a whole prediction, sweep or plan (the mesh, the
 // ZeRO stage and the recomputation are searched per point instead).
 struct MemorySettings {
@@ -92,7 +94,9 @@ struct MemorySettings {
   // A plan fits when its total plus this much stays within the device's memory: what the
   // estimate cannot see (allocator spikes, library workspaces, a framework's own caches).
   double headroom_bytes = kDefaultHeadroomBytes;
-  static constexpr double kDefaultHeadroomBytes = 2.0 * 1024 * 1024 * 1024;
+  static constexpr double kDefaultHeadroomBytes = 2 * kBytesPerGiB;
+  // InputError (field "headroom") outside [0, 1e6] GiB, NaN included.
+  void set_headroom_gib(double gib);
   friend bool operator==(const MemorySettings&, const MemorySettings&) = default;
   // "bf16, sequence parallel, 2.0 GiB headroom" (+ ", optimizer offloaded")
   [[nodiscard]] std::string text() const;

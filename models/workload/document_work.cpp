@@ -401,15 +401,15 @@ void DocumentCounter::allgather(const DocLayout& layout, std::span<const std::in
       }
       // Its calls: chunk j (keys up to its end) and chunk 2n-1-j of every document, one run of
       // two chunks on rank n - 1.
-      for (const auto l : lengths) {
-        if (!out.keep_calls) break;
-        const std::int64_t w = l / (2 * n);
-        for (std::int64_t j = 0; j + 1 < n; ++j) {
-          out.calls[at(j)].emplace_back(w, (j + 1) * w);
-          out.calls[at(j)].emplace_back(w, (2 * n - j) * w);
+      if (out.keep_calls)
+        for (const auto l : lengths) {
+          const std::int64_t w = l / (2 * n);
+          for (std::int64_t j = 0; j + 1 < n; ++j) {
+            out.calls[at(j)].emplace_back(w, (j + 1) * w);
+            out.calls[at(j)].emplace_back(w, (2 * n - j) * w);
+          }
+          out.calls[at(n - 1)].emplace_back(2 * w, (n + 1) * w);
         }
-        out.calls[at(n - 1)].emplace_back(2 * w, (n + 1) * w);
-      }
       return;
     }
     case DocLayoutKind::DocZigzagDocMajor: {

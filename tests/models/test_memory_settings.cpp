@@ -21,7 +21,7 @@ using ringsim::test::resolve_scenario;
 
 namespace {
 using ringsim::test::gelu_mha_layer;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+constexpr double kGiB = kBytesPerGiB;
 }  // namespace
 
 TEST_CASE("memory: Megatron sequence parallelism splits every activation over mp (Korthikanti's 34/t)", "[memory]") {
