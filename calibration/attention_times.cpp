@@ -228,6 +228,24 @@ TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, T
   for (const auto& hw : hardware) clock[hw] = setup.shared_cycles.empty() ? 1.0 : clock_of(cat, hw);
   TimeFit out;
   out.params = parameters_of(setup, hardware);
+  // Nothing free: the rows are predicted from the base profiles as they are (component fits),
+  // every row out of sample; the result has the shape of a fit with no parameters.
+  if (out.params.empty()) {
+    const auto n = static_cast<Eigen::Index>(rows.size());
+    out.fit.predicted.resize(n);
+    out.fit.residuals.resize(n);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double t = predictor(rows[i], setup.base.at(rows[i].hardware));
+      out.predicted.push_back(t);
+      out.fit.predicted[static_cast<Eigen::Index>(i)] = std::log(t);
+      out.fit.residuals[static_cast<Eigen::Index>(i)] = std::log(t / rows[i].seconds);
+    }
+    out.fit.rss = out.fit.residuals.squaredNorm();
+    out.fit.mae = out.fit.residuals.cwiseAbs().mean();
+    out.fit.converged = true;
+    for (const auto& hw : hardware) out.profiles.emplace(hw, setup.base.at(hw));
+    return out;
+  }
   const double ref_clock = clock.begin()->second;
   std::vector<Parameter> all;
   for (const auto& q : out.params)
@@ -363,16 +381,20 @@ HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup
     // to fit: its rows cannot be predicted without them, and are not scored.
     // Likewise when what is left identifies none of the free parameters (only single-GPU rows
     // against ring-only parameters): the fold would predict with the full fit's values.
-    if (train.empty()) {
+    if (train.empty() && !full.params.empty()) {
       h.groups.push_back(s);
       continue;
     }
     TimeFit f;
-    try {
-      f = fit_times(train, warm, predictor);
-    } catch (const InputError&) {  // the full fit succeeded: only identifiability fails here
-      h.groups.push_back(s);
-      continue;
+    if (full.params.empty()) {  // nothing fitted: a held-out row is predicted as in the full run
+      f.profiles = full.profiles;
+    } else {
+      try {
+        f = fit_times(train, warm, predictor);
+      } catch (const InputError&) {  // the full fit succeeded: only identifiability fails here
+        h.groups.push_back(s);
+        continue;
+      }
     }
     for (const auto i : test) {
       const auto it = f.profiles.find(rows[i].hardware);
@@ -404,6 +426,7 @@ DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const Tim
       if (source == target) continue;
       models::Profile p = own;
       for (const auto& n : setup.per_hardware) set_parameter(p, n, get_parameter(theirs, n));
+      for (const auto& n : setup.copied) set_parameter(p, n, get_parameter(theirs, n));
       GroupScore s;
       s.group = target + " from " + source;
       std::map<std::size_t, double> predicted;
@@ -429,6 +452,31 @@ DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const Tim
     }
   d.all = tally.all();
   return d;
+}
+
+double grouped_interval_coverage(const std::vector<TimeRow>& rows, const HeldOut& h, double level) {
+  const double z = models::two_sided_normal_quantile(level);
+  std::map<std::string, std::vector<double>> by_group;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (std::isfinite(h.predicted[i])) by_group[rows[i].group(h.by)].push_back(std::log(h.predicted[i] / rows[i].seconds));
+  if (by_group.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  std::int64_t in = 0, n = 0;
+  for (const auto& [g, own] : by_group) {
+    double sq = 0;
+    std::int64_t m = 0;
+    for (const auto& [other, v] : by_group)
+      if (other != g)
+        for (const double x : v) {
+          sq += x * x;
+          ++m;
+        }
+    const double half = z * std::sqrt(sq / static_cast<double>(m));
+    for (const double x : own) {
+      in += std::abs(x) <= half;
+      ++n;
+    }
+  }
+  return static_cast<double>(in) / static_cast<double>(n);
 }
 
 double derived_interval_coverage(const DerivedScore& d, double level) {

@@ -69,6 +69,9 @@ struct TimeFitSetup {
   std::vector<std::string> per_hardware;
   std::vector<std::string> shared;
   std::vector<std::string> shared_cycles;
+  // What a derived profile copies from another GPU's besides `per_hardware` (the component-fitted
+  // kernel parameters when nothing is fitted on these rows): derived_from_other_gpus copies both.
+  std::vector<std::string> copied;
   FitOptions options;
 };
 
@@ -87,7 +90,8 @@ struct TimeFit {
   std::vector<double> predicted;                    // seconds, per row
 };
 
-// Throws InputError when a hardware has rows but no base profile, or too few rows.
+// Throws InputError when a hardware has rows but no base profile, or too few rows. With no
+// parameter named the rows are predicted from the base profiles (a score, not a fit).
 [[nodiscard]] TimeFit fit_times(const std::vector<TimeRow>& rows, const TimeFitSetup& setup, TimePredictor& predictor);
 
 // The fitted parameters that act on one hardware's profile, their values in its units (seconds
@@ -113,6 +117,11 @@ struct HeldOut {
   std::vector<GroupScore> groups;
   GroupScore all;                 // over every scored point
 };
+
+// The share of held-out points inside a 90 % log-normal band whose spread is the rms log
+// residual of the other groups' held-out points only: what a user whose group (GPU, table, head
+// configuration) was never measured would see. NaN with fewer than two scored groups.
+[[nodiscard]] double grouped_interval_coverage(const std::vector<TimeRow>& rows, const HeldOut& h, double level = 0.9);
 
 [[nodiscard]] HeldOut leave_one_group_out(const std::vector<TimeRow>& rows, const TimeFitSetup& setup,
                                           TimePredictor& predictor, const std::string& by);

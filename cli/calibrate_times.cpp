@@ -57,14 +57,22 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       base.name = r.impl + "/" + hw.name;
       setup.base.emplace(r.hardware, base);
     }
-  setup.per_hardware = names_in(a, "free");
+  // --free none: nothing is fitted on these rows; they score the base profiles (component fits),
+  // every prediction out of sample. --keep names what a derived profile copies (its interval).
+  const bool score_only = a["free"].as<std::string>() == "none";
+  if (score_only && base_dir.empty())
+    throw InputError({}, 0, "free", "none (score only) needs --base-profiles: spec defaults are not a model to score");
+  if (!score_only) setup.per_hardware = names_in(a, "free");
   setup.shared = names_in(a, "shared");
   setup.shared_cycles = names_in(a, "shared-cycles");
+  setup.copied = names_in(a, "keep");
   setup.options.extra_starts = 6;
   setup.options.max_iterations = 100;
   setup.options.tolerance = 1e-10;
-  if (setup.per_hardware.empty() && setup.shared.empty() && setup.shared_cycles.empty())
-    throw InputError({}, 0, "free", "no free parameters named");
+  if (!score_only && setup.per_hardware.empty() && setup.shared.empty() && setup.shared_cycles.empty())
+    throw InputError({}, 0, "free", "no free parameters named (none: score the base profiles)");
+  if (score_only && !(setup.shared.empty() && setup.shared_cycles.empty()))
+    throw InputError({}, 0, "shared", "--free none fits nothing: drop --shared");
   calibration::TimePredictor predictor{models::Catalog(catalog)};
   calibration::TimeFit fit;
   try {
@@ -72,8 +80,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   } catch (const InputError& e) {
     throw InputError(path, e.line(), e.field(), e.message());
   }
-  std::string out = fmt::format("ringsim calibrate: {} rows of {} from {} (log-time fit, analytic predictor)\n",
-                                rows.size(), impl, path);
+  std::string out = fmt::format("ringsim calibrate: {} rows of {} from {} ({}, analytic predictor)\n", rows.size(), impl,
+                                path, score_only ? "scored, nothing fitted: every prediction is out of sample" : "log-time fit");
   std::string fitted;
   for (std::size_t k = 0; k < fit.params.size(); ++k) {
     const double v = fit.fit.params[static_cast<Eigen::Index>(k)];
@@ -90,7 +98,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       ++n_t;
     }
   for (const auto& r : ratios) fit_r += std::abs(fit.predicted[r.contiguous] / fit.predicted[r.other] / r.measured - 1);
-  out += fmt::format("in-sample (fitted rows, not a test): ring-row time MAPE {:.1f}%, layout-ratio MAPE {:.1f}%\n",
+  out += fmt::format("{}: ring-row time MAPE {:.1f}%, layout-ratio MAPE {:.1f}%\n",
+                     score_only ? "out of sample (the base profiles as they are)" : "in-sample (fitted rows, not a test)",
                      100 * fit_t / std::max<std::int64_t>(1, n_t), 100 * fit_r / std::max<std::size_t>(1, ratios.size()));
   // Leave-one-group-out: the scores that count, and the residual spread the intervals use.
   std::vector<calibration::HeldOut> held;
@@ -104,6 +113,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       for (const auto& g : h.groups)
         out += fmt::format("    {:<20} time {:5.1f}% ({:2}), ratio {:5.1f}% ({:2})\n", g.group, 100 * g.time_mape,
                            g.time_points, 100 * g.ratio_mape, g.ratio_points);
+      if (const double c = calibration::grouped_interval_coverage(rows, h); std::isfinite(c))
+        out += fmt::format("    90 % intervals with the spread of the other groups only cover {:.1f}%\n", 100 * c);
       for (std::size_t i = 0; i < rows.size(); ++i)
         if (std::isfinite(h.predicted[i])) log_t.push_back(std::log(h.predicted[i] / rows[i].seconds));
       for (const auto& r : ratios)
@@ -192,13 +203,20 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       p.hardware = hw;
       p.implementation = r.impl;
       p.version = setup.base.at(hw).version + 1;
-      p.provenance.calibrated = true;
-      p.provenance.method = "joint fit to published attention times (bounded Levenberg-Marquardt on log time, analytic predictor)";
-      p.provenance.fitted_from = path;
       p.provenance.date = date;
-      p.provenance.residual = fit.fit.mae;
-      p.provenance.notes = fmt::format("Fitted jointly over {} rows of {} ({}): {}{}.", rows.size(), impl,
-                                       fmt::join(gpus, ", "), fitted, groups);
+      if (score_only) {
+        // The component fit stays what it is; the ring rows only measured how far it lands.
+        p.provenance.notes += fmt::format(" Nothing fitted on ring rows: scored out of sample on {} rows of {} ({}) from {}{}.",
+                                          rows.size(), impl, fmt::join(gpus, ", "), path, groups);
+      } else {
+        p.provenance.calibrated = true;
+        p.provenance.method =
+            "joint fit to published attention times (bounded Levenberg-Marquardt on log time, analytic predictor)";
+        p.provenance.fitted_from = path;
+        p.provenance.residual = fit.fit.mae;
+        p.provenance.notes = fmt::format("Fitted jointly over {} rows of {} ({}): {}{}.", rows.size(), impl,
+                                         fmt::join(gpus, ", "), fitted, groups);
+      }
       calibration::fill_uncertainty(fit, hw, p);
       set_spread(p);
       if (!held.empty()) p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());

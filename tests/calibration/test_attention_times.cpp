@@ -219,3 +219,53 @@ TEST_CASE("a held-out group that takes every row, or every row that identifies a
   }
   CHECK_THROWS_AS(calibration::fit_times({}, setup, predictor), models::InputError);
 }
+
+TEST_CASE("with nothing free the rows score the base profiles, every group predicted as in the full run", "[times]") {
+  const models::Catalog cat;
+  calibration::TimePredictor predictor{models::Catalog(cat)};
+  calibration::TimeFitSetup setup;
+  auto rows = synthetic_rows();
+  for (const std::string hw : {"a100-80gb", "h800"}) setup.base[hw] = cat.profile("", cat.hardware(hw), "ring-flash-attn");
+  // The base predicts 10 % above the small table and 10 % below the large: a fit would move; a score must not.
+  for (auto& r : rows) r.seconds = predictor(r, setup.base.at(r.hardware)) / (r.table == "small" ? 1.1 : 0.9);
+  const auto fit = calibration::fit_times(rows, setup, predictor);
+  REQUIRE(fit.params.empty());
+  REQUIRE(fit.predicted.size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    CHECK(fit.predicted[i] == Approx(predictor(rows[i], setup.base.at(rows[i].hardware))).epsilon(1e-12));
+  for (const char* by : {"hardware", "table", "heads"}) {
+    const auto h = calibration::leave_one_group_out(rows, setup, predictor, by);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].single())
+        CHECK(std::isnan(h.predicted[i]));
+      else
+        CHECK(h.predicted[i] == Approx(fit.predicted[i]).epsilon(1e-12));
+    CHECK(h.all.time_mape == Approx(0.1).epsilon(1e-6));
+  }
+  // Copying a GPU's parameters to the other (what a derived profile does) is scored through `copied`.
+  const double h800_efficiency = setup.base.at("h800").attention_efficiency;
+  setup.base.at("a100-80gb").attention_efficiency = 0.5 * h800_efficiency;
+  for (auto& r : rows)  // the a100 rows measured as its halved efficiency predicts them
+    if (r.hardware == "a100-80gb") r.seconds = predictor(r, setup.base.at(r.hardware)) / (r.table == "small" ? 1.1 : 0.9);
+  setup.copied = {"attention_efficiency"};
+  const auto moved = calibration::derived_from_other_gpus(rows, calibration::fit_times(rows, setup, predictor), setup, predictor);
+  REQUIRE(moved.pairs.size() == 2);
+  CHECK(moved.all.time_mape > 0.2);
+  setup.copied.clear();
+  const auto same = calibration::derived_from_other_gpus(rows, calibration::fit_times(rows, setup, predictor), setup, predictor);
+  CHECK(same.all.time_mape == Approx(0.1).epsilon(1e-6));
+}
+
+TEST_CASE("grouped interval coverage judges each group with the other groups' spread only", "[times]") {
+  std::vector<TimeRow> rows(4);
+  rows[0].table = rows[1].table = "a";
+  rows[2].table = rows[3].table = "b";
+  for (auto& r : rows) r.seconds = 1.0;
+  calibration::HeldOut h;
+  h.by = "table";
+  // Group a misses by 1 %, group b by 50 %: a's band (from b) is wide and holds a; b's (from a) is narrow.
+  h.predicted = {1.01, 0.99, 1.5, 0.5};
+  CHECK(calibration::grouped_interval_coverage(rows, h) == Approx(0.5));
+  h.predicted = {1.01, 0.99, std::nan(""), std::nan("")};
+  CHECK(std::isnan(calibration::grouped_interval_coverage(rows, h)));
+}
