@@ -49,12 +49,12 @@ FLASH_KEEP_CYCLES = "cta_overhead_s,kernel_launch_s"
 FA2_IMPLS = ["ring-flash-attn", "usp", "te-p2p", "te-a2a-p2p", "te-all-gather", "te-a2a", "internevo",
              "rfa-llama3", "torch-cp", "verl-ulysses"]
 GPUS = ["a100-80gb", "a100-40gb", "a800", "a100-80gb-pcie", "h800", "h100-sxm", "h100-pcie", "h200-sxm", "b200",
-        "l40s", "rtx-4090", "mi300x"]
+        "l40s", "l20", "rtx-4090", "mi300x"]
 FITTED = {("ring-flash-attn", "a100-80gb"), ("ring-flash-attn", "h800"), ("usp", "a100-80gb")}
 # Which fitted GPU's kernel parameters a GPU borrows (the same sm80 FlashAttention-2 code path).
 FA2_SOURCE = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "a800": "a100-80gb", "a100-80gb-pcie": "a100-80gb",
               "h800": "h800", "h100-sxm": "h800", "h100-pcie": "h800", "h200-sxm": "h800", "b200": "h800",
-              "l40s": "a100-80gb", "rtx-4090": "a100-80gb"}
+              "l40s": "a100-80gb", "l20": "a100-80gb", "rtx-4090": "a100-80gb"}
 NOTE_GPU = {
     "a100-40gb": "The A100 40GB runs the same SMs and clocks as the fitted A100 80GB.",
     "h100-sxm": "The H800 is the H100 SXM die (same SMs and clocks); only NVLink differs, and it comes from this GPU's specs.",
@@ -66,6 +66,8 @@ NOTE_GPU = {
                  "path's efficiency is the H800's.",
     "l40s": "Ada (sm89) runs flash-attn 2's sm80 mma.sync code as Ampere does; its efficiency there is unmeasured "
             "(the A100's stands in). No NVLink: its GPUs meet over PCIe.",
+    "l20": "Ada (sm89) runs flash-attn 2's sm80 mma.sync code as Ampere does; its efficiency there is unmeasured "
+           "(the A100's stands in). No NVLink: its GPUs meet over PCIe.",
     "rtx-4090": "Ada (sm89) runs flash-attn 2's sm80 mma.sync code as Ampere does; its efficiency there is unmeasured "
                 "(the A100's stands in). No peer-to-peer: a ring hop is staged through host memory (configs/hardware).",
     "h800": "", "a100-80gb": "",
