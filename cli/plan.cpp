@@ -167,44 +167,7 @@ int run_plan(int argc, char** argv) {
   }
   std::string out;
   if (format == "json") {
-    nlohmann::json j;
-    j["goal"] = planning::to_string(req.goal);
-    j["hardware"] = req.hardware;
-    j["model"] = req.model;
-    j["searched"] = searched;
-    j["excluded"] = found.excluded;
-    j["evaluated"] = ok;
-    j["fit_memory"] = fits;
-    j["feasible"] = feasible;
-    j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
-                    "profile's fitted uncertainty (a derived profile's: the error measured when one fitted GPU's parameters predict "
-                    "another's); null for spec-default profiles and profiles derived from a fit that measured no such error";
-    j["plans"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < best.size(); ++i) {
-      const auto& x = best[i].plan;
-      nlohmann::json p;
-      p["rank"] = i + 1;
-      p.update(planning::result_json(x));
-      p["why"] = planning::explain(x);
-      p["maturity"] = std::string(models::to_string(x.maturity));
-      p["profile_origin"] = x.profile_origin;
-      p["ties"] = nlohmann::json::array();
-      for (const auto& t : best[i].ties)
-        p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout.text()}, {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
-                             {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
-      j["plans"].push_back(p);
-    }
-    for (const auto& [key, rows] : {std::pair{"best_per_strategy", &found.best_per_strategy},
-                                    std::pair{"best_per_implementation", &found.best_per_implementation}}) {
-      j[key] = nlohmann::json::array();
-      for (const auto& x : *rows) {
-        nlohmann::json b = planning::result_json(x);
-        b["strategy"] = x.strategy_family();
-        b["maturity"] = std::string(models::to_string(x.maturity));
-        b["profile_origin"] = x.profile_origin;
-        j[key].push_back(b);
-      }
-    }
+    const auto j = planning::plan_json(req, found);
     out = j.dump(2) + "\n";
   } else if (format == "csv") {
     std::vector<std::string> header{"rank"};

@@ -15,6 +15,7 @@
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
+#include "models/program/workload_rows.hpp"
 
 namespace ringsim::cli {
 
@@ -36,13 +37,10 @@ int run_workload(int argc, char** argv) {
   if (args.layouts.size() != 1) throw InputError({}, 0, "layout", "workload takes exactly one layout");
   require_one_strategy(args, "workload");
   const auto s = models::resolve(args.base, models::Catalog());
-  const auto& prog = *s.program;
   // Rows: ring positions squared, or one per rank without a ring; refused or announced before
   // anything is counted.
-  const std::int64_t ring_n = prog.has_ring() ? s.ring_scenario().workload->devices() : 0;
-  const double rows = prog.has_ring() ? static_cast<double>(ring_n) * static_cast<double>(ring_n)
-                                      : static_cast<double>(s.spec.sp);
-  announce_rows("ringsim workload", rows, 64, max_rows);
+  const std::int64_t total = models::workload_row_count(s);
+  announce_rows("ringsim workload", static_cast<double>(total), 64, max_rows);
   // Streamed: a large table never sits in memory, and a failure leaves no partial file.
   io::Output out(r["output"].as<std::string>());
   const bool csv = format == "csv";
@@ -54,52 +52,24 @@ int run_workload(int argc, char** argv) {
                           "kv_block", "tiles_total", "tiles_computed", "allowed_pairs", "kv_bytes", "tiles_visited",
                           "visited_area", "masked_area"));
   std::string line;
-  auto row = [&](std::int64_t round, std::int64_t device, std::int64_t kv_block, const models::BlockStats& b,
-                 std::int64_t kv_bytes) {
+  ProgressBar progress("rows", "ringsim workload");
+  std::int64_t done = 0;
+  models::for_each_workload_row(s, [&](const models::WorkloadRow& w) {
     // tiles_computed counts tiles holding an allowed pair; under SCFA's range rule the kernel
     // runs tiles_visited (a superset), and the cost model charges visited and masked area.
+    const auto& b = w.stats;
     line.clear();
     if (csv)
-      fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{}\n", round, device, kv_block, b.tiles_total, b.tiles_computed,
-                     b.allowed_pairs, kv_bytes, b.tiles_visited, b.visited_area, b.masked_area);
+      fmt::format_to(std::back_inserter(line), "{},{},{},{},{},{},{},{},{},{}\n", w.round, w.device, w.kv_block,
+                     b.tiles_total, b.tiles_computed, b.allowed_pairs, w.kv_bytes, b.tiles_visited, b.visited_area,
+                     b.masked_area);
     else
       fmt::format_to(std::back_inserter(line), "{:>6} {:>7} {:>9} {:>12} {:>15} {:>16} {:>14} {:>14} {:>14} {:>14}\n",
-                     round, device, kv_block, b.tiles_total, b.tiles_computed, b.allowed_pairs, kv_bytes,
+                     w.round, w.device, w.kv_block, b.tiles_total, b.tiles_computed, b.allowed_pairs, w.kv_bytes,
                      b.tiles_visited, b.visited_area, b.masked_area);
     out.write(line);
-  };
-  ProgressBar progress("rows", "ringsim workload");
-  if (prog.has_ring()) {
-    const auto& w = *s.ring_scenario().workload;
-    const std::int64_t n = w.devices();
-    for (std::int64_t i = 0; i < n; ++i) {
-      progress.update(i * n, n * n);
-      for (std::int64_t j = 0; j < n; ++j) {
-        const auto k = prog.kv_position(j, i);
-        // The last round's block has no next holder in the forward pass: nothing is sent.
-        row(i, j, k, w.block(((j - k) % n + n) % n, j), i + 1 < n ? w.kv_block_bytes() : 0);
-      }
-    }
-  } else {
-    // Every rank's kernel calls in one row (one head, one sequence), with the bytes it sends in
-    // the forward pass's collectives.
-    const auto& table = prog.compute.front();
-    for (std::int64_t j = 0; j < s.spec.sp; ++j) {
-      models::BlockStats total;
-      for (const auto& call : table.lists[table.list_of[static_cast<std::size_t>(j)]]) {
-        auto one = call;
-        const std::int64_t times = one.batch / s.spec.batch;
-        const auto b = models::call_tiles(one, s.tile);
-        total.tiles_total += b.tiles_total * times;
-        total.tiles_computed += b.tiles_computed * times;
-        total.tiles_visited += b.tiles_visited * times;
-        total.allowed_pairs += b.allowed_pairs * times;
-        total.visited_area += b.visited_area * times;
-        total.masked_area += b.masked_area * times;
-      }
-      row(0, j, -1, total, prog.sent_bytes_fwd);
-    }
-  }
+    if (++done % 4096 == 0) progress.update(done, total);
+  });
   progress.finish();
   if (!csv) {
     out.write("\n");

@@ -325,6 +325,14 @@ void append_csv_row(const SweepResult& r, std::string& out) {
   out += '\n';
 }
 
+models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog) {
+  auto parts = models::resolve_parts(p.spec, catalog);
+  if (p.recompute) models::apply_recompute(parts.profile, *p.recompute);
+  auto s = models::resolve(p.spec, parts);
+  apply_topology(s, p.topology);
+  return s;
+}
+
 nlohmann::json result_json(const SweepResult& r) {
   const auto& p = r.point;
   const auto& s = p.spec;

@@ -108,6 +108,11 @@ class Evaluator {
   std::deque<std::uint64_t> timed_order_;
 };
 
+// One point as the evaluator resolves it, outside a sweep: its implementation (the catalog's
+// choice where none is named), the point's recomputation applied to the profile, its topology's
+// node size (the front-ends' workload and simulation of one scenario).
+[[nodiscard]] models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog);
+
 // The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,
 // so a row is the same bytes whichever thread computed it.
 [[nodiscard]] const std::vector<std::string>& sweep_columns();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
 #include "planning/sweep.hpp"
@@ -117,6 +119,12 @@ struct PlanSearch {
 // ring, allgather, ulysses, then every usp:UxR and every double-ring:W split (1 < U, W < sp) of
 // each of the group sizes, each once.
 [[nodiscard]] std::vector<models::Strategy> strategy_splits(const std::set<std::int64_t>& sps);
+
+// The planner's answer as JSON (`ringsim plan --format json`, ringsim.plan in Python): the
+// request's goal, hardware and model, the search's counts, the ranked plans (each row's fields,
+// rank, why, maturity, profile origin and ties) and the best row of each strategy family and of
+// each implementation.
+[[nodiscard]] nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found);
 
 // What the labels of the plans' rows mean (SweepResult::deployability), one line naming only
 // those that occur; empty when every plan is a production library on a fitted profile.

@@ -45,6 +45,17 @@ struct BlockStats {
   std::int64_t masked_area = 0;   // visited area in tiles that also hold masked pairs
   std::int64_t tiles_masked = 0;  // visited tiles that also hold masked pairs (the tiles of masked_area)
   std::int64_t skipped_area = 0;  // area of tiles not visited
+  // Adds `count` copies of `s` (every field): totals over blocks, calls or devices.
+  void add(const BlockStats& s, std::int64_t count = 1) noexcept {
+    tiles_total += s.tiles_total * count;
+    tiles_computed += s.tiles_computed * count;
+    tiles_visited += s.tiles_visited * count;
+    allowed_pairs += s.allowed_pairs * count;
+    visited_area += s.visited_area * count;
+    masked_area += s.masked_area * count;
+    tiles_masked += s.tiles_masked * count;
+    skipped_area += s.skipped_area * count;
+  }
   friend bool operator==(const BlockStats&, const BlockStats&) = default;
 };
 

@@ -135,16 +135,7 @@ void Workload::for_each_class(std::int64_t round,
 BlockStats Workload::totals() const {
   BlockStats t;
   for (std::int64_t i = 0; i < layout_->n_dev(); ++i)
-    for_each_class(i, [&](std::int64_t, const BlockStats& s, std::int64_t count) {
-      t.tiles_total += s.tiles_total * count;
-      t.tiles_computed += s.tiles_computed * count;
-      t.tiles_visited += s.tiles_visited * count;
-      t.allowed_pairs += s.allowed_pairs * count;
-      t.visited_area += s.visited_area * count;
-      t.masked_area += s.masked_area * count;
-      t.tiles_masked += s.tiles_masked * count;
-      t.skipped_area += s.skipped_area * count;
-    });
+    for_each_class(i, [&](std::int64_t, const BlockStats& s, std::int64_t count) { t.add(s, count); });
   return t;
 }
 

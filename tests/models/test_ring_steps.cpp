@@ -16,6 +16,7 @@
 #include "models/families/kernel_time.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/implementations/ring_steps.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace ringsim::models;
 
@@ -170,13 +171,11 @@ TEST_CASE("GQA: fewer K/V heads shrink what travels and the dK/dV merges, not th
 }
 
 TEST_CASE("a flash library's profile needs the GPU's compute units", "[plan][errors]") {
+  const ringsim::test::TempDir tmp;
   ScenarioSpec s;
-  s.hardware_file = "ringsim_no_units.json";
-  {
-    auto j = read_json_file(Catalog().root() + "/configs/hardware/a100-80gb.json");
-    j.erase("compute_units");
-    std::ofstream(s.hardware_file) << j.dump();
-  }
+  auto j = read_json_file(Catalog().root() + "/configs/hardware/a100-80gb.json");
+  j.erase("compute_units");
+  s.hardware_file = tmp.write("no_units.json", j.dump());
   s.model = "attn:8:8:64";
   s.sp = 2;
   s.n_seq = 4096;

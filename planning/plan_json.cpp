@@ -1,0 +1,54 @@
+// The planner's answer as JSON: one builder for `ringsim plan --format json` and ringsim.plan.
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "planning/plan.hpp"
+
+namespace ringsim::planning {
+
+nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
+  nlohmann::json j;
+  j["goal"] = to_string(r.goal);
+  j["hardware"] = r.hardware;
+  j["model"] = r.model;
+  j["searched"] = found.searched;
+  j["excluded"] = found.excluded;
+  j["evaluated"] = found.evaluated;
+  j["fit_memory"] = found.fit_memory;
+  j["feasible"] = found.feasible;
+  j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
+                  "profile's fitted uncertainty (a derived profile's: the error measured when one fitted GPU's parameters predict "
+                  "another's); null for spec-default profiles and profiles derived from a fit that measured no such error";
+  j["plans"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < found.plans.size(); ++i) {
+    const auto& x = found.plans[i].plan;
+    nlohmann::json p;
+    p["rank"] = i + 1;
+    p.update(result_json(x));
+    p["why"] = explain(x);
+    p["maturity"] = std::string(models::to_string(x.maturity));
+    p["profile_origin"] = x.profile_origin;
+    p["ties"] = nlohmann::json::array();
+    for (const auto& t : found.plans[i].ties)
+      p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout.text()},
+                           {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
+                           {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
+    j["plans"].push_back(p);
+  }
+  for (const auto& [key, rows] : {std::pair{"best_per_strategy", &found.best_per_strategy},
+                                  std::pair{"best_per_implementation", &found.best_per_implementation}}) {
+    j[key] = nlohmann::json::array();
+    for (const auto& x : *rows) {
+      nlohmann::json b = result_json(x);
+      b["strategy"] = x.strategy_family();
+      b["maturity"] = std::string(models::to_string(x.maturity));
+      b["profile_origin"] = x.profile_origin;
+      j[key].push_back(b);
+    }
+  }
+  return j;
+}
+
+}  // namespace ringsim::planning
