@@ -18,6 +18,11 @@ PKGS=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   # fuzz targets: clang with libFuzzer (-fsanitize=fuzzer; only recommended by clang, so named)
   clang libclang-rt-14-dev
+  # `import ringsim` (python/): pybind11 and Python's headers; numpy, pandas and pytest for Debian's
+  # python3, which the module is built for
+  pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest
+  # the Slurm test (tests/slurm): a one-node cluster in a temporary folder
+  slurmctld slurmd slurm-client munge
 )
 missing=()
 for p in "${PKGS[@]}"; do

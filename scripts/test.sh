@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, command 2: set up, build everything with -j2 and run the whole test suite with
-# ctest (GUI, CUDA compile, CLI and hostile inputs included); then the same tests in an ASan +
-# UBSan build (GUI, CUDA and bench left out); then a short libFuzzer run of every input reader.
+# ctest (GUI, CUDA compile, the Python module, a one-node Slurm, CLI and hostile inputs included);
+# then the same tests in an ASan + UBSan build (GUI, CUDA, Python and bench left out); then a short libFuzzer run of every input reader.
 # Every option a run depends on is set here, so whatever configured build/ before (for
 # example scripts/run-main.sh) cannot switch tests, the GUI or benchmarks off.
 # Environment: JOBS (default 2); CI=true also requires the CUDA build; RINGSIM_SKIP_SANITIZE=1
@@ -14,14 +14,15 @@ REQUIRE_CUDA=OFF
 if [ "${CI:-}" = true ]; then REQUIRE_CUDA=ON; fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DRINGSIM_SANITIZE=OFF -DRINGSIM_FUZZ=OFF \
       -DRINGSIM_BUILD_TESTS=ON -DRINGSIM_BUILD_BENCH=ON -DRINGSIM_BUILD_GUI=ON -DRINGSIM_BUILD_CUDA=ON \
-      -DRINGSIM_REQUIRE_CUDA="$REQUIRE_CUDA"
+      -DRINGSIM_BUILD_PYTHON=ON -DRINGSIM_REQUIRE_CUDA="$REQUIRE_CUDA"
 cmake --build build -j"$JOBS"
 # The JUnit report lets .ci/run check which tests ran (the "gui" entry among them).
 (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j"$JOBS" --no-tests=error \
    --output-junit ctest-release.xml)
 if [ "${RINGSIM_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRINGSIM_SANITIZE=ON -DRINGSIM_FUZZ=OFF \
-        -DRINGSIM_BUILD_TESTS=ON -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF -DRINGSIM_BUILD_BENCH=OFF
+        -DRINGSIM_BUILD_TESTS=ON -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF -DRINGSIM_BUILD_BENCH=OFF \
+        -DRINGSIM_BUILD_PYTHON=OFF
   cmake --build build-asan -j"$JOBS"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j"$JOBS" --no-tests=error -LE slow)
@@ -31,7 +32,7 @@ if [ "${RINGSIM_SKIP_FUZZ:-0}" != 1 ]; then
   # reader, seeded from configs/ and data/.
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGSIM_FUZZ=ON \
         -DRINGSIM_SANITIZE=OFF -DRINGSIM_BUILD_TESTS=OFF -DRINGSIM_BUILD_GUI=OFF -DRINGSIM_BUILD_CUDA=OFF \
-        -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-6}"
+        -DRINGSIM_BUILD_BENCH=OFF -DRINGSIM_BUILD_PYTHON=OFF -DRINGSIM_FUZZ_SECONDS="${RINGSIM_FUZZ_SECONDS:-6}"
   cmake --build build-fuzz -j"$JOBS" --target ringsim_fuzzers
   (cd build-fuzz && ctest --output-on-failure -j1 --no-tests=error -L fuzz)
 fi
