@@ -52,24 +52,15 @@ void prepare_training(LayoutResult& r, const Training& t) {
 }
 
 void apply_training(LayoutResult& r, const Training& t) {
-  auto& s = r.scenario;
   auto& p = r.prediction;
-  models::MemoryOptions mo;
-  mo.dp = t.dp;
-  mo.sharding = t.zero;
-  mo.recompute = t.policy(s.profile);
-  mo.settings = t.memory;
-  const auto mem = models::estimate_memory(s, mo);
-  r.memory = mem;
-  p.memory_bytes = mem.total_bytes;
-  p.fits_memory = mem.fits;
-  const auto sync = models::gradient_sync(s, t.dp, t.zero, p.attention_bwd_s);
-  const double step = p.step_s + sync.exposed_s;
-  const double scale = step / p.step_s;
-  p.tokens_per_s = p.tokens_per_s * static_cast<double>(t.dp) / scale;
-  p.mfu /= scale;
-  p.step_s = step;
-  if (r.step.available) r.step = {r.step.lo * scale, r.step.hi * scale, true};
+  const auto train = models::training_step(r.scenario, p, t);
+  r.memory = train.memory;
+  p.memory_bytes = train.memory.total_bytes;
+  p.fits_memory = train.memory.fits;
+  p.tokens_per_s = train.tokens_per_s;
+  p.mfu = train.mfu;
+  p.step_s = train.step_s;
+  if (r.step.available) r.step = {r.step.lo * train.scale, r.step.hi * train.scale, true};
 }
 
 LayoutResult run_one(models::ScenarioSpec spec, const models::LayoutSpec& layout, const models::Catalog& catalog,

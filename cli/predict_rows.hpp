@@ -8,6 +8,7 @@
 #include "calibration/tables.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
+#include "models/analytic/training_step.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/memory/memory.hpp"
 #include "cli/scenario_options.hpp"
@@ -41,14 +42,7 @@ struct LayoutResult {
 // the ZeRO stage of the model states (sharded over dp x sp), and the recomputation policy (unset:
 // the profile's: full where the published runs rematerialised, else selective, the matmul
 // outputs kept as Megatron and JAX's checkpoint_dots do).
-struct Training {
-  std::int64_t dp = 1;
-  models::Sharding zero = models::Sharding::Zero3;
-  std::optional<models::Recompute> recompute;
-  models::MemorySettings memory;  // precision, sequence parallelism, offload, headroom
-  [[nodiscard]] models::Recompute policy(const models::Profile& p) const {
-    return recompute.value_or(p.recompute ? models::Recompute::Full : models::Recompute::Selective);
-  }
+struct Training : models::TrainingOptions {
   // "dp 1, ZeRO-3 over dp x sp, selective recomputation": what the memory line says it assumed.
   [[nodiscard]] std::string text(const models::Profile& p) const;
 };
@@ -58,8 +52,8 @@ struct Training {
 // Before predict_row.
 void prepare_training(LayoutResult& r, const Training& t);
 // After predict_row: the memory under the training options and the exposed gradient
-// synchronisation of dp x sp replicas (models/analytic/gradient_sync.hpp) added to the step, as
-// the planners count them; tokens/s counts every replica.
+// synchronisation of dp x sp replicas added to the step, tokens/s of every replica
+// (models::training_step, which the planners' evaluator counts its rows with too).
 void apply_training(LayoutResult& r, const Training& t);
 
 // A row of a comparison that cannot run here: its strategy and layout, and why (the one line its

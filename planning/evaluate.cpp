@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/analytic/gradient_sync.hpp"
+#include "models/analytic/training_step.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "sim/step.hpp"
@@ -175,23 +176,21 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.tile_q = s.tile.q;
     r.tile_k = s.tile.k;
     r.prediction = t.prediction;
-    // "profile": full where the profile's runs rematerialised, else selective, as predict assumes.
-    r.recompute = p.recompute.value_or(s.profile.recompute ? models::Recompute::Full : models::Recompute::Selective);
-    models::MemoryOptions mo;
-    mo.dp = p.dp;
-    mo.sharding = p.zero;
-    mo.recompute = r.recompute;
-    mo.kv_buffers = grid_.kv_buffers;
-    mo.settings = grid_.memory;
-    r.memory = models::estimate_memory(s, mo);
-
-    const auto sync = models::gradient_sync(s, p.dp, p.zero, r.prediction.attention_bwd_s);
-    r.grad_sync_s = sync.total_s;
-    r.grad_sync_exposed_s = sync.exposed_s;
-    r.step_s = r.prediction.step_s + r.grad_sync_exposed_s;
-    r.tokens_per_s = static_cast<double>(p.dp) * static_cast<double>(spec.n_seq) * static_cast<double>(spec.batch) /
-                     r.step_s;
-    r.prediction.mfu *= r.prediction.step_s / r.step_s;
+    // Memory, gradient synchronisation, throughput of every replica: as predict counts them.
+    models::TrainingOptions o;
+    o.dp = p.dp;
+    o.zero = p.zero;
+    o.recompute = p.recompute;
+    o.kv_buffers = grid_.kv_buffers;
+    o.memory = grid_.memory;
+    const auto train = models::training_step(s, r.prediction, o);
+    r.recompute = train.recompute;
+    r.memory = train.memory;
+    r.grad_sync_s = train.sync.total_s;
+    r.grad_sync_exposed_s = train.sync.exposed_s;
+    r.step_s = train.step_s;
+    r.tokens_per_s = train.tokens_per_s;
+    r.prediction.mfu = train.mfu;
     if (t.step_interval.available) r.step_interval = {r.step_s * t.step_interval.lo, r.step_s * t.step_interval.hi, true};
     r.attention_fwd_interval = t.attention_fwd_interval;
     r.attention_bwd_interval = t.attention_bwd_interval;
