@@ -86,12 +86,22 @@ def _results(request, threads):
     return [Result(json.loads(fields), csv, why) for fields, csv, why in _core.sweep_results(request, threads)]
 
 
+def _frame(csv_text):
+    """The sweep CSV as a DataFrame: empty cells (a skipped row's figures) are missing values, and
+    the true/false columns are pandas' nullable booleans, so `~frame.fits_memory` works with
+    skipped rows present."""
+    import pandas
+    frame = pandas.read_csv(io.StringIO(csv_text), keep_default_na=False, na_values=[""], low_memory=False)
+    for column in ("fits_memory", "profile_calibrated"):
+        if column in frame:
+            frame[column] = frame[column].map({True: True, False: False, "true": True, "false": False}).astype("boolean")
+    return frame
+
+
 def results_frame(results):
     """A pandas DataFrame of results (or plans) with the sweep CSV's column names, one row each."""
-    import pandas
-    rows = [r.csv for r in results]
     header = ",".join(_core.sweep_columns()) + "\n"
-    return pandas.read_csv(io.StringIO(header + "".join(rows)), keep_default_na=False, na_values=[""], low_memory=False)
+    return _frame(header + "".join(r.csv for r in results))
 
 
 def predict(hardware="a100-80gb", model="ringattn-1b", mesh=(1, 8), seq=65536, layouts=None, cp=None, impl=None,
@@ -119,9 +129,7 @@ def sweep(grid=None, threads=0, as_frame=True, **fields):
     elif grid is not None:
         spec = dict(grid)
     spec.update(fields)
-    text = _core.sweep_csv(_request(spec), threads)
-    import pandas
-    frame = pandas.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""], low_memory=False)
+    frame = _frame(_core.sweep_csv(_request(spec), threads))
     if as_frame:
         return frame
     return {c: frame[c].to_numpy() for c in frame.columns}

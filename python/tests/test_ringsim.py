@@ -74,6 +74,15 @@ def test_a_point_that_cannot_run_is_a_skipped_result_with_its_reason():
         r.step_s
 
 
+def test_true_false_columns_are_nullable_booleans_with_skipped_rows():
+    frame = ringsim.sweep({"hardware": "h100-sxm", "model": "llama3-8b", "mesh": ["1x8", "1x16"], "n_seq": 131072,
+                           "cp": "ulysses", "impl": "te-a2a", "layout": "zigzag"})
+    assert list(frame.status) == ["ok", "skipped"]
+    assert str(frame.fits_memory.dtype) == "boolean"
+    assert bool(frame.fits_memory[0]) is False and frame.fits_memory.isna()[1]
+    assert list((~frame.fits_memory).fillna(False)) == [True, False]
+
+
 def test_sweep_as_arrays():
     cols = ringsim.sweep(GRID, as_frame=False)
     assert cols["step_s"].dtype == numpy.float64 and cols["step_s"].shape == (64,)
