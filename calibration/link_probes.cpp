@@ -46,17 +46,17 @@ Line fit_line(const std::vector<double>& bytes, const std::vector<double>& t, st
 
 }  // namespace
 
-HopFit fit_hop(const std::vector<ProbeRow>& rows, const std::string& file) {
+HopFit fit_hop(const std::vector<ProbeRow>& rows, const std::string& file, double min_bytes) {
   HopFit f;
   for (const auto& r : rows) {
-    if (r.bytes < kRingMessageBytes) continue;
+    if (r.bytes < min_bytes) continue;
     f.bytes.push_back(r.bytes);
     f.measured_s.push_back(r.seconds);
   }
   if (f.bytes.size() < 3)
     throw InputError(file, 0, "size_bytes",
                      fmt::format("{} sizes of at least {:.0f} bytes for a hop of {} ({}): a line needs 3", f.bytes.size(),
-                                 kRingMessageBytes, rows.empty() ? "?" : rows.front().hardware,
+                                 min_bytes, rows.empty() ? "?" : rows.front().hardware,
                                  rows.empty() ? "?" : rows.front().pattern));
   const auto all = fit_line(f.bytes, f.measured_s, f.bytes.size());
   if (!(all.inverse_bandwidth > 0))

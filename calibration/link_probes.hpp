@@ -32,9 +32,12 @@ struct HopFit {
   std::vector<double> bytes, measured_s, fitted_s, held_out_s;  // the rows fitted, in file order
 };
 
-// time = latency + bytes / bandwidth over `rows` (one hop type, sizes >= kRingMessageBytes).
+// time = latency + bytes / bandwidth over `rows` (one hop type, sizes >= min_bytes).
 // InputError (field "size_bytes") with fewer than 3 sizes or a non-positive fitted bandwidth.
-[[nodiscard]] HopFit fit_hop(const std::vector<ProbeRow>& rows, const std::string& file);
+// min_bytes: a caller that chose its rows by another size (nccl_tests.hpp: by the collective's
+// size, each row then scaled to one ring step) passes 0.
+[[nodiscard]] HopFit fit_hop(const std::vector<ProbeRow>& rows, const std::string& file,
+                             double min_bytes = kRingMessageBytes);
 
 // The hops of one GPU: intra_node from its ring pattern when probed (what a ring does: every GPU
 // sends and receives at once), else its one-pair pattern; inter_node from its cross-node pattern.

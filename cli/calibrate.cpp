@@ -1,12 +1,13 @@
 // `ringsim calibrate`: its flags, and the one mode they pick. Each mode fits or derives a Profile
 // (or links) and writes it as versioned JSON, in a file of its own: --from-speedups
 // (calibrate_speedups), --from-timings (calibrate_timings), --from-scfa (calibrate_scfa),
-// --from-times (calibrate_times), --from-probes (calibrate_probes), --from-kernels (calibrate_kernels), --derive-from
-// (calibrate_derive); what they share is in calibrate_common.
+// --from-times (calibrate_times), --from-probes (calibrate_probes), --from-nccl-tests (calibrate_nccl_tests),
+// --from-kernels (calibrate_kernels), --derive-from (calibrate_derive); what they share is in calibrate_common.
 #include <string>
 
 #include "cli/calibrate_derive.hpp"
 #include "cli/calibrate_kernels.hpp"
+#include "cli/calibrate_nccl_tests.hpp"
 #include "cli/calibrate_probes.hpp"
 #include "cli/calibrate_scfa.hpp"
 #include "cli/calibrate_speedups.hpp"
@@ -39,7 +40,13 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("as", "--from-probes, --from-kernels: NAME=HARDWARE,...: the catalog GPU of each measured one (by the prefix of its name)",
                   cxxopts::value<std::string>()->default_value(""))
-                 ("links-dir", "--from-probes: write HARDWARE.json per GPU here (configs/links)", cxxopts::value<std::string>()->default_value(""))
+                 ("from-nccl-tests", "nccl-tests output (FILE[,FILE...]: sendrecv_perf, all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf): fit one hop of --hardware",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("hop", "--from-nccl-tests: intra-node | inter-node, the hop the files measured", cxxopts::value<std::string>()->default_value(""))
+                 ("collective", "--from-nccl-tests: the test that ran, where a file does not name it (all_reduce, all_gather, reduce_scatter, alltoall, sendrecv)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("links-dir", "--from-probes: write HARDWARE.json per GPU here (configs/links); --from-nccl-tests: write or update HARDWARE.json here",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("from-kernels", "single-kernel timings (data/components/kernels/): fit the flash kernel family's efficiencies and per-CTA cost per GPU",
                   cxxopts::value<std::string>()->default_value(""))
                  ("method", "--from-kernels on a benchmark chart: the method whose rows to fit", cxxopts::value<std::string>()->default_value("FlashAttention-2"))
@@ -66,11 +73,13 @@ int run_calibrate(int argc, char** argv) {
   const bool d = !a["derive-from"].as<std::string>().empty();
   const bool p = !a["from-probes"].as<std::string>().empty();
   const bool k = !a["from-kernels"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) != 1)
+  const bool n = !a["from-nccl-tests"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) + int(n) != 1)
     throw InputError({}, 0, "from-speedups",
                      "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes, "
-                     "--from-kernels and --derive-from");
+                     "--from-nccl-tests, --from-kernels and --derive-from");
   if (p) return calibrate_from_probes(a);
+  if (n) return calibrate_from_nccl_tests(a);
   const models::Catalog catalog;
   if (k) return calibrate_from_kernels(a, catalog);
   if (d) return calibrate_derive(a, catalog);

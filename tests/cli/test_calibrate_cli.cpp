@@ -71,3 +71,29 @@ TEST_CASE("calibrate: a derived profile's interval is the measured error of copy
   REQUIRE(p2.code == 0);
   CHECK(p2.out.find("no prediction interval") != std::string::npos);
 }
+
+TEST_CASE("calibrate --from-nccl-tests: one hop per run, written into a links file that keeps the other hop",
+          "[cli][calibrate][nccl]") {
+  const TempDir dir;
+  const std::string data = std::string(RINGSIM_TEST_DATA);
+  // The catalog's probed a100-80gb links, copied: the nccl-tests fit replaces intra_node only.
+  write_file(dir.file("a100-80gb.json"), read_file(data + "/../configs/links/a100-80gb.json"));
+  const auto before = read_file(dir.file("a100-80gb.json"));
+  const auto r = run("calibrate --from-nccl-tests " + data + "/components/nccl_tests/a100_sendrecv_8gpu_nvlink.txt" +
+                     " --hop intra-node --hardware a100-80gb --date 2026-01-01 --links-dir " + dir.dir());
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("sendrecv_perf") != std::string::npos);
+  CHECK(r.out.find("held-out") != std::string::npos);
+  CHECK(r.out.find("inter_node kept") != std::string::npos);
+  const auto after = read_file(dir.file("a100-80gb.json"));
+  CHECK(json_number(after, "latency_s") == json_number(before, "latency_s"));  // inter_node comes first
+  CHECK(after.find("a100_sendrecv_8gpu_nvlink.txt") != std::string::npos);
+  CHECK(after.find("\"date\": \"2026-01-01\"") != std::string::npos);
+  // The written file loads as the catalog's links do: a prediction on that GPU reads it.
+  CHECK(after.find("nccl-tests sendrecv_perf") != std::string::npos);
+  // A file measured across hosts is not an intra-node hop.
+  expect_bad("calibrate --from-nccl-tests " + data + "/components/nccl_tests/gh200_all_reduce_2node_1gpu.txt" +
+                 " --hop intra-node --hardware h100-sxm",
+             "hop");
+}
