@@ -20,6 +20,7 @@ int run_plan_docs(int argc, char** argv);
 int run_check(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_agreement(int argc, char** argv);
+int run_trace(int argc, char** argv);
 // Need CUDA and a GPU; without either they fail with one line and exit code 1.
 int run_measure(int argc, char** argv);
 int run_validate(int argc, char** argv);

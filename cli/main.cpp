@@ -30,6 +30,7 @@ constexpr Command kCommands[] = {
     {"check", ringsim::cli::run_check, "plausibility of measurements: peak FLOP/s, link bandwidth, what can run"},
     {"plot", ringsim::cli::run_plot, "charts of sweep CSVs as SVG and PNG (speedup, throughput, exposed communication, memory)"},
     {"agreement", ringsim::cli::run_agreement, "ranking agreement (Kendall's tau-b) of predictions with measurements"},
+    {"trace", ringsim::cli::run_trace, "summarize your own run's PyTorch profiler traces: attention, communication, exposed, idle"},
     {"calibrate", ringsim::cli::run_calibrate, "fit a profile to published speedups or kernel timings"},
     {"measure", ringsim::cli::run_measure, "time the CUDA kernel over tiles and masks into a timings CSV (GPU)"},
     {"validate", ringsim::cli::run_validate, "time an emulated ring on one GPU against the prediction (GPU)"},

@@ -1,0 +1,185 @@
+// `ringsim trace summarize`: where each profiled step of a user's own run went, per rank and GPU,
+// from PyTorch profiler (Kineto) traces: attention forward and backward, point-to-point
+// transfers, collectives, GEMMs, copies and the rest, the communication no compute hid, and idle
+// time. Table, CSV or JSON; kernels no rule classes are listed by name, never dropped.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "calibration/trace/kineto.hpp"
+#include "calibration/trace/step_summary.hpp"
+#include "cli/commands.hpp"
+#include "cli/csv.hpp"
+#include "cli/progress.hpp"
+#include "io/output_file.hpp"
+#include "models/catalog/catalog.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+
+namespace ringsim::cli {
+
+namespace {
+
+using calibration::kOpClasses;
+using calibration::kOpClassNames;
+using calibration::StepSummary;
+using calibration::TraceSummary;
+
+constexpr double kMs = 1e-3;  // microseconds to milliseconds
+
+std::string rank_text(const TraceSummary& t) {
+  if (t.rank < 0) return "rank not recorded";
+  return t.world_size > 0 ? fmt::format("rank {} of {}", t.rank, t.world_size) : fmt::format("rank {}", t.rank);
+}
+
+std::string step_text(std::int64_t step) { return step < 0 ? std::string("all") : std::to_string(step); }
+
+std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
+  std::string out;
+  for (const auto& t : traces) {
+    out += fmt::format("{}: {}{}; {} GPU ops", t.file, rank_text(t), t.device_name.empty() ? "" : ", " + t.device_name, t.ops);
+    if (t.ops_outside_steps > 0)
+      out += fmt::format(" ({} launched outside every ProfilerStep, {:.3f} ms, not counted)", t.ops_outside_steps,
+                         t.outside_steps_us * kMs);
+    out += "\n";
+    if (t.steps.empty()) {
+      out += "  no GPU operation in any step\n\n";
+      continue;
+    }
+    out += fmt::format("  {:>6} {:>3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "step", "gpu",
+                       "wall ms", "attn fwd", "attn bwd", "p2p", "coll", "gemm", "memory", "other", "exposed", "idle");
+    for (const StepSummary& s : t.steps) {
+      out += fmt::format("  {:>6} {:>3} {:>9.3f}", step_text(s.step), s.device, s.wall_us * kMs);
+      for (std::size_t c = 0; c < kOpClasses; ++c) out += fmt::format(" {:>9.3f}", s.class_us[c] * kMs);
+      out += fmt::format(" {:>9.3f} {:>9.3f}\n", s.exposed_communication_us * kMs, s.idle_us * kMs);
+    }
+    double p2p = 0, coll = 0;
+    std::int64_t unsized = 0;
+    for (const auto& s : t.steps) p2p += s.p2p_bytes, coll += s.collective_bytes, unsized += s.unsized_communication_ops;
+    out += fmt::format("  bytes recorded: p2p {:.4g} MB, collectives {:.4g} MB{}\n", p2p / 1e6, coll / 1e6,
+                       unsized ? fmt::format(" ({} communication ops without a recorded size)", unsized) : std::string());
+    if (!t.unclassified.empty()) {
+      std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> u(t.unclassified.begin(), t.unclassified.end());
+      std::sort(u.begin(), u.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+      out += fmt::format("  other: {} kernel names no rule classes (--classes FILE adds rules); by time:\n", u.size());
+      for (std::size_t i = 0; i < std::min(top, u.size()); ++i)
+        out += fmt::format("    {:>9.3f} ms {:>6}x  {}\n", u[i].second.second * kMs, u[i].second.first,
+                           u[i].first.size() > 110 ? u[i].first.substr(0, 107) + "..." : u[i].first);
+      if (u.size() > top) out += fmt::format("    ... {} more (--top N, or --format json for all)\n", u.size() - top);
+    }
+    out += "\n";
+  }
+  out +=
+      "wall: the GPU's step (its ProfilerStep range, else first op to last); classes: summed op time "
+      "(streams overlap, so they can exceed wall); exposed: communication time no compute op on another "
+      "stream overlaps; idle: wall minus the time any op ran. Kernels belong to the step that launched them.\n";
+  return out;
+}
+
+std::string csv(const std::vector<TraceSummary>& traces) {
+  std::string out = "file,rank,world_size,step,device,wall_ms";
+  for (const auto n : kOpClassNames) out += fmt::format(",{}_ms", n);
+  for (const auto n : kOpClassNames) out += fmt::format(",{}_ops", n);
+  out += ",communication_ms,exposed_communication_ms,busy_ms,idle_ms,p2p_bytes,collective_bytes,unsized_communication_ops\n";
+  for (const auto& t : traces)
+    for (const auto& s : t.steps) {
+      out += fmt::format("{},{},{},{},{},{:.6f}", csv_escape(t.file), t.rank, t.world_size, s.step, s.device, s.wall_us * kMs);
+      for (const double v : s.class_us) out += fmt::format(",{:.6f}", v * kMs);
+      for (const auto n : s.class_ops) out += fmt::format(",{}", n);
+      out += fmt::format(",{:.6f},{:.6f},{:.6f},{:.6f},{:.0f},{:.0f},{}\n", s.communication_us * kMs,
+                         s.exposed_communication_us * kMs, s.busy_us * kMs, s.idle_us * kMs, s.p2p_bytes,
+                         s.collective_bytes, s.unsized_communication_ops);
+    }
+  return out;
+}
+
+std::string json_text(const std::vector<TraceSummary>& traces) {
+  nlohmann::json doc = nlohmann::json::array();
+  for (const auto& t : traces) {
+    nlohmann::json j{{"file", t.file},
+                     {"rank", t.rank},
+                     {"world_size", t.world_size},
+                     {"device_name", t.device_name},
+                     {"ops", t.ops},
+                     {"ops_outside_steps", t.ops_outside_steps},
+                     {"outside_steps_ms", t.outside_steps_us * kMs}};
+    j["steps"] = nlohmann::json::array();
+    for (const auto& s : t.steps) {
+      nlohmann::json js{{"step", s.step},
+                        {"device", s.device},
+                        {"wall_ms", s.wall_us * kMs},
+                        {"busy_ms", s.busy_us * kMs},
+                        {"idle_ms", s.idle_us * kMs},
+                        {"communication_ms", s.communication_us * kMs},
+                        {"exposed_communication_ms", s.exposed_communication_us * kMs},
+                        {"p2p_bytes", s.p2p_bytes},
+                        {"collective_bytes", s.collective_bytes},
+                        {"unsized_communication_ops", s.unsized_communication_ops}};
+      for (std::size_t c = 0; c < kOpClasses; ++c) {
+        js["classes"][std::string(kOpClassNames[c])] = {{"ms", s.class_us[c] * kMs}, {"ops", s.class_ops[c]}};
+      }
+      j["steps"].push_back(std::move(js));
+    }
+    j["unclassified"] = nlohmann::json::array();
+    for (const auto& [name, v] : t.unclassified) j["unclassified"].push_back({{"name", name}, {"ops", v.first}, {"ms", v.second * kMs}});
+    doc.push_back(std::move(j));
+  }
+  // Kernel names are C++ signatures that may hold any byte: replaced, never a throw mid-output.
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+int trace_summarize(int argc, char** argv) {
+  cxxopts::Options o("ringsim trace summarize",
+                     "Per step and rank: attention, communication, GEMM, other, exposed communication and idle time "
+                     "from PyTorch profiler traces (.json or .json.gz, one per rank)");
+  o.positional_help("TRACE...");
+  o.add_options()("traces", "trace files", cxxopts::value<std::vector<std::string>>()->default_value({}))
+                 ("classes", "kernel class rules (default: configs/trace/kernel_classes.json)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("output", "write here instead of standard output (complete or not at all)",
+                  cxxopts::value<std::string>()->default_value("-"))
+                 ("top", "unclassified kernel names listed per trace in the table", cxxopts::value<std::string>()->default_value("10"))
+                 ("h,help", "show help");
+  o.parse_positional({"traces"});
+  const auto r = parse_or_throw(o, argc, argv);
+  if (help_requested(o, r)) return 0;
+  const auto format = one_of(r, "format", {"table", "csv", "json"});
+  const auto files = r["traces"].as<std::vector<std::string>>();
+  if (files.empty()) throw models::InputError({}, 0, "traces", "give one or more trace files (PyTorch profiler JSON, .json.gz)");
+  const auto top_text = r["top"].as<std::string>();
+  const std::int64_t top = models::parse_int_in(top_text, "top", 0, 100000);
+  std::string classes_path = r["classes"].as<std::string>();
+  if (classes_path.empty()) classes_path = calibration::KernelClasses::default_path(models::Catalog::default_root());
+  const auto classes = calibration::KernelClasses::load(classes_path);
+  std::vector<TraceSummary> out;
+  for (const auto& f : files) {
+    // A trace of a large job takes a while to read: the bytes read so far, on a terminal only.
+    ProgressBar progress("MB", "ringsim trace: reading " + f);
+    const auto trace = calibration::read_kineto_trace(
+        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); });
+    progress.finish();
+    out.push_back(calibration::summarize(trace, classes));
+  }
+  const std::string text = format == "json" ? json_text(out) : format == "csv" ? csv(out) : table(out, static_cast<std::size_t>(top));
+  io::write_output(r["output"].as<std::string>(), text);
+  return 0;
+}
+
+}  // namespace
+
+int run_trace(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "summarize") == 0) return trace_summarize(argc - 1, argv + 1);
+  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    fmt::print("usage: ringsim trace summarize TRACE... [options]   (ringsim trace summarize --help)\n");
+    return 0;
+  }
+  throw models::InputError({}, 0, "subcommand",
+                           fmt::format("expected 'summarize', got '{}'", argc >= 2 ? argv[1] : ""));
+}
+
+}  // namespace ringsim::cli
