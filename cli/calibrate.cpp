@@ -2,7 +2,8 @@
 // (or links) and writes it as versioned JSON, in a file of its own: --from-speedups
 // (calibrate_speedups), --from-timings (calibrate_timings), --from-scfa (calibrate_scfa),
 // --from-times (calibrate_times), --from-probes (calibrate_probes), --from-nccl-tests (calibrate_nccl_tests),
-// --from-kernels (calibrate_kernels), --derive-from (calibrate_derive); what they share is in calibrate_common.
+// --from-kernels (calibrate_kernels), --derive-from (calibrate_derive), --from-trace (trace_fit, with the scenario
+// flags of predict); what they share is in calibrate_common.
 #include <string>
 
 #include "cli/calibrate_derive.hpp"
@@ -13,6 +14,7 @@
 #include "cli/calibrate_speedups.hpp"
 #include "cli/calibrate_times.hpp"
 #include "cli/calibrate_timings.hpp"
+#include "cli/trace_fit.hpp"
 #include "cli/commands.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
@@ -22,6 +24,8 @@ namespace ringsim::cli {
 using models::InputError;
 
 int run_calibrate(int argc, char** argv) {
+  // A traced ring run takes the scenario flags of predict, which calibrate's own would shadow.
+  if (has_flag(argc, argv, "--from-trace")) return calibrate_from_trace(argc, argv);
   cxxopts::Options o("ringsim calibrate", "Fit a profile to published speedups or to kernel timings");
   o.add_options()("from-scfa", "CSV of published SCFA/FlashAttention times: method,param,n_seq,ms (data/scfa_calibration.csv)",
                   cxxopts::value<std::string>()->default_value(""))

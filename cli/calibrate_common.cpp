@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "cli/csv.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -74,6 +77,26 @@ std::vector<std::pair<std::string, std::string>> as_pairs(const std::string& as,
     models::check_catalog_name(out.back().second, "as", "hardware");
   }
   return out;
+}
+
+std::string write_hop(const std::string& dir, const HopRecord& r) {
+  const auto path = (std::filesystem::path(dir) / (r.hardware + ".json")).string();
+  models::PointToPoint links;
+  std::error_code ec;
+  const bool had = std::filesystem::exists(path, ec);
+  if (had) links = models::PointToPoint::load_file(path);
+  const auto& other = r.inter_node ? links.intra_node : links.inter_node;
+  const char* mine = r.inter_node ? "inter_node" : "intra_node";
+  const char* theirs = r.inter_node ? "intra_node" : "inter_node";
+  const auto kept = had && other ? fmt::format("; {} kept from: {}", theirs, links.fitted_from) : std::string();
+  links.hardware = r.hardware;
+  if (!r.probe_name.empty()) links.probe_name = r.probe_name;
+  links.fitted_from = fmt::format("{}: {}{}", mine, r.fitted_from, kept);
+  links.date = r.date;
+  links.notes = fmt::format("{}: {}", mine, r.notes);
+  (r.inter_node ? links.inter_node : links.intra_node) = r.hop;
+  write_output(path, links.to_json().dump(2) + "\n");
+  return fmt::format("wrote {} ({}{})\n", path, mine, had && other ? fmt::format("; {} kept", theirs) : std::string());
 }
 
 }  // namespace ringsim::cli

@@ -12,6 +12,7 @@
 #include "calibration/fit.hpp"
 #include "calibration/tables.hpp"
 #include "models/catalog/resolve.hpp"
+#include "models/hardware/point_to_point.hpp"
 
 namespace ringsim::cli {
 
@@ -37,5 +38,16 @@ void describe_fit(const std::vector<calibration::FreeParameter>& params, const c
 // --as NAME=HARDWARE,...: (the measured GPU's name as a data file writes it, the catalog hardware),
 // each hardware name checked. `what` names the left side in the message (GPU, PROBE).
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> as_pairs(const std::string& as, const char* what);
+
+// Writes one hop type of HARDWARE.json in `dir` (configs/links format), keeping the other hop type
+// when the file exists (intra-node from probes, inter-node from nccl-tests, say). Returns the
+// report line ("wrote PATH (intra_node; inter_node kept)").
+struct HopRecord {
+  std::string hardware, probe_name;  // probe_name: "" keeps the file's
+  bool inter_node = false;
+  models::PointToPointHop hop;
+  std::string fitted_from, notes, date;
+};
+std::string write_hop(const std::string& dir, const HopRecord& r);
 
 }  // namespace ringsim::cli

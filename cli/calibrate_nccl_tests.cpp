@@ -112,26 +112,17 @@ int calibrate_from_nccl_tests(const cxxopts::ParseResult& a) {
   }
 
   if (!dir.empty()) {
-    const auto path = (std::filesystem::path(dir) / (hw + ".json")).string();
-    // Updating keeps the other hop type (e.g. intra-node from probes, inter-node from nccl-tests).
-    models::PointToPoint links;
-    std::error_code ec;
-    const bool had = std::filesystem::exists(path, ec);
-    if (had) links = models::PointToPoint::load_file(path);
-    const auto& other = inter ? links.intra_node : links.inter_node;
-    const auto kept = had && other ? fmt::format("; {} kept from: {}", inter ? "intra_node" : "inter_node", links.fitted_from)
-                                   : std::string();
-    links.hardware = hw;
-    if (!gpu.empty()) links.probe_name = gpu;
-    links.fitted_from = fmt::format("{}: nccl-tests output {}{}", inter ? "inter_node" : "intra_node", models::join_list(files), kept);
-    links.date = date_option(a);
-    links.notes = fmt::format("{}: {}. Fitted by ringsim calibrate --from-nccl-tests over collective sizes of at least 1 MiB, "
-                              "each as one ring step (bus bandwidth as the per-link figure, NVIDIA/nccl-tests doc/PERFORMANCE.md).",
-                              inter ? "inter_node" : "intra_node", joint.hop.pattern);
-    (inter ? links.inter_node : links.intra_node) = joint.hop;
-    write_output(path, links.to_json().dump(2) + "\n");
-    out += fmt::format("wrote {} ({}{})\n", path, inter ? "inter_node" : "intra_node",
-                       had && other ? std::string(inter ? "; intra_node kept" : "; inter_node kept") : std::string());
+    HopRecord rec;
+    rec.hardware = hw;
+    rec.probe_name = gpu;
+    rec.inter_node = inter;
+    rec.hop = joint.hop;
+    rec.fitted_from = "nccl-tests output " + models::join_list(files);
+    rec.date = date_option(a);
+    rec.notes = fmt::format("{}. Fitted by ringsim calibrate --from-nccl-tests over collective sizes of at least 1 MiB, "
+                            "each as one ring step (bus bandwidth as the per-link figure, NVIDIA/nccl-tests doc/PERFORMANCE.md).",
+                            joint.hop.pattern);
+    out += write_hop(dir, rec);
   }
   std::fputs(out.c_str(), stdout);
   return 0;

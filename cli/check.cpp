@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/trace_fit.hpp"
 #include "cli/csv.hpp"
 #include "planning/check.hpp"
 #include "models/catalog/resolve.hpp"
@@ -10,6 +11,8 @@
 namespace ringsim::cli {
 
 int run_check(int argc, char** argv) {
+  // A traced run against its prediction takes the scenario flags of predict (cli/trace_fit.cpp).
+  if (has_flag(argc, argv, "--trace")) return check_trace(argc, argv);
   cxxopts::Options o("ringsim check",
                      "Plausibility of measurements: throughput implying more than the hardware's peak FLOP/s, traffic "
                      "above the link's bandwidth, configurations the strategy or layout cannot run. Prints FILE:LINE: "

@@ -1,23 +1,29 @@
 // `ringsim trace summarize`: where each profiled step of a user's own run went, per rank and GPU,
-// from PyTorch profiler (Kineto) traces: attention forward and backward, point-to-point
+// from PyTorch profiler (Kineto) traces or Nsight Systems SQLite exports: attention forward and backward, point-to-point
 // transfers, collectives, GEMMs, copies and the rest, the communication no compute hid, and idle
 // time. Table, CSV or JSON; kernels no rule classes are listed by name, never dropped.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "calibration/trace/kineto.hpp"
+#include "calibration/trace/read_trace.hpp"
 #include "calibration/trace/step_summary.hpp"
+#include "calibration/trace/synthetic.hpp"
+#include "models/analytic/analytic.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/progress.hpp"
+#include "cli/scenario_options.hpp"
 #include "io/output_file.hpp"
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
+#include "models/io/names.hpp"
 #include "models/io/parse.hpp"
 
 namespace ringsim::cli {
@@ -41,7 +47,8 @@ std::string step_text(std::int64_t step) { return step < 0 ? std::string("all") 
 std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
   std::string out;
   for (const auto& t : traces) {
-    out += fmt::format("{}: {}{}; {} GPU ops", t.file, rank_text(t), t.device_name.empty() ? "" : ", " + t.device_name, t.ops);
+    out += fmt::format("{}: {}{}{}; {} GPU ops", t.file, rank_text(t), t.device_name.empty() ? "" : ", " + t.device_name,
+                       t.date.empty() ? "" : ", recorded " + t.date, t.ops);
     if (t.ops_outside_steps > 0)
       out += fmt::format(" ({} launched outside every ProfilerStep, {:.3f} ms, not counted)", t.ops_outside_steps,
                          t.outside_steps_us * kMs);
@@ -104,6 +111,7 @@ std::string json_text(const std::vector<TraceSummary>& traces) {
                      {"rank", t.rank},
                      {"world_size", t.world_size},
                      {"device_name", t.device_name},
+                     {"date", t.date},
                      {"ops", t.ops},
                      {"ops_outside_steps", t.ops_outside_steps},
                      {"outside_steps_ms", t.outside_steps_us * kMs}};
@@ -135,7 +143,8 @@ std::string json_text(const std::vector<TraceSummary>& traces) {
 int trace_summarize(int argc, char** argv) {
   cxxopts::Options o("ringsim trace summarize",
                      "Per step and rank: attention, communication, GEMM, other, exposed communication and idle time "
-                     "from PyTorch profiler traces (.json or .json.gz, one per rank)");
+                     "from PyTorch profiler traces (.json or .json.gz) or Nsight Systems reports exported as SQLite "
+                     "(nsys export --type sqlite), one file per rank; the format is told by the file's first bytes");
   o.positional_help("TRACE...");
   o.add_options()("traces", "trace files", cxxopts::value<std::vector<std::string>>()->default_value({}))
                  ("classes", "kernel class rules (default: configs/trace/kernel_classes.json)",
@@ -144,13 +153,20 @@ int trace_summarize(int argc, char** argv) {
                  ("output", "write here instead of standard output (complete or not at all)",
                   cxxopts::value<std::string>()->default_value("-"))
                  ("top", "unclassified kernel names listed per trace in the table", cxxopts::value<std::string>()->default_value("10"))
+                 ("step-regex", "Nsight Systems exports: the NVTX range text that marks a step, its first group the step "
+                  "number (searched anywhere in the text; PyTorch traces keep their ProfilerStep#N events)",
+                  cxxopts::value<std::string>()->default_value(calibration::kDefaultStepRegex))
                  ("h,help", "show help");
   o.parse_positional({"traces"});
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "csv", "json"});
   const auto files = r["traces"].as<std::vector<std::string>>();
-  if (files.empty()) throw models::InputError({}, 0, "traces", "give one or more trace files (PyTorch profiler JSON, .json.gz)");
+  if (files.empty())
+    throw models::InputError({}, 0, "traces",
+                             "give one or more trace files (PyTorch profiler JSON, .json.gz, or nsys export --type sqlite)");
+  const auto step_regex = r["step-regex"].as<std::string>();
+  calibration::check_step_regex(step_regex);
   const auto top_text = r["top"].as<std::string>();
   const std::int64_t top = models::parse_int_in(top_text, "top", 0, 100000);
   std::string classes_path = r["classes"].as<std::string>();
@@ -160,8 +176,9 @@ int trace_summarize(int argc, char** argv) {
   for (const auto& f : files) {
     // A trace of a large job takes a while to read: the bytes read so far, on a terminal only.
     ProgressBar progress("MB", "ringsim trace: reading " + f);
-    const auto trace = calibration::read_kineto_trace(
-        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); });
+    const auto trace = calibration::read_trace(
+        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); },
+        step_regex);
     progress.finish();
     out.push_back(calibration::summarize(trace, classes));
   }
@@ -170,16 +187,74 @@ int trace_summarize(int argc, char** argv) {
   return 0;
 }
 
+// Traces of a ring run written from the model with planted parameters: what the trace commands
+// read, to try calibrate --from-trace and check --trace without a GPU (calibration/trace/synthetic.hpp).
+int trace_synthesize(int argc, char** argv) {
+  cxxopts::Options o("ringsim trace synthesize",
+                     "Write the PyTorch-profiler traces (one per rank) of a ring run as the model times it, with planted "
+                     "kernel efficiencies and link: the input calibrate --from-trace and check --trace expect");
+  add_scenario_options(o, "contiguous");
+  o.add_options()("out-dir", "folder for rank0.json ... (created; existing files are replaced)", cxxopts::value<std::string>()->default_value(""))
+                 ("steps", "profiled steps", cxxopts::value<std::string>()->default_value("2"))
+                 ("efficiency", "planted forward efficiency (default: the profile's)", cxxopts::value<std::string>()->default_value(""))
+                 ("bwd-efficiency", "planted backward efficiency (default: the profile's)", cxxopts::value<std::string>()->default_value(""))
+                 ("link-gbps", "planted link bandwidth, GB/s per direction", cxxopts::value<std::string>()->default_value("100"))
+                 ("link-latency-us", "planted per-message latency, microseconds", cxxopts::value<std::string>()->default_value("20"))
+                 ("h,help", "show help");
+  const auto r = parse_or_throw(o, argc, argv);
+  if (help_requested(o, r)) return 0;
+  const auto dir = r["out-dir"].as<std::string>();
+  if (dir.empty()) throw models::InputError({}, 0, "out-dir", "give the folder to write the traces into");
+  models::check_path(dir, "out-dir");
+  const models::Catalog catalog;
+  auto args = parse_scenario_args(r);
+  require_one_strategy(args, "trace synthesize");
+  if (args.layouts.size() != 1) throw models::InputError({}, 0, "layout", "give exactly one --layout");
+  auto s = models::resolve(expand_runs(args, catalog).front(), catalog);
+  const auto fraction = [&](const char* name) -> std::optional<double> {
+    const auto text = r[name].as<std::string>();
+    if (text.empty()) return std::nullopt;
+    const double v = models::parse_double(text, name);
+    if (!(v > 0 && v <= 1)) throw models::InputError({}, 0, name, "expected an efficiency in (0, 1]");
+    return v;
+  };
+  if (const auto e = fraction("efficiency")) s.profile.attention_efficiency = *e;
+  if (const auto e = fraction("bwd-efficiency")) s.profile.attention_bwd_efficiency = *e;
+  s.rebuild_cost();
+  const double gbps = models::parse_double(r["link-gbps"].as<std::string>(), "link-gbps");
+  const double lat = models::parse_double(r["link-latency-us"].as<std::string>(), "link-latency-us");
+  if (!(gbps > 0 && gbps < 1e5)) throw models::InputError({}, 0, "link-gbps", "expected 0 < GB/s < 1e5");
+  if (!(lat >= 0 && lat < 1e6)) throw models::InputError({}, 0, "link-latency-us", "expected 0 <= microseconds < 1e6");
+  const int steps = static_cast<int>(models::parse_int_in(r["steps"].as<std::string>(), "steps", 1, 1000));
+  // The rest of the step too (projections, MLP), so `check --trace` sees a whole step.
+  const auto run = calibration::synthetic_ring_run(s, {lat * 1e-6, gbps * 1e9}, steps, models::step_rest(s).other_compute_s);
+  std::filesystem::create_directories(dir);
+  for (std::size_t k = 0; k < run.traces.size(); ++k)
+    io::write_output((std::filesystem::path(dir) / fmt::format("rank{}.json", k)).string(), run.traces[k]);
+  const double bwd = s.profile.attention_bwd_efficiency > 0 ? s.profile.attention_bwd_efficiency : s.profile.attention_efficiency;
+  fmt::print("wrote {} traces to {}: {} steps of {} {} {} on {}, {}, mesh {}x{}, {} tokens\n", run.traces.size(), dir, steps,
+             s.impl.name, s.strategy.spec, s.spec.layout.text(), s.hardware.name, s.model.name, s.spec.mp, s.spec.sp, s.spec.n_seq);
+  fmt::print("planted: attention_efficiency {:.4g}, attention_bwd_efficiency {:.4g}, link {:.4g} GB/s and {:.4g} us per message\n",
+             s.profile.attention_efficiency, bwd, gbps, lat);
+  for (std::size_t k = 0; k < run.traces.size(); ++k)
+    fmt::print("  rank {}: attention {:.3f} ms, exposed communication {:.3f} ms per step\n", k,
+               run.attention_per_step[k] * 1e3, run.exposed_per_step[k] * 1e3);
+  return 0;
+}
+
 }  // namespace
 
 int run_trace(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "summarize") == 0) return trace_summarize(argc - 1, argv + 1);
+  if (argc >= 2 && std::strcmp(argv[1], "synthesize") == 0) return trace_synthesize(argc - 1, argv + 1);
   if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    fmt::print("usage: ringsim trace summarize TRACE... [options]   (ringsim trace summarize --help)\n");
+    fmt::print("usage: ringsim trace summarize TRACE... [options]   where each step of a traced run went\n"
+               "       ringsim trace synthesize --out-dir DIR [scenario options]   traces of a ring run from the model\n"
+               "(each with --help; calibrate --from-trace and check --trace read the same traces)\n");
     return 0;
   }
   throw models::InputError({}, 0, "subcommand",
-                           fmt::format("expected 'summarize', got '{}'", argc >= 2 ? argv[1] : ""));
+                           fmt::format("expected 'summarize' or 'synthesize', got '{}'", argc >= 2 ? argv[1] : ""));
 }
 
 }  // namespace ringsim::cli

@@ -9,8 +9,8 @@ PKGS=(
   cmake ninja-build g++
   # libraries of models/, sim/, calibration/, cli/
   libboost-graph-dev libeigen3-dev libfmt-dev libcxxopts-dev nlohmann-json3-dev
-  # calibration/trace: gzip-compressed profiler traces
-  zlib1g-dev
+  # calibration/trace: gzip-compressed profiler traces; Nsight Systems reports exported as SQLite
+  zlib1g-dev libsqlite3-dev
   # planning/'s charts (ringsim plot): cairo and fontconfig through pkg-config, DejaVu fonts
   pkg-config libcairo2-dev libfontconfig-dev fonts-dejavu-core
   # tests and benchmarks

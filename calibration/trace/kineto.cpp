@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -129,6 +130,7 @@ class Reader {
         trace_.rank = int_or(*d, "rank", -1);
         trace_.world_size = int_or(*d, "world_size", 0);
       }
+      trace_.date = date_of(doc);
       if (const auto p = doc.find("deviceProperties"); p != doc.end() && p->is_array() && !p->empty() &&
                                                        (*p)[0].is_object())
         trace_.device_name = string_or((*p)[0], "name");
@@ -194,6 +196,24 @@ class Reader {
     if (!std::isfinite(d) || d < 0 || d > 1e13)
       throw InputError(file_, 0, field("dur"), "expected a non-negative, finite duration in microseconds");
     return d;
+  }
+
+  // The day the trace was recorded: newer Kineto counts ts from boot and gives the epoch in
+  // baseTimeNanoseconds; older Kineto's ts are epoch microseconds themselves.
+  [[nodiscard]] std::string date_of(const json& doc) const {
+    if (!base_) return {};
+    double epoch_s = -1;
+    if (const auto b = doc.find("baseTimeNanoseconds"); b != doc.end() && b->is_number())
+      epoch_s = b->get<double>() * 1e-9 + static_cast<double>(*base_) * 1e-6;
+    else if (*base_ > 1'400'000'000'000'000)  // after 2014 in epoch microseconds
+      epoch_s = static_cast<double>(*base_) * 1e-6;
+    if (!(epoch_s > 0 && epoch_s < 1e11)) return {};
+    const auto t = static_cast<std::time_t>(epoch_s);
+    std::tm tm{};
+    if (!gmtime_r(&t, &tm)) return {};
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
   }
 
   std::string file_;

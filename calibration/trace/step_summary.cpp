@@ -55,32 +55,42 @@ struct Bucket {
 
 }  // namespace
 
+std::vector<std::int64_t> op_steps(const Trace& trace) {
+  std::vector<std::int64_t> out(trace.ops.size(), -1);
+  if (trace.cpu_steps.empty() && trace.gpu_steps.empty()) return out;
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const GpuOp& op = trace.ops[i];
+    // The launch's CPU time in a CPU step range; without a recorded launch, the op's own GPU
+    // time in a GPU step range (the profiler wrote one for kernels it saw without a launch).
+    std::optional<std::size_t> k;
+    const auto launch = trace.launch_us.find(op.correlation);
+    if (launch != trace.launch_us.end() && !trace.cpu_steps.empty()) {
+      if ((k = step_at(trace.cpu_steps, launch->second))) out[i] = trace.cpu_steps[*k].number;
+    } else if (!trace.gpu_steps.empty()) {
+      if ((k = step_at(trace.gpu_steps, op.start_us))) out[i] = trace.gpu_steps[*k].number;
+    }
+    if (!k) out[i] = kOutsideSteps;
+  }
+  return out;
+}
+
 TraceSummary summarize(const Trace& trace, const KernelClasses& classes) {
   TraceSummary out;
   out.file = trace.file;
   out.rank = trace.rank;
   out.world_size = trace.world_size;
   out.device_name = trace.device_name;
+  out.date = trace.date;
   out.ops = static_cast<std::int64_t>(trace.ops.size());
-  const bool stepped = !trace.cpu_steps.empty() || !trace.gpu_steps.empty();
   std::map<std::pair<std::int64_t, std::int64_t>, Bucket> buckets;  // (step, device)
-  for (const GpuOp& op : trace.ops) {
-    std::int64_t step = -1;
-    if (stepped) {
-      // The launch's CPU time in a CPU step range; without a recorded launch, the op's own GPU
-      // time in a GPU step range (the profiler wrote one for kernels it saw without a launch).
-      std::optional<std::size_t> k;
-      const auto launch = trace.launch_us.find(op.correlation);
-      if (launch != trace.launch_us.end() && !trace.cpu_steps.empty()) {
-        if ((k = step_at(trace.cpu_steps, launch->second))) step = trace.cpu_steps[*k].number;
-      } else if (!trace.gpu_steps.empty()) {
-        if ((k = step_at(trace.gpu_steps, op.start_us))) step = trace.gpu_steps[*k].number;
-      }
-      if (!k) {
-        ++out.ops_outside_steps;
-        out.outside_steps_us += op.end_us - op.start_us;
-        continue;
-      }
+  const auto steps = op_steps(trace);
+  for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+    const GpuOp& op = trace.ops[i];
+    const std::int64_t step = steps[i];
+    if (step == kOutsideSteps) {
+      ++out.ops_outside_steps;
+      out.outside_steps_us += op.end_us - op.start_us;
+      continue;
     }
     Bucket& b = buckets[{step, op.device}];
     const OpClass c = classes.classify(op);

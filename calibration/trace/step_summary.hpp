@@ -42,13 +42,18 @@ struct StepSummary {
 struct TraceSummary {
   std::string file;
   std::int64_t rank = -1, world_size = 0;
-  std::string device_name;
+  std::string device_name, date;
   std::vector<StepSummary> steps;  // by step, then device
   // Ops of class Other by name: count and summed time, so nothing is dropped unseen.
   std::map<std::string, std::pair<std::int64_t, double>> unclassified;
   std::int64_t ops = 0, ops_outside_steps = 0;  // outside: launched outside every step range
   double outside_steps_us = 0;
 };
+
+// The step each op of `trace` belongs to (ProfilerStep#N's N; -1 for every op of a trace without
+// steps), or kOutsideSteps for one launched outside every step range.
+inline constexpr std::int64_t kOutsideSteps = -2;
+[[nodiscard]] std::vector<std::int64_t> op_steps(const Trace& trace);
 
 [[nodiscard]] TraceSummary summarize(const Trace& trace, const KernelClasses& classes);
 

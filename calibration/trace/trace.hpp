@@ -38,6 +38,7 @@ struct Trace {
   std::string file;
   std::int64_t rank = -1, world_size = 0;  // -1 / 0: not recorded
   std::string device_name;                 // the first device's name, "" when not recorded
+  std::string date;                        // YYYY-MM-DD (UTC) of the first event, "" when not told
   std::vector<GpuOp> ops;                  // in file order
   std::vector<StepRange> cpu_steps, gpu_steps;  // by start time
   std::unordered_map<std::int64_t, double> launch_us;  // correlation -> CPU launch time

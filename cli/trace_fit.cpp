@@ -1,0 +1,253 @@
+#include "cli/trace_fit.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "calibration/kernel_curves.hpp"
+#include "calibration/trace/from_trace.hpp"
+#include "calibration/trace/read_trace.hpp"
+#include "calibration/trace/step_summary.hpp"
+#include "calibration/trace/trace_check.hpp"
+#include "cli/calibrate_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/csv.hpp"
+#include "cli/predict_rows.hpp"
+#include "cli/progress.hpp"
+#include "cli/scenario_options.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+
+namespace ringsim::cli {
+
+using models::InputError;
+
+bool has_flag(int argc, char** argv, const char* flag) {
+  const std::size_t n = std::strlen(flag);
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], flag, n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '=')) return true;
+  return false;
+}
+
+namespace {
+
+// The traces: FILE[,FILE...] after the flag, and any positional files (a shell glob expands
+// `--from-trace rank*.json` into one value and the rest as positionals).
+std::vector<std::string> trace_files(const cxxopts::ParseResult& r, const char* flag) {
+  std::vector<std::string> files;
+  for (const auto& f : models::split(r[flag].as<std::string>(), ','))
+    if (!f.empty()) files.emplace_back(f);
+  for (const auto& f : r["files"].as<std::vector<std::string>>())
+    if (!f.empty()) files.push_back(f);
+  for (const auto& f : files)
+    if (f.starts_with("-"))
+      throw InputError({}, 0, flag, "expected trace files after --" + std::string(flag) + ", got the flag '" + f + "'");
+  if (files.empty()) throw InputError({}, 0, flag, "give the traces (PyTorch profiler JSON or .json.gz, one per rank)");
+  return files;
+}
+
+std::vector<calibration::Trace> read_traces(const std::vector<std::string>& files, const std::string& step_regex) {
+  std::vector<calibration::Trace> out;
+  for (const auto& f : files) {
+    ProgressBar progress("MB", "reading " + f);
+    out.push_back(calibration::read_trace(
+        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); },
+        step_regex));
+    progress.finish();
+  }
+  return out;
+}
+
+calibration::KernelClasses load_classes(const cxxopts::ParseResult& r) {
+  std::string path = r["classes"].as<std::string>();
+  if (path.empty()) path = calibration::KernelClasses::default_path(models::Catalog::default_root());
+  return calibration::KernelClasses::load(path);
+}
+
+// The one scenario the traces ran: a single strategy and layout.
+LayoutResult scenario_of(const cxxopts::ParseResult& r, const models::Catalog& catalog) {
+  auto args = parse_scenario_args(r);
+  require_one_strategy(args, "a trace");
+  if (args.layouts.size() != 1) throw InputError({}, 0, "layout", "a trace ran one layout: give exactly one --layout");
+  const auto runs = expand_runs(args, catalog);
+  return LayoutResult{runs.front().layout.text(), models::resolve(runs.front(), catalog)};
+}
+
+void add_trace_options(cxxopts::Options& o, const char* flag, const char* what) {
+  add_scenario_options(o, "contiguous");
+  o.add_options()(flag, what, cxxopts::value<std::string>()->default_value(""))
+                 ("files", "more trace files", cxxopts::value<std::vector<std::string>>()->default_value({}))
+                 ("classes", "kernel class rules (default: configs/trace/kernel_classes.json)", cxxopts::value<std::string>()->default_value(""))
+                 ("step-regex", "Nsight Systems exports: the NVTX ranges that are steps, a capture group for the number",
+                  cxxopts::value<std::string>()->default_value(calibration::kDefaultStepRegex))
+                 ("h,help", "show help");
+  o.parse_positional({"files"});
+}
+
+std::string scenario_line(const models::ResolvedScenario& s) {
+  return fmt::format("{} {} {} on {}, {}, mesh {}x{}, {} tokens, batch {}", s.impl.name, s.strategy.spec, s.spec.layout.text(),
+                     s.hardware.name, s.model.name, s.spec.mp, s.spec.sp, s.spec.n_seq, s.spec.batch);
+}
+
+}  // namespace
+
+int calibrate_from_trace(int argc, char** argv) {
+  cxxopts::Options o("ringsim calibrate --from-trace",
+                     "Fit the attention kernels' efficiencies of your GPU and its ring hop from traces of a ring run "
+                     "(one per rank) and the scenario it ran (the flags of ringsim predict)");
+  o.positional_help("[TRACE...]");
+  add_trace_options(o, "from-trace", "traces of the run: FILE[,FILE...] (PyTorch profiler JSON or .json.gz, one per rank)");
+  o.add_options()("free", "profile parameters to fit (default attention_efficiency,attention_bwd_efficiency; cta_overhead_s "
+                          "and the others of calibrate --from-kernels where the run's shapes tell them)",
+                  cxxopts::value<std::string>()->default_value("attention_efficiency,attention_bwd_efficiency"))
+                 ("o,output", "write the fitted profile JSON here", cxxopts::value<std::string>()->default_value(""))
+                 ("links-dir", "write the fitted hop into DIR/HARDWARE.json (configs/links format; the other hop type kept)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("report", "write per-call measured vs fitted CSV here", cxxopts::value<std::string>()->default_value(""))
+                 ("date", "provenance date (default: the traces' recording date, else today)", cxxopts::value<std::string>()->default_value(""));
+  const auto r = parse_or_throw(o, argc, argv);
+  if (help_requested(o, r)) return 0;
+  const models::Catalog catalog;
+  const auto files = trace_files(r, "from-trace");
+  const auto row = scenario_of(r, catalog);
+  const auto& s = row.scenario;
+  const auto classes = load_classes(r);
+  const auto traces = read_traces(files, r["step-regex"].as<std::string>());
+  const auto rows = calibration::attention_rows(traces, classes, s);
+  std::vector<std::string> free;
+  for (const auto& n : models::split(r["free"].as<std::string>(), ','))
+    if (!n.empty()) free.emplace_back(n);
+  const auto shapes = calibration::median_by_shape(rows);
+  const auto fit = calibration::fit_kernel_curves(shapes, *s.impl.kernel_model, s.hardware, s.profile, free);
+  std::string date = r["date"].as<std::string>();
+  if (date.empty()) date = traces.front().date.empty() ? today() : traces.front().date;
+
+  std::string out = fmt::format("ringsim calibrate --from-trace: {} traces; scenario {}\n", traces.size(), scenario_line(s));
+  out += fmt::format("kernel efficiencies ({} kernel model; base profile {}): {} calls in {} shape groups, fitted on each "
+                     "shape's median time\n", s.impl.kernel_model->name, s.profile.name, rows.size(), fit.groups);
+  for (const auto& p : fit.parameters) {
+    const bool seconds = p.name.ends_with("_s");
+    const double k = seconds ? 1e6 : 1.0;
+    out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}{}  (base {:.4g})\n", p.name, p.value * k, p.std_error * k,
+                       seconds ? " us" : "", p.at_bound ? "  (at its bound)" : "", (s.profile.parameter(p.name) ? *s.profile.parameter(p.name) : 0.0) * k);
+  }
+  for (const auto& sc : fit.scores)
+    out += fmt::format("  {:<8} {:>3} shapes   in-sample {:.1f} %   held-out (leave one shape group out) {:.1f} %\n",
+                       calibration::to_string(sc.pass), sc.rows, 100 * sc.in_sample_mape, 100 * sc.held_out_mape);
+
+  // The hop: what the ring's transfers crossed (the scenario's ring within a node or across).
+  const bool inter = s.ring_crosses_nodes();
+  std::optional<calibration::TraceLinkFit> link;
+  try {
+    link = calibration::fit_trace_link(traces, classes);
+  } catch (const InputError& e) {
+    out += fmt::format("link: not fitted ({})\n", e.message());
+  }
+  if (link) {
+    out += fmt::format("link ({} hop; point-to-point kernels, 10th percentile per message size):\n", inter ? "inter-node" : "intra-node");
+    for (const auto& z : link->sizes)
+      out += fmt::format("  {:>10.4g} MB  {:>6} messages  p10 {:.4g} ms  median {:.4g} ms\n", z.bytes / 1e6, z.messages,
+                         z.p10_s * 1e3, z.median_s * 1e3);
+    out += fmt::format("  bandwidth {:.4g} GB/s, latency {}; synchronisation excess (median - p10) {:.4g} ms per message\n",
+                       link->hop.bandwidth_bytes_per_s / 1e9,
+                       link->latency_identified ? fmt::format("{:.4g} us", link->hop.latency_s * 1e6)
+                                                : std::string("not identified (one message size: bandwidth alone)"),
+                       link->sync_excess_s * 1e3);
+    if (link->sizes.size() >= 3) out += fmt::format("  held-out (leave one size out) {:.1f} %\n", 100 * link->hop.held_out_mape);
+    if (const auto dir = r["links-dir"].as<std::string>(); !dir.empty()) {
+      HopRecord rec;
+      rec.hardware = s.hardware.name;
+      rec.inter_node = inter;
+      rec.hop = link->hop;
+      rec.fitted_from = "traces " + models::join_list(files);
+      rec.date = date;
+      rec.notes = fmt::format("{}. Fitted by ringsim calibrate --from-trace: time = latency + bytes / bandwidth over the "
+                              "10th percentile of each message size's point-to-point kernels; synchronisation excess "
+                              "{:.4g} ms per message.", link->hop.pattern, link->sync_excess_s * 1e3);
+      out += write_hop(dir, rec);
+    }
+  }
+  if (const auto path = r["output"].as<std::string>(); !path.empty()) {
+    auto p = fit.profile;
+    p.hardware = s.hardware.name;
+    p.implementation = s.impl.name;
+    p.version = s.profile.version + 1;
+    p.provenance.calibrated = true;
+    p.provenance.method = "trace: kernel curves fitted to the attention calls of a traced ring run (bounded "
+                          "Levenberg-Marquardt on relative time, flash kernel-time model)";
+    p.provenance.fitted_from = models::join_list(files);
+    p.provenance.date = date;
+    std::string fitted;
+    for (const auto& q : fit.parameters) fitted += fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error);
+    p.provenance.notes = fmt::format("From {} traces of {}: {} attention calls in {} shape groups; {}. Base: {}.", traces.size(),
+                                     scenario_line(s), rows.size(), fit.groups, fitted, s.profile.name);
+    p.validate(path);
+    write_output(path, p.to_json().dump(2) + "\n");
+    out += "wrote " + path + "\n";
+  }
+  if (const auto path = r["report"].as<std::string>(); !path.empty()) {
+    std::string rep = csv_line({"pass", "q_len", "k_len", "causal", "group", "calls", "median_measured_s", "fitted_s", "held_out_s"});
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      rep += csv_line({calibration::to_string(shapes[i].pass), std::to_string(shapes[i].q_len), std::to_string(shapes[i].k_len),
+                       shapes[i].causal ? "true" : "false", shapes[i].group, std::to_string(shapes[i].line),
+                       fmt::format("{:.6g}", shapes[i].seconds), fmt::format("{:.6g}", fit.fitted_s[i]),
+                       fmt::format("{:.6g}", fit.held_out_s[i])});
+    write_output(path, rep);
+  }
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+int check_trace(int argc, char** argv) {
+  cxxopts::Options o("ringsim check --trace",
+                     "A measured step beside the prediction for the same scenario, per component, with the largest gap named");
+  o.positional_help("[TRACE...]");
+  add_trace_options(o, "trace", "traces of the run: FILE[,FILE...] (PyTorch profiler JSON or .json.gz, one per rank)");
+  o.add_options()("format", "table|json", cxxopts::value<std::string>()->default_value("table"));
+  const auto r = parse_or_throw(o, argc, argv);
+  if (help_requested(o, r)) return 0;
+  const auto format = one_of(r, "format", {"table", "json"});
+  const models::Catalog catalog;
+  const auto files = trace_files(r, "trace");
+  auto row = scenario_of(r, catalog);
+  const auto classes = load_classes(r);
+  std::vector<calibration::TraceSummary> summaries;
+  for (const auto& t : read_traces(files, r["step-regex"].as<std::string>())) summaries.push_back(calibration::summarize(t, classes));
+  // The step as `ringsim predict` times it with its defaults (dp 1, ZeRO-3, the profile's recomputation).
+  Training training;
+  prepare_training(row, training);
+  predict_row(row, Engine::Analytic);
+  apply_training(row, training);
+  const auto c = calibration::check_trace(summaries, row.prediction);
+  if (format == "json") {
+    nlohmann::json j{{"scenario", scenario_line(row.scenario)}, {"ranks", c.ranks}, {"steps", c.steps},
+                     {"critical_rank", c.critical_rank}, {"diagnosis", c.diagnosis}};
+    j["components"] = nlohmann::json::array();
+    for (const auto& x : c.rows)
+      j["components"].push_back({{"component", x.component},
+                                 {"measured_s", x.measured_s},
+                                 {"predicted_s", x.predicted_s ? nlohmann::json(*x.predicted_s) : nlohmann::json(nullptr)},
+                                 {"measured_as", x.how}});
+    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  std::string out = fmt::format("ringsim check --trace: {} ranks, {} steps each (medians); scenario {}\n", c.ranks, c.steps,
+                                scenario_line(row.scenario));
+  out += fmt::format("  {:<24} {:>12} {:>12} {:>8}  {}\n", "component", "measured ms", "predicted ms", "ratio", "measured as");
+  for (const auto& x : c.rows) {
+    const auto pred = x.predicted_s ? fmt::format("{:>12.3f}", *x.predicted_s * 1e3) : fmt::format("{:>12}", "-");
+    const auto ratio = x.predicted_s && *x.predicted_s > 0 ? fmt::format("{:>7.2f}x", x.measured_s / *x.predicted_s) : fmt::format("{:>8}", "-");
+    out += fmt::format("  {:<24} {:>12.3f} {} {}  {}\n", x.component, x.measured_s * 1e3, pred, ratio, x.how);
+  }
+  out += "  " + c.diagnosis + "\n";
+  out += fmt::format("critical rank: trace {} (the most attention time); predicted: the busiest device of the lock-step model\n",
+                     c.critical_rank);
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace ringsim::cli

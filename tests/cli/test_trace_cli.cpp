@@ -1,0 +1,90 @@
+// The trace commands end to end: a synthetic ring run (calibration/trace/synthetic.hpp, written
+// from the model with planted efficiencies and link) through `ringsim calibrate --from-trace` and
+// `ringsim check --trace`, and their refusals.
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/cost/cost.hpp"
+#include "models/hardware/point_to_point.hpp"
+#include "tests/support/cli_run.hpp"
+#include "tests/support/scenario.hpp"
+#include "calibration/trace/synthetic.hpp"
+
+using namespace ringsim;
+
+namespace {
+
+const char* kScenario = "--hardware a100-80gb --model attn:32:8:128 --mesh 1x4 --seq 32768 --impl ring-flash-attn --cp ring --layout zigzag";
+
+}  // namespace
+
+TEST_CASE("calibrate --from-trace writes the planted profile and hop; check --trace shows the planted exposure",
+          "[cli][trace]") {
+  auto s = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 4, 32768, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const double fwd = s.profile.attention_efficiency * 0.8;
+  const double bwd = (s.profile.attention_bwd_efficiency > 0 ? s.profile.attention_bwd_efficiency : s.profile.attention_efficiency) * 0.75;
+  s.profile.attention_efficiency = fwd;
+  s.profile.attention_bwd_efficiency = bwd;
+  s.rebuild_cost();
+  const calibration::PlantedLink link{25e-6, 12e9};
+  const auto run = calibration::synthetic_ring_run(s, link);
+  test::TempDir dir;
+  std::string files;
+  for (std::size_t r = 0; r < run.traces.size(); ++r)
+    files += (r ? "," : "") + dir.write("rank" + std::to_string(r) + ".json", run.traces[r]);
+
+  const auto c = test::run(std::string("calibrate --from-trace ") + files + " " + kScenario + " --output " + dir.file("p.json") +
+                           " --links-dir " + dir.dir() + " --report " + dir.file("r.csv"));
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  CHECK_THAT(c.out, Catch::Contains("attention_efficiency"));
+  const auto p = nlohmann::json::parse(test::read_file(dir.file("p.json")));
+  CHECK(p["attention_efficiency"].get<double>() == Approx(fwd).epsilon(0.02));
+  CHECK(p["attention_bwd_efficiency"].get<double>() == Approx(bwd).epsilon(0.02));
+  const auto links = models::PointToPoint::load_file(dir.file("a100-80gb.json"));
+  REQUIRE(links.intra_node);
+  CHECK(links.intra_node->bandwidth_bytes_per_s == Approx(link.bandwidth_bytes_per_s).epsilon(0.02));
+  CHECK(links.intra_node->latency_s == Approx(link.latency_s).epsilon(0.02));
+  CHECK(test::lines(test::read_file(dir.file("r.csv"))) == 1 + 2 * 3);  // header, (fwd, bwd) x zigzag's three shapes
+
+  // Glob style: the first file after the flag, the others positional.
+  std::string spaced = run.traces.empty() ? "" : dir.file("rank0.json");
+  for (std::size_t r = 1; r < run.traces.size(); ++r) spaced += " " + dir.file("rank" + std::to_string(r) + ".json");
+  const auto j = test::run(std::string("check --trace ") + spaced + " " + kScenario + " --format json");
+  INFO(j.err);
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto crit = doc["critical_rank"].get<std::size_t>();
+  bool seen = false;
+  for (const auto& row : doc["components"])
+    if (row["component"] == "exposed communication") {
+      seen = true;
+      CHECK(row["measured_s"].get<double>() == Approx(run.exposed_per_step[crit]).margin(1e-8));
+      CHECK(row["predicted_s"].is_number());
+    }
+  CHECK(seen);
+  const auto t = test::run(std::string("check --trace ") + files + " " + kScenario);
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("largest gap"));
+}
+
+TEST_CASE("trace commands refuse what they cannot match, with one line", "[cli][trace]") {
+  auto s = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 4, 32768, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const auto run = calibration::synthetic_ring_run(s, {20e-6, 50e9}, 1);
+  test::TempDir dir;
+  std::string files;
+  for (std::size_t r = 0; r < run.traces.size(); ++r)
+    files += (r ? "," : "") + dir.write("rank" + std::to_string(r) + ".json", run.traces[r]);
+  test::expect_bad("calibrate --from-trace " + files + " --hardware a100-80gb --model attn:32:8:128 --mesh 1x8 --seq 65536 "
+                   "--impl ring-flash-attn --layout zigzag", "attention forward calls");
+  test::expect_bad("calibrate --from-trace " + files + " " + kScenario + " --cp ulysses", "ulysses");
+  test::expect_bad("calibrate --from-trace " + files + " --hardware a100-80gb --model attn:32:8:128 --mesh 1x4 --seq 32768 "
+                   "--impl jax-blockwise --layout contiguous", "kernel shapes");
+  test::expect_bad(std::string("calibrate --from-trace ") + kScenario, "expected trace files");
+  test::expect_bad("calibrate --from-trace " + files + " " + kScenario + " --layout zigzag,contiguous", "one --layout");
+  test::expect_bad("calibrate --from-trace " + files + " " + kScenario + " --free bogus", "bogus");
+  test::expect_bad("check --trace " + dir.file("missing.json") + " " + kScenario, "missing.json");
+  test::expect_bad("check --trace " + files + " " + kScenario + " --format xml", "format");
+}
