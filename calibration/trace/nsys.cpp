@@ -1,9 +1,6 @@
 #include "calibration/trace/nsys.hpp"
 
-#include <fcntl.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "calibration/trace/trace_file.hpp"
 #include "calibration/trace/trace_text.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
@@ -40,7 +38,6 @@ using models::InputError;
 
 namespace {
 
-constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 // NVTX_EVENTS.eventType of the two kinds of range (ENUM_NSYS_EVENT_TYPE in the export:
 // NvtxPushPopRange, NvtxStartEndRange); marks and domain/category records are not ranges.
 constexpr int kNvtxPushPopRange = 59, kNvtxStartEndRange = 60;
@@ -69,28 +66,10 @@ std::regex compile_step_regex(const std::string& regex) {
 class Database {
  public:
   explicit Database(const std::string& path) : path_(path) {
-    try {
-      models::check_path(path, "trace");
-    } catch (const InputError& e) {
-      throw InputError({}, 0, "trace", "trace file " + e.message());
+    {
+      const TraceFile file(path);
+      if (!is_sqlite_head(file.head())) fail("is not an SQLite database (nsys export --type sqlite writes one)");
     }
-    // O_NONBLOCK: a FIFO without a writer must not block the open; it is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) fail(std::string("cannot open trace file: ") + std::strerror(errno));
-    struct stat st{};
-    std::string problem;
-    std::array<char, 16> head{};
-    if (::fstat(fd, &st) != 0) problem = std::string("cannot read trace file: ") + std::strerror(errno);
-    else if (S_ISDIR(st.st_mode)) problem = "is a directory, expected a trace file";
-    else if (!S_ISREG(st.st_mode)) problem = "is not a regular file (a pipe or device), expected a trace file";
-    else if (st.st_size > kMaxTraceFileBytes)
-      problem = "trace file of " + std::to_string(st.st_size) + " bytes is larger than the " +
-                std::to_string(kMaxTraceFileBytes) + " bytes accepted";
-    else if (::read(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size()) ||
-             std::string_view(head.data(), head.size()) != kSqliteMagic)
-      problem = "is not an SQLite database (nsys export --type sqlite writes one)";
-    ::close(fd);
-    if (!problem.empty()) fail(problem);
     // immutable=1: SQLite neither locks nor looks for a journal to roll back, so a report on
     // read-only storage opens and nothing is written beside it. The path is percent-encoded
     // for the URI.

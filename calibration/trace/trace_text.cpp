@@ -1,7 +1,5 @@
 #include "calibration/trace/trace_text.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -11,7 +9,6 @@
 #include <exception>
 
 #include "models/io/error.hpp"
-#include "models/io/names.hpp"
 
 namespace ringsim::calibration {
 
@@ -21,28 +18,10 @@ class TraceStream::Buffer final : public std::streambuf {
  public:
   Buffer(const std::string& path, std::int64_t max_text_bytes, TraceProgress progress)
       : path_(path), max_text_(max_text_bytes), progress_(std::move(progress)) {
-    try {
-      models::check_path(path, "trace");
-    } catch (const InputError& e) {
-      throw InputError({}, 0, "trace", "trace file " + e.message());
-    }
-    // O_NONBLOCK: a FIFO without a writer must not block the open; it is refused below.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) fail(std::string("cannot open trace file: ") + std::strerror(errno));
-    struct stat st{};
-    std::string problem;
-    if (::fstat(fd, &st) != 0) problem = std::string("cannot read trace file: ") + std::strerror(errno);
-    else if (S_ISDIR(st.st_mode)) problem = "is a directory, expected a trace file";
-    else if (!S_ISREG(st.st_mode)) problem = "is not a regular file (a pipe or device), expected a trace file";
-    else if (st.st_size > kMaxTraceFileBytes)
-      problem = "trace file of " + std::to_string(st.st_size) + " bytes is larger than the " +
-                std::to_string(kMaxTraceFileBytes) + " bytes accepted";
-    if (!problem.empty()) {
-      ::close(fd);
-      fail(problem);
-    }
-    file_bytes_ = st.st_size;
+    TraceFile file(path);
+    file_bytes_ = file.size();
     // gzdopen reads a plain file as it is and inflates a gzip one (every member of it).
+    const int fd = file.release();
     gz_ = gzdopen(fd, "rb");
     if (!gz_) {
       ::close(fd);

@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "calibration/trace/trace_file.hpp"
+
 namespace ringsim::calibration {
 
-// A trace of one profiled step of a large job is tens to hundreds of MB of JSON; 64 GiB of text
-// is past any profiler's output (it would take minutes to read) and bounds the run.
-inline constexpr std::int64_t kMaxTraceFileBytes = std::int64_t{16} << 30;
+// 64 GiB of text is past any profiler's output (it would take minutes to read) and bounds the run
+// (the file itself: kMaxTraceFileBytes, trace_file.hpp).
 inline constexpr std::int64_t kMaxTraceTextBytes = std::int64_t{64} << 30;
 
 // Called after each block read: bytes of the file consumed so far, and the file's size.

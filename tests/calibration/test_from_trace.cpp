@@ -19,17 +19,12 @@
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/scenario.hpp"
+#include "tests/support/trace_support.hpp"
 #include "calibration/trace/synthetic.hpp"
 
 using namespace ringsim;
 
 namespace {
-
-const calibration::KernelClasses& classes() {
-  static const auto k =
-      calibration::KernelClasses::load(calibration::KernelClasses::default_path(models::Catalog::default_root()));
-  return k;
-}
 
 std::vector<calibration::Trace> parse_all(const calibration::SyntheticRun& run) {
   std::vector<calibration::Trace> out;
@@ -78,7 +73,7 @@ TEST_CASE("calibrate --from-trace recovers planted efficiencies and link; check 
     const auto run = calibration::synthetic_ring_run(s, link);
     const auto traces = parse_all(run);
 
-    const auto rows = calibration::attention_rows(traces, classes(), s);
+    const auto rows = calibration::attention_rows(traces, test::trace_classes(), s);
     std::size_t calls = 0;
     for (const auto& rank : calibration::ring_kernel_calls(s)) calls += rank.size();
     CHECK(rows.size() == 2 * 2 * calls);  // passes x steps x every rank's calls
@@ -91,14 +86,14 @@ TEST_CASE("calibrate --from-trace recovers planted efficiencies and link; check 
     }
     for (const auto& sc : fit.scores) CHECK(sc.held_out_mape < 0.01);
 
-    const auto lf = calibration::fit_trace_link(traces, classes());
+    const auto lf = calibration::fit_trace_link(traces, test::trace_classes());
     CHECK(lf.latency_identified);
     CHECK(lf.hop.bandwidth_bytes_per_s == Approx(link.bandwidth_bytes_per_s).epsilon(0.02));
     CHECK(lf.hop.latency_s == Approx(link.latency_s).epsilon(0.02));
     CHECK(lf.sync_excess_s == Approx(0).margin(1e-9));
 
     std::vector<calibration::TraceSummary> summaries;
-    for (const auto& t : traces) summaries.push_back(calibration::summarize(t, classes()));
+    for (const auto& t : traces) summaries.push_back(calibration::summarize(t, test::trace_classes()));
     for (std::size_t r = 0; r < summaries.size(); ++r) {
       REQUIRE(summaries[r].steps.size() == 2);
       for (const auto& st : summaries[r].steps)
@@ -120,8 +115,8 @@ TEST_CASE("a trace that does not match the scenario is refused, naming rank and 
   const auto traces = parse_all(calibration::synthetic_ring_run(s, {20e-6, 100e9}, 1));
   // The same traces read as an 8-device ring: four ranks' calls do not fit eight rounds.
   const auto wider = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 8, 65536, "zigzag", "causal", std::nullopt, "ring-flash-attn");
-  CHECK_THROWS_WITH(calibration::attention_rows(traces, classes(), wider), Catch::Contains("rank 0 step 1 has 4 attention forward calls"));
+  CHECK_THROWS_WITH(calibration::attention_rows(traces, test::trace_classes(), wider), Catch::Contains("rank 0 step 1 has 4 attention forward calls"));
   // A 2-device ring cannot hold rank 3.
   const auto narrow = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 2, 16384, "zigzag", "causal", std::nullopt, "ring-flash-attn");
-  CHECK_THROWS_WITH(calibration::attention_rows(traces, classes(), narrow), Catch::Contains("outside the scenario's ring"));
+  CHECK_THROWS_WITH(calibration::attention_rows(traces, test::trace_classes(), narrow), Catch::Contains("outside the scenario's ring"));
 }

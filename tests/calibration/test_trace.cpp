@@ -21,33 +21,14 @@
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/trace_support.hpp"
 
 using namespace ringsim;
 using calibration::OpClass;
 
 namespace {
 
-const calibration::KernelClasses& classes() {
-  static const auto k =
-      calibration::KernelClasses::load(calibration::KernelClasses::default_path(models::Catalog::default_root()));
-  return k;
-}
-
 std::string repo_file(const std::string& rel) { return models::Catalog::default_root() + "/" + rel; }
-
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, text.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 // One op of a synthetic trace: a kernel launched at `launch` on the CPU, run on `stream`.
 struct Op {
@@ -131,12 +112,12 @@ TEST_CASE("a synthetic ring step: attention, SendRecv on its own stream, exposed
   };
   const std::string text = kineto_json({{0, 1000}, {1000, 2000}}, ops);
   test::TempDir dir;
-  for (const auto& path : {dir.write("rank3.json", text), dir.write("rank3.json.gz", gzip(text))}) {
+  for (const auto& path : {dir.write("rank3.json", text), dir.write("rank3.json.gz", test::gzip(text))}) {
     const auto t = calibration::read_kineto_trace(path);
     CHECK(t.rank == 3);
     CHECK(t.world_size == 8);
     CHECK(t.device_name == "Test GPU");
-    const auto s = calibration::summarize(t, classes());
+    const auto s = calibration::summarize(t, test::trace_classes());
     REQUIRE(s.steps.size() == 2);
     CHECK(s.ops_outside_steps == 1);
     CHECK(s.outside_steps_us == Approx(5));
@@ -167,8 +148,8 @@ TEST_CASE("a synthetic ring step: attention, SendRecv on its own stream, exposed
 
 TEST_CASE("integer and fractional timestamps read alike; GPU step ranges set the wall", "[trace]") {
   const std::vector<Op> ops{{"void flash_fwd_kernel<x>", 7, 10, 100, 300, ""}, {"ncclKernel_SendRecv_RING", 9, 11, 350, 100, ""}};
-  const auto a = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, true), "int"), classes());
-  const auto b = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, false), "float"), classes());
+  const auto a = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, true), "int"), test::trace_classes());
+  const auto b = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, false), "float"), test::trace_classes());
   REQUIRE(a.steps.size() == 1);
   REQUIRE(b.steps.size() == 1);
   CHECK(a.steps[0].exposed_communication_us == Approx(50));
@@ -179,7 +160,7 @@ TEST_CASE("integer and fractional timestamps read alike; GPU step ranges set the
   std::string text = kineto_json({{0, 1000}}, ops);
   const auto at = text.find("\"traceEvents\": [") + 16;
   text.insert(at, R"({"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#10", "pid": 0, "tid": 7, "ts": 1700000000000050.0, "dur": 1000},)");
-  const auto c = calibration::summarize(calibration::parse_kineto_trace(text, "gpu-steps"), classes());
+  const auto c = calibration::summarize(calibration::parse_kineto_trace(text, "gpu-steps"), test::trace_classes());
   REQUIRE(c.steps.size() == 1);
   CHECK(c.steps[0].wall_us == Approx(1000));
   CHECK(c.steps[0].idle_us == Approx(1000 - 350));
@@ -197,9 +178,9 @@ TEST_CASE("random streams: exposed communication and busy time equal an event sw
       ops.push_back({names[rng() % names.size()], static_cast<int>(rng() % 4), 1, start + 10, dur, ""});
     }
     const auto t = calibration::parse_kineto_trace(kineto_json({{0, 100}}, ops), "random");
-    const auto s = calibration::summarize(t, classes());
+    const auto s = calibration::summarize(t, test::trace_classes());
     std::vector<std::pair<calibration::Interval, OpClass>> classed;
-    for (const auto& op : t.ops) classed.push_back({{op.start_us, op.end_us}, classes().classify(op)});
+    for (const auto& op : t.ops) classed.push_back({{op.start_us, op.end_us}, test::trace_classes().classify(op)});
     const auto e = sweep(classed);
     REQUIRE(s.steps.size() == 1);
     CHECK(s.steps[0].communication_us == Approx(e.comm).margin(1e-6));
@@ -222,7 +203,7 @@ TEST_CASE("real traces (HolisticTraceAnalysis): steps by launch, NCCL kernels, s
     CHECK(t.rank == c.rank);
     CHECK(t.world_size == c.world);
     CHECK(t.device_name == c.device);
-    const auto s = calibration::summarize(t, classes());
+    const auto s = calibration::summarize(t, test::trace_classes());
     REQUIRE(static_cast<std::int64_t>(s.steps.size()) == c.steps);
     // The oracle assigns each op by a linear scan of the CPU steps and sweeps its endpoints.
     std::map<std::int64_t, std::vector<std::pair<calibration::Interval, OpClass>>> by_step;
@@ -233,7 +214,7 @@ TEST_CASE("real traces (HolisticTraceAnalysis): steps by launch, NCCL kernels, s
       if (launch == t.launch_us.end()) continue;
       for (const auto& st : t.cpu_steps)
         if (launch->second >= st.start_us && launch->second <= st.end_us) {
-          const auto cls = classes().classify(op);
+          const auto cls = test::trace_classes().classify(op);
           by_step[st.number].push_back({{op.start_us, op.end_us}, cls});
           if (op.name.find("ncclKernel_") != std::string::npos) ++nccl;
           if (calibration::is_communication(cls) && op.message_bytes > 0) bytes += op.message_bytes;
@@ -253,7 +234,7 @@ TEST_CASE("real traces (HolisticTraceAnalysis): steps by launch, NCCL kernels, s
     CHECK(summed_bytes == Approx(bytes));
   }
   // The newer trace's all-reduces carry their sizes (fp32 elements): every one is sized.
-  const auto s = calibration::summarize(calibration::read_kineto_trace(repo_file("data/traces/hta/nccl_data.json.gz")), classes());
+  const auto s = calibration::summarize(calibration::read_kineto_trace(repo_file("data/traces/hta/nccl_data.json.gz")), test::trace_classes());
   for (const auto& st : s.steps) {
     CHECK(st.unsized_communication_ops == 0);
     CHECK(st.collective_bytes > 0);
@@ -275,7 +256,7 @@ TEST_CASE("hostile traces: one InputError naming the file and what was expected"
       CHECK_THAT(std::string(e.what()), Catch::Contains(needle));
     }
   };
-  const std::string gz = gzip(good);
+  const std::string gz = test::gzip(good);
   fails("truncated.json.gz", gz.substr(0, gz.size() / 2), "truncated gzip");
   std::string damaged = gz;
   damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 0x5a);
@@ -293,7 +274,7 @@ TEST_CASE("hostile traces: one InputError naming the file and what was expected"
   fails("huge.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 3}]})", "malformed JSON");
   fails("deep.json", std::string(100, '[') + std::string(100, ']'), "deeper than 64");
   // A small archive that inflates past the limit stops at the limit.
-  const auto bomb = dir.write("bomb.json.gz", gzip(std::string(1 << 20, ' ') + good));
+  const auto bomb = dir.write("bomb.json.gz", test::gzip(std::string(1 << 20, ' ') + good));
   CHECK_THROWS_WITH(calibration::read_trace_text(bomb, 1 << 16), Catch::Contains("decompresses to more than"));
   // The error of a malformed line names the line.
   try {
@@ -307,22 +288,22 @@ TEST_CASE("hostile traces: one InputError naming the file and what was expected"
 TEST_CASE("kernel class rules: order, kinds, collectives; bad rules are InputErrors", "[trace]") {
   calibration::GpuOp op;
   op.name = "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t>>";
-  CHECK(classes().classify(op) == OpClass::AttentionFwd);  // before the GEMM rule's "cutlass"
+  CHECK(test::trace_classes().classify(op) == OpClass::AttentionFwd);  // before the GEMM rule's "cutlass"
   op.name = "cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnBwdSm90<Mainloop, Epilogue, Scheduler>>>";
-  CHECK(classes().classify(op) == OpClass::AttentionBwd);
+  CHECK(test::trace_classes().classify(op) == OpClass::AttentionBwd);
   op.name = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0";
-  CHECK(classes().classify(op) == OpClass::AttentionFwd);
+  CHECK(test::trace_classes().classify(op) == OpClass::AttentionFwd);
   op.name = "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x128_1x";
-  CHECK(classes().classify(op) == OpClass::AttentionBwd);
+  CHECK(test::trace_classes().classify(op) == OpClass::AttentionBwd);
   op.name = "nvjet_tst_128x96_64x7_4x1_v_bz_TNN";
-  CHECK(classes().classify(op) == OpClass::Gemm);
+  CHECK(test::trace_classes().classify(op) == OpClass::Gemm);
   op.name = "some_custom_kernel";
-  CHECK(classes().classify(op) == OpClass::Other);
+  CHECK(test::trace_classes().classify(op) == OpClass::Other);
   op.collective = "recv";
-  CHECK(classes().classify(op) == OpClass::P2p);
+  CHECK(test::trace_classes().classify(op) == OpClass::P2p);
   op.kind = calibration::GpuOp::Kind::Memcpy;
   op.collective.clear();
-  CHECK(classes().classify(op) == OpClass::Memory);
+  CHECK(test::trace_classes().classify(op) == OpClass::Memory);
 
   test::TempDir dir;
   const auto bad = [&](const std::string& body, const std::string& field) {

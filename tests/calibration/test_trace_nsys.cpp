@@ -20,16 +20,11 @@
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/trace_support.hpp"
 
 using namespace ringsim;
 
 namespace {
-
-const calibration::KernelClasses& classes() {
-  static const auto k =
-      calibration::KernelClasses::load(calibration::KernelClasses::default_path(models::Catalog::default_root()));
-  return k;
-}
 
 // The tables of a real export (nsys 2021-2025: columns as `.schema` prints them, less those the
 // reader never touches), without NOT NULL so that hostile rows can be written.
@@ -162,20 +157,6 @@ std::string nsys_db(const test::TempDir& dir, const std::string& name, const std
   return path;
 }
 
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, text.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 void check_same(const calibration::TraceSummary& a, const calibration::TraceSummary& b) {
   CHECK(a.rank == b.rank);
   CHECK(a.world_size == b.world_size);
@@ -207,7 +188,7 @@ void check_same(const calibration::TraceSummary& a, const calibration::TraceSumm
 TEST_CASE("an nsys export summarizes as the same run written as a Kineto trace", "[trace][nsys]") {
   test::TempDir dir;
   const auto json = dir.write("rank3.json", kineto_json(ring_ops()));
-  const auto gz = dir.write("rank3.json.gz", gzip(kineto_json(ring_ops())));
+  const auto gz = dir.write("rank3.json.gz", test::gzip(kineto_json(ring_ops())));
   // Session-relative nanoseconds (as nsys writes them), and epoch-sized ones.
   for (const std::int64_t base : {std::int64_t{2791627625}, std::int64_t{1700000000000000000}}) {
     INFO("base " << base);
@@ -229,11 +210,11 @@ TEST_CASE("an nsys export summarizes as the same run written as a Kineto trace",
     REQUIRE(t.cpu_steps.size() == 2);
     CHECK(t.cpu_steps[0].number == 10);
     CHECK(t.gpu_steps.empty());
-    const auto s = calibration::summarize(t, classes());
+    const auto s = calibration::summarize(t, test::trace_classes());
     CHECK(s.steps.size() == 2);
     CHECK(s.steps[0].exposed_communication_us == Approx(20));
     CHECK(s.steps[0].class_us[calibration::index(calibration::OpClass::Memory)] == Approx(20));
-    for (const auto& path : {json, gz}) check_same(s, calibration::summarize(calibration::read_trace(path), classes()));
+    for (const auto& path : {json, gz}) check_same(s, calibration::summarize(calibration::read_trace(path), test::trace_classes()));
   }
 }
 
@@ -286,7 +267,7 @@ TEST_CASE("nsys: optional tables may be missing", "[trace][nsys]") {
   REQUIRE(t.ops.size() == 2);
   CHECK(t.ops[0].name == "flash_fwd_kernel");  // shortName when there is no demangledName
   CHECK(t.ops[1].correlation == -1);
-  const auto s = calibration::summarize(t, classes());
+  const auto s = calibration::summarize(t, test::trace_classes());
   REQUIRE(s.steps.size() == 1);
   CHECK(s.steps[0].step == -1);
   CHECK(s.steps[0].device == 1);
