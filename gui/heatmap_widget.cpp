@@ -2,16 +2,21 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
+
+#include "models/program/program.hpp"
 
 namespace ringsim::gui {
 
 namespace {
 constexpr int kTop = 26, kLeft = 46, kRight = 10, kBottom = 52;
 constexpr int kMaxImage = 1024;  // beyond this many cells per axis, cells are averaged into pixels
+
+QString fmt(double v) { return QString::number(v, 'g', 3); }
 }  // namespace
 
 QColor heat_color(double v) {
@@ -33,6 +38,82 @@ QColor device_color(std::int64_t device) {
   return QColor::fromRgb(kPalette[static_cast<std::size_t>(device % 16)]);
 }
 
+void ValueRange::add(const ValueRange& other) {
+  min_nonzero = std::min(min_nonzero, other.min_nonzero);
+  max = std::max(max, other.max);
+}
+
+ValueRange value_range(const std::vector<float>& values) {
+  ValueRange r;
+  for (const float v : values) {
+    if (v > 0) r.min_nonzero = std::min(r.min_nonzero, static_cast<double>(v));
+    r.max = std::max(r.max, static_cast<double>(v));
+  }
+  return r;
+}
+
+ColorScale choose_color_scale(const ValueRange& range) {
+  ColorScale s;
+  if (!(range.max > 0)) return s;  // nothing but skipped blocks: 0..1
+  if (range.max > ColorScale::kLogRatio * range.min_nonzero) {
+    s.log = true;
+    s.lo = range.min_nonzero;
+  }
+  s.hi = range.max;
+  return s;
+}
+
+double ColorScale::position(double v) const {
+  if (!(v > 0)) return 0;
+  if (!log) return std::clamp(v / hi, 0.0, 1.0);
+  const double f = std::clamp(std::log(v / lo) / std::log(hi / lo), 0.0, 1.0);
+  return kLogFloor + (1 - kLogFloor) * f;
+}
+
+QString heatmap_tooltip(const LayoutRun& run, std::int64_t round, std::int64_t device) {
+  const std::int64_t n = run.n;
+  const auto k = static_cast<std::size_t>(device * n + round);
+  // First the values the colours encode (every metric), as fractions of one full block.
+  QString text = HeatmapWidget::tr("device %1, round %2\nvisited area %3, allowed pairs %4, tiles %5 (of a full block)")
+                     .arg(device)
+                     .arg(round)
+                     .arg(fmt(run.area[k]))
+                     .arg(fmt(run.pairs[k]))
+                     .arg(fmt(run.tiles[k]));
+  const auto& s = *run.scenario;
+  const auto& prog = *s.program;
+  if (!prog.has_ring()) {
+    // No ring (all-gather, Ulysses): the ring's blocks are not what runs. The row is the
+    // device's kernel calls (the program's forward compute table), spread evenly over n rounds
+    // as gui/run.cpp fills it; the tooltip reports the same work.
+    const auto& table = prog.compute.front();
+    const auto rank = static_cast<std::size_t>(device);
+    const auto cost = s.attention->calls(s, table.lists[table.list_of[rank]]);
+    const auto nd = static_cast<double>(n);
+    return text + HeatmapWidget::tr("\nno ring (%1): the device's kernel work, an n-th per round\n"
+                                    "allowed pairs %2 per round (%3 in the layer)\n"
+                                    "tiles %4, forward time %5 µs per round (one layer)")
+                      .arg(QString::fromStdString(s.strategy.text()))
+                      .arg(fmt(static_cast<double>(table.pairs[rank]) / nd))
+                      .arg(table.pairs[rank])
+                      .arg(fmt(static_cast<double>(cost.tiles) / nd))
+                      .arg(cost.fwd_s / nd * 1e6, 0, 'f', 2);
+  }
+  // The block the cell shows, looked up as gui/run.cpp does: the ring part's workload (usp)
+  // in the strategy's schedule (double ring), not the scenario's natural ring.
+  const auto& rs = s.ring_scenario();
+  const auto kv = prog.kv_position(device, round);
+  const auto& b = rs.workload->block(((device - kv) % n + n) % n, device);
+  return text + HeatmapWidget::tr("\nK/V block %1\ntiles computed %2, skipped %3\n"
+                                  "allowed pairs %4, visited area %5\nforward time %6 µs (one layer)")
+                    .arg(kv)
+                    .arg(b.tiles_visited)
+                    .arg(b.tiles_total - b.tiles_visited)
+                    .arg(b.allowed_pairs)
+                    .arg(b.visited_area)
+                    .arg(rs.cost->attention_fwd_s(b) * 1e6, 0, 'f', 2);
+}
+
 HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setMinimumSize(240, 240);
@@ -41,40 +122,59 @@ HeatmapWidget::HeatmapWidget(QWidget* parent) : QWidget(parent) {
 void HeatmapWidget::set_data(const LayoutRun* run, Metric metric) {
   run_ = run;
   metric_ = metric;
-  rebuild_image();
-  update();
+  data_changed();
 }
 
 void HeatmapWidget::set_metric(Metric metric) {
   metric_ = metric;
-  rebuild_image();
+  data_changed();
+}
+
+void HeatmapWidget::data_changed() {
+  range_ = {};
+  cells_.clear();
+  side_ = 0;
+  image_ = {};
+  if (run_ && run_->n > 0) {
+    const std::int64_t n = run_->n;
+    const auto& v = run_->values(metric_);
+    range_ = value_range(v);
+    side_ = static_cast<int>(std::min<std::int64_t>(n, kMaxImage));
+    const auto side = static_cast<std::size_t>(side_);
+    cells_.assign(side * side, 0.0);
+    std::vector<int> count(cells_.size(), 0);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto py = static_cast<std::size_t>(j * side_ / n);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto px = static_cast<std::size_t>(i * side_ / n);
+        cells_[py * side + px] += v[static_cast<std::size_t>(j * n + i)];
+        ++count[py * side + px];
+      }
+    }
+    for (std::size_t k = 0; k < cells_.size(); ++k) cells_[k] /= std::max(1, count[k]);
+  }
+  // The shared scale may have moved: every panel of the view repaints (and recolours).
+  if (parentWidget())
+    for (auto* h : parentWidget()->findChildren<HeatmapWidget*>(Qt::FindDirectChildrenOnly)) h->update();
   update();
 }
 
-void HeatmapWidget::rebuild_image() {
-  if (!run_) {
-    image_ = {};
-    return;
-  }
-  const std::int64_t n = run_->n;
-  const int side = static_cast<int>(std::min<std::int64_t>(n, kMaxImage));
-  const auto& v = run_->values(metric_);
-  std::vector<double> sum(static_cast<std::size_t>(side) * static_cast<std::size_t>(side), 0.0);
-  std::vector<int> count(sum.size(), 0);
-  for (std::int64_t j = 0; j < n; ++j) {
-    const auto py = static_cast<std::size_t>(j * side / n);
-    for (std::int64_t i = 0; i < n; ++i) {
-      const auto px = static_cast<std::size_t>(i * side / n);
-      sum[py * static_cast<std::size_t>(side) + px] += v[static_cast<std::size_t>(j * n + i)];
-      ++count[py * static_cast<std::size_t>(side) + px];
-    }
-  }
-  image_ = QImage(side, side, QImage::Format_RGB32);
-  for (int y = 0; y < side; ++y)
-    for (int x = 0; x < side; ++x) {
-      const auto k = static_cast<std::size_t>(y) * static_cast<std::size_t>(side) + static_cast<std::size_t>(x);
-      image_.setPixel(x, y, heat_color(count[k] ? sum[k] / count[k] : 0.0).rgb());
-    }
+ColorScale HeatmapWidget::color_scale() const {
+  ValueRange r = range_;
+  if (parentWidget())
+    for (const auto* h : parentWidget()->findChildren<HeatmapWidget*>(Qt::FindDirectChildrenOnly))
+      if (h->run_) r.add(h->range_);
+  return choose_color_scale(r);
+}
+
+void HeatmapWidget::rebuild_image(const ColorScale& scale) {
+  image_ = QImage(side_, side_, QImage::Format_RGB32);
+  for (int y = 0; y < side_; ++y)
+    for (int x = 0; x < side_; ++x)
+      image_.setPixel(x, y, scale.color(cells_[static_cast<std::size_t>(y) * static_cast<std::size_t>(side_) +
+                                               static_cast<std::size_t>(x)])
+                                .rgb());
+  image_scale_ = scale;
 }
 
 QRect HeatmapWidget::grid_rect() const {
@@ -97,6 +197,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter, tr("Run a scenario to see the work per device and round"));
     return;
   }
+  const ColorScale scale = color_scale();
+  if (image_.isNull() || !(scale == image_scale_)) rebuild_image(scale);
   const QRect g = grid_rect();
   const char* metric_name = metric_ == Metric::Area ? "visited area" : metric_ == Metric::Pairs ? "allowed pairs" : "tiles computed";
   p.setPen(palette().windowText().color());
@@ -121,15 +223,38 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   p.drawText(QRect(kLeft - 20, g.top(), 18, 16), Qt::AlignRight, "0");
   p.drawText(QRect(kLeft - 44, g.bottom() - 14, 42, 16), Qt::AlignRight, QString::number(run_->n - 1));
   p.drawText(QRect(g.left(), g.bottom() + 2, g.width(), 16), Qt::AlignCenter, tr("round →"));
-  // Legend: the shared scale, 0 = skipped, 1 = a full block.
-  const QRect bar(g.left(), g.bottom() + 22, std::min(g.width(), 200), 10);
-  for (int x = 0; x < bar.width(); ++x) {
-    p.setPen(heat_color(static_cast<double>(x) / std::max(1, bar.width() - 1)));
-    p.drawLine(bar.left() + x, bar.top(), bar.left() + x, bar.bottom());
+  draw_legend(p, g, scale);
+}
+
+// The colour bar under the grid: [0 swatch, log only] min [bar] max, then what the values are.
+void HeatmapWidget::draw_legend(QPainter& p, const QRect& g, const ColorScale& scale) {
+  const QFontMetrics fm = p.fontMetrics();
+  const int y = g.bottom() + 22, h = 10;
+  int x = g.left();
+  auto label = [&](const QString& text) {
+    p.setPen(palette().windowText().color());
+    p.drawText(QRect(x, y - 4, fm.horizontalAdvance(text) + 2, 18), Qt::AlignLeft | Qt::AlignVCenter, text);
+    x += fm.horizontalAdvance(text) + 6;
+  };
+  if (scale.log) {  // zero (a skipped block) has no place on a log scale: its own swatch
+    p.fillRect(QRect(x, y, h, h), heat_color(0));
+    x += h + 4;
+    label("0");
   }
+  label(fmt(scale.lo));
+  const int w = std::clamp(g.width() / 3, 60, 200);
+  const double from = scale.log ? ColorScale::kLogFloor : 0.0;
+  for (int i = 0; i < w; ++i) {
+    p.setPen(heat_color(from + (1 - from) * static_cast<double>(i) / std::max(1, w - 1)));
+    p.drawLine(x + i, y, x + i, y + h);
+  }
+  x += w + 6;
+  label(fmt(scale.hi));
+  QString what = scale.log ? tr("log, of a full block") : tr("of a full block");
+  if (run_->n > kMaxImage) what += tr(" (cells averaged per pixel)");
   p.setPen(palette().windowText().color());
-  p.drawText(QRect(bar.right() + 6, bar.top() - 4, width() - bar.right() - 8, 18), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("0 … 1 full block%1").arg(run_->n > kMaxImage ? tr(" (cells averaged per pixel)") : QString()));
+  p.drawText(QRect(x, y - 4, std::max(0, width() - x - 2), 18), Qt::AlignLeft | Qt::AlignVCenter,
+             fm.elidedText(what, Qt::ElideRight, std::max(0, width() - x - 2)));
 }
 
 void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
@@ -142,20 +267,7 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
   const std::int64_t n = run_->n;
   const auto round = std::clamp<std::int64_t>((pos.x() - g.left()) * n / g.width(), 0, n - 1);
   const auto device = std::clamp<std::int64_t>((pos.y() - g.top()) * n / g.height(), 0, n - 1);
-  const auto& s = *run_->scenario;
-  const auto& b = s.workload->block(round, device);
-  const auto kv = models::Workload::kv_block_of(device, round, n);
-  const QString text = tr("device %1, round %2\nK/V block %3\ntiles computed %4, skipped %5\n"
-                          "allowed pairs %6, visited area %7\nforward time %8 µs (one layer)")
-                           .arg(device)
-                           .arg(round)
-                           .arg(kv)
-                           .arg(b.tiles_visited)
-                           .arg(b.tiles_total - b.tiles_visited)
-                           .arg(b.allowed_pairs)
-                           .arg(b.visited_area)
-                           .arg(s.cost->attention_fwd_s(b) * 1e6, 0, 'f', 2);
-  QToolTip::showText(event->globalPosition().toPoint(), text, this);
+  QToolTip::showText(event->globalPosition().toPoint(), heatmap_tooltip(*run_, round, device), this);
 }
 
 }  // namespace ringsim::gui

@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include "gui/main_window.hpp"
+#include "gui/plan_view.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
   if (export_dir.empty()) {
     window.resize(1400, 900);
     window.show();
+    // Opens on a finished run, not an empty window: the opening scenario (or --scenario's) runs
+    // at once, on the worker as any run.
+    QTimer::singleShot(0, &window, [&window] { window.start_run(); });
     return QApplication::exec();
   }
   window.resize(1500, 950);
@@ -72,6 +76,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ringsim-gui: run failed: %s\n", window.status_label()->text().toStdString().c_str());
     return 1;
   }
+  // The Plan tab too: the plans for the scenario's hardware, model, devices and context.
+  auto* plan = window.plan_view();
+  const auto s = window.scenario();
+  plan->set_inputs(QString::fromStdString(s.spec.hardware), QString::fromStdString(s.spec.model),
+                   QString::number(s.spec.mp * s.spec.sp), QString::number(s.spec.n_seq), "max-throughput");
+  QEventLoop plan_loop;
+  QObject::connect(plan, &gui::PlanView::finished, &plan_loop, [&](bool) { plan_loop.quit(); });
+  plan->start();
+  if (plan->running()) plan_loop.exec();
   const auto files = window.export_all(QString::fromStdString(export_dir));
   for (const auto& f : files) std::printf("%s\n", f.toStdString().c_str());
   return files.isEmpty() ? 1 : 0;

@@ -27,6 +27,7 @@
 #include "gui/charts_view.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/matrix_view.hpp"
+#include "gui/plan_view.hpp"
 #include "gui/timeline_widget.hpp"
 #include "io/output_file.hpp"
 #include "models/catalog/resolve.hpp"
@@ -78,7 +79,7 @@ MainWindow::MainWindow(models::Catalog catalog, QWidget* parent) : QMainWindow(p
   file->addSeparator();
   file->addAction(tr("&Quit"), this, &QWidget::close);
 
-  set_scenario(GuiScenario{});
+  set_scenario(opening_scenario());
 }
 
 MainWindow::~MainWindow() {
@@ -172,7 +173,25 @@ QWidget* MainWindow::build_views() {
   tabs_->addTab(matrix_, tr("Attention matrix"));
   tabs_->addTab(charts_, tr("Charts"));
   tabs_->addTab(timeline_, tr("Timeline"));
+  plan_ = new PlanView(catalog_, tabs_);
+  tabs_->addTab(plan_, tr("Plan"));
   v->addWidget(tabs_, 1);
+  // What bounds each layout, in words, beside the pictures (a speedup of 1.0x next to a
+  // dramatic heatmap needs its reason: a transfer-bound ring).
+  why_ = new QLabel(w);
+  why_->setWordWrap(true);
+  why_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(why_);
+  // A plan opened from the Plan tab becomes the form's scenario and runs.
+  connect(plan_, &PlanView::open_plan, this, [this](const models::ScenarioSpec& spec, const std::vector<models::LayoutSpec>& layouts) {
+    GuiScenario g;
+    g.spec = spec;
+    g.layouts = layouts;
+    set_scenario(g);
+    tabs_->setCurrentWidget(heat_pair_);
+    if (!valid_) status_->setText(tr("this plan cannot be shown: %1").arg(validation_message()));
+    start_run();
+  });
   connect(metric_, &QComboBox::currentIndexChanged, this, [this](int i) {
     for (auto* hm : heat_) hm->set_metric(static_cast<Metric>(i));
   });
@@ -311,6 +330,12 @@ void MainWindow::worker_done() {
 }
 
 void MainWindow::show_result() {
+  QStringList why;
+  for (const auto& l : result_->layouts)
+    why << QStringLiteral("<b>%1</b>: %2 (step %3 s)")
+               .arg(QString::fromStdString(l.layout).toHtmlEscaped(), QString::fromStdString(models::why(l.prediction)).toHtmlEscaped())
+               .arg(l.prediction.step_s, 0, 'g', 4);
+  why_->setText(why.join("<br>"));
   const auto metric = static_cast<Metric>(metric_->currentIndex());
   for (std::size_t i = 0; i < 2; ++i)
     heat_[i]->set_data(i < result_->layouts.size() ? &result_->layouts[i] : nullptr, metric);
@@ -384,6 +409,10 @@ QStringList MainWindow::export_all(const QString& dir) {
     save(matrix_->matrix(), "matrix_" + name + ".png");
     tabs_->setCurrentWidget(timeline_);
     save(timeline_, "timeline_" + name + ".png");
+  }
+  if (plan_->result()) {
+    tabs_->setCurrentWidget(plan_);
+    save(plan_, "plan.png");
   }
   tabs_->setCurrentIndex(tab);
   return written;

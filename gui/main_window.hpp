@@ -27,6 +27,7 @@ class HeatmapWidget;
 class MatrixView;
 class ChartsView;
 class TimelineWidget;
+class PlanView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -60,6 +61,9 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QLabel* status_label() const noexcept { return status_; }
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
   [[nodiscard]] QTabWidget* tabs() const noexcept { return tabs_; }
+  [[nodiscard]] PlanView* plan_view() const noexcept { return plan_; }
+  // Each layout's "why" (models::why), shown under the views.
+  [[nodiscard]] QLabel* why_label() const noexcept { return why_; }
 
  signals:
   void progress_changed(double fraction);
@@ -105,6 +109,8 @@ class MainWindow : public QMainWindow {
   MatrixView* matrix_ = nullptr;
   ChartsView* charts_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
+  PlanView* plan_ = nullptr;
+  QLabel* why_ = nullptr;
   bool valid_ = false;
 
   QThread* worker_ = nullptr;

@@ -12,6 +12,17 @@ namespace ringsim::gui {
 using models::InputError;
 using nlohmann::json;
 
+GuiScenario opening_scenario() {
+  GuiScenario s;
+  s.spec.hardware = "h100-sxm";
+  s.spec.model = "llama3-8b";
+  s.spec.mp = 1;
+  s.spec.sp = 8;
+  s.spec.n_seq = 131072;
+  s.layouts = {models::LayoutSpec{}, models::LayoutSpec::parse("zigzag")};
+  return s;
+}
+
 std::string scenario_to_json(const GuiScenario& s) {
   json j;
   j["hardware"] = s.spec.hardware;

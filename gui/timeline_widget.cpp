@@ -24,6 +24,26 @@ QString format_s(double s) {
 }
 }  // namespace
 
+std::vector<int> labelled_lanes(int lanes, double lane_h, double min_gap_px, int group) {
+  std::vector<int> out;
+  if (lanes <= 0) return out;
+  if (static_cast<double>(lanes) * lane_h < min_gap_px) return {0};  // the plot is shorter than a label
+  // 1, 2, 5 x 10^e (times group): labels at round lane numbers (dev 0, dev 10, dev 20, ...).
+  group = std::max(1, group);
+  int k = 1;
+  for (int decade = 1; static_cast<double>(k) * lane_h < min_gap_px; decade *= 10)
+    for (const int m : {1, 2, 5}) {
+      k = group * m * decade;
+      if (static_cast<double>(k) * lane_h >= min_gap_px) break;
+    }
+  for (int l = 0; l < lanes; l += k) out.push_back(l);
+  if (out.back() != lanes - 1) {
+    if (out.size() > 1 && static_cast<double>(lanes - 1 - out.back()) * lane_h < min_gap_px) out.pop_back();
+    if (static_cast<double>(lanes - 1 - out.back()) * lane_h >= min_gap_px) out.push_back(lanes - 1);
+  }
+  return out;
+}
+
 TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(300, 200); }
 
 void TimelineWidget::set_timeline(Timeline timeline, QString title) {
@@ -36,6 +56,16 @@ void TimelineWidget::set_timeline(Timeline timeline, QString title) {
 
 QRect TimelineWidget::plot_rect() const {
   return QRect(kLeft, kTop, std::max(1, width() - kLeft - kRight), std::max(1, height() - kTop - kBottom));
+}
+
+double TimelineWidget::lane_height() const {
+  return static_cast<double>(plot_rect().height()) / std::max<double>(1, static_cast<double>(timeline_.lanes.size()));
+}
+
+std::vector<int> TimelineWidget::labelled_lanes() const {
+  // The simulated timeline pairs a compute and a copy-engine lane per device.
+  return gui::labelled_lanes(static_cast<int>(timeline_.lanes.size()), lane_height(), fontMetrics().height(),
+                             timeline_.simulated ? 2 : 1);
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*) {
@@ -78,12 +108,13 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
     }
   }
   p.setClipping(false);
-  // Lane labels, thinned out when lanes are thinner than the text.
-  const int every = std::max(1, static_cast<int>(std::ceil(14.0 / lane_h)));
+  // Lane labels, thinned out when lanes are thinner than the text (labelled_lanes), each
+  // centred on its lane; one font height apart, so they never overlap.
+  const double text_h = p.fontMetrics().height();
   p.setPen(fg);
-  for (int l = 0; l < lanes; ++l) {
-    if (l % every != 0 && l != lanes - 1) continue;
-    p.drawText(QRectF(2, g.top() + l * lane_h, kLeft - 6, std::max(lane_h, 14.0)), Qt::AlignRight | Qt::AlignVCenter,
+  for (const int l : labelled_lanes()) {
+    const double mid = g.top() + (l + 0.5) * lane_h;
+    p.drawText(QRectF(2, mid - text_h / 2, kLeft - 6, text_h), Qt::AlignRight | Qt::AlignVCenter,
                QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(l)]));
   }
   p.drawRect(g.adjusted(0, 0, -1, -1));

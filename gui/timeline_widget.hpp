@@ -1,11 +1,20 @@
 #pragma once
 // Per-device compute and copy-engine lanes over time (or, for the analytic fallback, compute
 // lanes and one link lane); idle time is drawn as hatched red so waiting is visible. Wheel zooms around the cursor, drag pans, double-click resets.
+#include <vector>
+
 #include <QWidget>
 
 #include "gui/run.hpp"
 
 namespace ringsim::gui {
+
+// The lanes whose names are drawn, so that no two labels come closer than `min_gap_px` (a
+// font height) while every lane is still drawn: every k-th lane, k the smallest of `group` x
+// 1, 2, 5, 10, 20, ... with k * lane_h >= min_gap_px (group 2 keeps the labels on the
+// simulated timeline's compute lanes), and the last lane (the analytic view's link), which
+// replaces the labelled lane before it when the two would overlap.
+[[nodiscard]] std::vector<int> labelled_lanes(int lanes, double lane_h, double min_gap_px, int group = 1);
 
 class TimelineWidget : public QWidget {
   Q_OBJECT
@@ -16,6 +25,9 @@ class TimelineWidget : public QWidget {
   [[nodiscard]] double view_start_s() const noexcept { return view_start_s_; }
   [[nodiscard]] double view_span_s() const noexcept { return view_span_s_; }
   [[nodiscard]] QSize sizeHint() const override { return {900, 500}; }
+  // Height of one lane in pixels at the current size, and the lanes labelled at it.
+  [[nodiscard]] double lane_height() const;
+  [[nodiscard]] std::vector<int> labelled_lanes() const;
 
  protected:
   void paintEvent(QPaintEvent* event) override;

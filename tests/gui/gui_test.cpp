@@ -1,5 +1,6 @@
 // The GUI driven as a user would: fill the form, press Run, read the pixels it paints.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -7,7 +8,14 @@
 #include <catch2/catch.hpp>
 
 #include <QApplication>
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
 #include <QDir>
+#include <QGraphicsItem>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QValueAxis>
 #include <QFileInfo>
 #include <QLabel>
 #include <QComboBox>
@@ -18,9 +26,11 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
+#include "gui/charts_view.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/main_window.hpp"
 #include "gui/scenario_file.hpp"
+#include "gui/timeline_widget.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
@@ -32,8 +42,9 @@ QApplication& app() {
   static int argc = 1;
   static char name[] = "ringsim_gui_tests";
   static char* argv[] = {name, nullptr};
-  // Never destroyed: a static QApplication outliving main() crashes in Qt's own teardown.
-  static auto* a = new QApplication(argc, argv);
+  // Never destroyed: a static QApplication outliving main() crashes in Qt's own teardown. One per
+  // process, whichever test file's cases run first (plan_test.cpp makes it the same way).
+  static auto* a = QApplication::instance() ? static_cast<QApplication*>(QApplication::instance()) : new QApplication(argc, argv);
   return *a;
 }
 
@@ -297,4 +308,183 @@ TEST_CASE("ringsim-gui --export-dir renders headless; a bad scenario exits 2 wit
   CHECK(err.count('\n') == 0);
   CHECK(err.contains("bad.json"));
   CHECK_FALSE(QDir(dir.path()).exists("out2"));
+}
+
+namespace {
+
+// The paper's scenario computed without the window (the charts and tooltips read it).
+gui::RunResult compute_paper(const models::ScenarioSpec& spec, const std::vector<std::string>& layouts) {
+  const std::atomic<bool> cancel{false};
+  auto r = gui::compute_run(spec, models::parse_layouts(layouts), models::Catalog(), cancel, {});
+  REQUIRE(r.has_value());
+  return std::move(*r);
+}
+
+// The second layout's speedup over the first: 0.93 ... 1.87 over n_seq 64k ... 1M.
+void plant_speedups(gui::RunResult& r) {
+  r.sweep_n_seq = {65536, 131072, 262144, 524288, 1048576};
+  const std::vector<double> speedup{0.93, 1.2, 1.5, 1.7, 1.87};
+  r.layouts[0].sweep_step_s.assign(speedup.size(), 1.0);
+  r.layouts[1].sweep_step_s.clear();
+  for (const double s : speedup) r.layouts[1].sweep_step_s.push_back(1.0 / s);
+}
+
+// Every tick of a fixed-tick value axis is a multiple of its step, a 1, 2, 2.5 or 5 x 10^k.
+void check_round_ticks(const QValueAxis& axis) {
+  INFO("axis " << axis.titleText().toStdString() << ": " << axis.min() << " .. " << axis.max() << ", "
+               << axis.tickCount() << " ticks");
+  REQUIRE(axis.tickType() == QValueAxis::TicksFixed);
+  REQUIRE(axis.tickCount() >= 2);
+  const double step = (axis.max() - axis.min()) / (axis.tickCount() - 1);
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+  const std::array<double, 4> round_steps{1.0, 2.0, 2.5, 5.0};
+  CHECK(std::any_of(round_steps.begin(), round_steps.end(), [&](double m) { return std::abs(mantissa - m) < 1e-9; }));
+  for (int i = 0; i < axis.tickCount(); ++i) {
+    const double v = (axis.min() + i * step) / step;
+    CHECK(std::abs(v - std::round(v)) < 1e-6);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("chart value axes tick at round numbers", "[gui]") {
+  app();
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{{0.93, 1.87}, {0, 0.0137}, {3, 3}, {1.2e3, 9.9e4}}) {
+    const auto n = gui::nice_axis(lo, hi);
+    INFO(lo << " .. " << hi << " -> " << n.min << " .. " << n.max << " step " << n.step);
+    CHECK(n.min <= lo);
+    CHECK(n.max >= hi);
+    CHECK(n.ticks <= 8);
+    CHECK(std::abs((n.max - n.min) / n.step - (n.ticks - 1)) < 1e-9);
+  }
+  const auto n = gui::nice_axis(0.93, 1.87);
+  CHECK(n.step == Approx(0.2));
+  CHECK(n.min == Approx(0.8));
+  CHECK(n.max == Approx(2.0));
+
+  auto r = compute_paper(paper_scenario().spec, {"contiguous", "striped"});
+  plant_speedups(r);
+  gui::ChartsView v;
+  v.set_result(&r);
+  const auto ys = v.speedup_view()->chart()->axes(Qt::Vertical);
+  REQUIRE(ys.size() == 1);
+  const auto* y = qobject_cast<QValueAxis*>(ys.front());
+  REQUIRE(y != nullptr);
+  CHECK(y->min() <= 0.93);
+  CHECK(y->max() >= 1.87);
+  check_round_ticks(*y);
+  const auto* by = qobject_cast<QValueAxis*>(v.breakdown_view()->chart()->axes(Qt::Vertical).front());
+  REQUIRE(by != nullptr);
+  check_round_ticks(*by);
+}
+
+TEST_CASE("chart labels are compact token counts and long legend entries keep their text", "[gui]") {
+  app();
+  CHECK(gui::compact_count(131072) == "128k");
+  CHECK(gui::compact_count(1048576) == "1M");
+  CHECK(gui::compact_count(65536) == "64k");
+  CHECK(gui::compact_count(1000) == "1000");
+  auto r = compute_paper(paper_scenario().spec, {"contiguous", "striped"});
+  plant_speedups(r);
+  const std::string long_name = "striped (a layout named at length: " + std::string(150, 'x') + ")";
+  r.layouts[1].layout = long_name;
+  gui::ChartsView v;
+  v.resize(900, 420);
+  v.set_result(&r);
+  v.show();
+  QApplication::processEvents();
+  auto* x = qobject_cast<QCategoryAxis*>(v.speedup_view()->chart()->axes(Qt::Horizontal).front());
+  REQUIRE(x != nullptr);
+  const QStringList labels = x->categoriesLabels();
+  INFO(labels.join(", ").toStdString());
+  CHECK(labels.contains("128k"));
+  CHECK(labels.contains("1M"));
+  CHECK_FALSE(x->labelsTruncated());
+  // The legend entry is wider than the chart: drawn elided, the whole name in its tooltip.
+  const QString full = QString::fromStdString(long_name);
+  bool marker = false;
+  for (const auto* m : v.speedup_view()->chart()->legend()->markers()) marker |= m->label() == full;
+  CHECK(marker);
+  bool tooltip = false;
+  for (const auto* item : v.speedup_view()->scene()->items()) tooltip |= item->toolTip() == full;
+  CHECK(tooltip);
+}
+
+TEST_CASE("heatmap colour scale follows the data: log over a wide range, linear over a narrow one", "[gui]") {
+  app();
+  CHECK(gui::choose_color_scale(gui::value_range({0.f, 1e-4f, 1e-2f, 1.f})).log);
+  CHECK_FALSE(gui::choose_color_scale(gui::value_range({0.5f, 0.7f, 1.f})).log);
+  CHECK_FALSE(gui::choose_color_scale(gui::value_range({0.f, 0.5f, 1.f})).log);  // zeros don't count
+  // A 4-device heatmap whose non-zero values span 1e-4 .. 1 (packed documents): log, and the
+  // mid-range cell is far from black.
+  gui::LayoutRun run;
+  run.layout = "docs";
+  run.n = 4;
+  run.area = {0, 1e-4f, 1e-3f, 1e-2f, 1e-2f, 1e-1f, 1, 0, 0, 0, 1e-2f, 1, 1e-3f, 1e-2f, 0, 1};
+  gui::HeatmapWidget h;
+  h.resize(400, 400);
+  h.set_data(&run, gui::Metric::Area);
+  const auto scale = h.color_scale();
+  CHECK(scale.log);
+  CHECK(scale.lo == Approx(1e-4));
+  CHECK(scale.hi == Approx(1));
+  const QImage img = h.grab().toImage();
+  const QColor mid = img.pixelColor(h.cell_center(3, 0));  // 1e-2, half-way up on a log scale
+  INFO("mid cell " << mid.name().toStdString());
+  CHECK(mid.lightness() > 100);
+  CHECK(distance(mid, img.pixelColor(h.cell_center(0, 0))) > 100);  // apart from a skipped block
+  // Values within 0.5 .. 1: linear from 0.
+  run.area = {0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 1, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  h.set_data(&run, gui::Metric::Area);
+  CHECK_FALSE(h.color_scale().log);
+  CHECK(h.color_scale().hi == Approx(1));
+}
+
+TEST_CASE("all-gather heatmap tooltips show the cell's values", "[gui]") {
+  auto spec = paper_scenario().spec;
+  spec.cp = models::Strategy::parse("allgather");
+  const auto r = compute_paper(spec, {"contiguous", "zigzag"});
+  for (const auto& run : r.layouts) {
+    INFO(run.layout);
+    REQUIRE_FALSE(run.scenario->program->has_ring());
+    // Device 1 in the last round: contiguous's natural ring would hold a later, fully masked
+    // block there (what the tooltip used to read: all zeros), but all-gather's device 1 works.
+    const std::int64_t device = 1, round = run.n - 1;
+    const float value = run.area[static_cast<std::size_t>(device * run.n + round)];
+    REQUIRE(value > 0);
+    const QString tip = gui::heatmap_tooltip(run, round, device);
+    INFO(tip.toStdString());
+    CHECK(tip.contains(QString::number(value, 'g', 3)));
+    // The device's kernel work per round, not a ring block's (which has no meaning here).
+    const auto pairs = models::device_pairs(*run.scenario)[static_cast<std::size_t>(device)];
+    CHECK(tip.contains(QString::number(static_cast<double>(pairs) / static_cast<double>(run.n), 'g', 3)));
+    CHECK_FALSE(tip.contains("tiles computed 0"));
+  }
+}
+
+TEST_CASE("timeline lane labels stay a font height apart at 64 and 1024 lanes", "[gui]") {
+  app();
+  for (const int lanes : {64, 128, 1024}) {
+    for (const bool simulated : {false, true}) {
+      gui::Timeline tl;
+      tl.simulated = simulated;
+      for (int l = 0; l < lanes; ++l) tl.lanes.push_back("dev " + std::to_string(l));
+      tl.spans.push_back({lanes - 1, 0, 1, gui::SpanKind::Compute});
+      tl.end_s = 1;
+      gui::TimelineWidget w;
+      w.resize(900, 500);
+      w.set_timeline(tl, "t");
+      const auto labelled = w.labelled_lanes();
+      const double gap = w.fontMetrics().height();
+      INFO(lanes << " lanes, " << w.lane_height() << " px each, font " << gap << " px");
+      REQUIRE(labelled.size() >= 2);
+      CHECK(labelled.front() == 0);
+      CHECK(labelled.back() == lanes - 1);
+      for (std::size_t i = 1; i < labelled.size(); ++i)
+        CHECK((labelled[i] - labelled[i - 1]) * w.lane_height() >= gap);
+      (void)w.grab();  // paints every lane without trouble
+    }
+  }
+  // Room for every name: every lane labelled.
+  CHECK(gui::labelled_lanes(8, 40, 15).size() == 8);
 }

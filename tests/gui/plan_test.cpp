@@ -1,0 +1,134 @@
+// The Plan tab and the window's opening: the tab's first plan is `ringsim plan`'s for the same
+// inputs (the command run as a process), a selected plan's memory bar is its estimate, a plan
+// opens in the scenario views, a search can be cancelled, and the window opens on a scenario
+// whose "why" lines are shown.
+#include <QApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTreeWidget>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "gui/main_window.hpp"
+#include "gui/memory_bar.hpp"
+#include "gui/plan_view.hpp"
+#include "gui/scenario_file.hpp"
+
+using namespace ringsim;
+
+namespace {
+
+QApplication& plan_app() {
+  static int argc = 1;
+  static char name[] = "ringsim_gui_tests";
+  static char* argv[] = {name, nullptr};
+  static auto* a = QApplication::instance() ? static_cast<QApplication*>(QApplication::instance()) : new QApplication(argc, argv);
+  return *a;
+}
+
+bool plan_and_wait(gui::PlanView& v) {
+  QSignalSpy done(&v, &gui::PlanView::finished);
+  v.start();
+  if (!done.wait(120000)) return false;
+  return done.takeFirst().at(0).toBool();
+}
+
+}  // namespace
+
+TEST_CASE("the Plan tab's first plan is ringsim plan's for the same inputs", "[gui][plan]") {
+  plan_app();
+  models::Catalog catalog;
+  gui::PlanView view(catalog);
+  view.set_inputs("h100-sxm", "llama3-8b", "8", "131072", "max-throughput");
+  REQUIRE(plan_and_wait(view));
+  REQUIRE(view.result());
+  REQUIRE_FALSE(view.result()->plans.empty());
+  const auto& mine = view.result()->plans.front().plan;
+
+  QProcess cli;
+  cli.start(RINGSIM_BIN, {"plan", "--hardware", "h100-sxm", "--model", "llama3-8b", "--devices", "8", "--seq", "131072",
+                          "--format", "json"});
+  REQUIRE(cli.waitForFinished(120000));
+  REQUIRE(cli.exitCode() == 0);
+  const auto j = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+  const auto& first = j.at("plans").at(0);
+  CHECK(first.at("impl").get<std::string>() == mine.impl);
+  CHECK(first.at("cp").get<std::string>() == mine.point.spec.cp.text());
+  CHECK(first.at("layout").get<std::string>() == mine.point.spec.layout.text());
+  CHECK(first.at("dp").get<std::int64_t>() == mine.point.dp);
+  CHECK(first.at("mp").get<std::int64_t>() == mine.point.spec.mp);
+  CHECK(first.at("sp").get<std::int64_t>() == mine.point.spec.sp);
+  CHECK(first.at("tile_q").get<std::int64_t>() == mine.tile_q);
+  CHECK(first.at("tokens_per_s").get<double>() == Approx(mine.tokens_per_s).epsilon(1e-12));
+  CHECK(first.at("ties").size() == view.result()->plans.front().ties.size());
+
+  // The tree: the best of each strategy, then the ranked plans, the first selected, its ties folded
+  // under it; the memory bar shows the selected plan's estimate.
+  auto* tree = view.tree();
+  REQUIRE(tree->topLevelItemCount() == 2);
+  CHECK(tree->topLevelItem(0)->childCount() == static_cast<int>(view.result()->best_per_strategy.size()));
+  auto* ranked = tree->topLevelItem(1);
+  REQUIRE(ranked->childCount() == static_cast<int>(view.result()->plans.size()));
+  CHECK(ranked->child(0)->text(4).startsWith(QString::fromStdString(mine.impl)));
+  CHECK(ranked->child(0)->childCount() == static_cast<int>(view.result()->plans.front().ties.size()));
+  CHECK(tree->currentItem() == ranked->child(0));
+  REQUIRE(view.memory_bar()->estimate());
+  CHECK(view.memory_bar()->estimate()->total_bytes == Approx(mine.memory.total_bytes));
+  CHECK(view.memory_bar()->legend().join(" ").contains("activations"));
+  CHECK(view.open_button()->isEnabled());
+  // Every strategy family of the search has its best row.
+  QStringList families;
+  for (int i = 0; i < tree->topLevelItem(0)->childCount(); ++i) families << tree->topLevelItem(0)->child(i)->text(0);
+  CHECK(families.contains("ring"));
+  CHECK(families.contains("ulysses"));
+}
+
+TEST_CASE("a plan search can be cancelled; bad inputs say which field", "[gui][plan]") {
+  plan_app();
+  models::Catalog catalog;
+  gui::PlanView view(catalog);
+  view.set_inputs("h100-sxm", "llama3-70b", "1024", "1048576", "max-throughput");
+  QSignalSpy done(&view, &gui::PlanView::finished);
+  view.start();
+  view.cancel();
+  REQUIRE(done.wait(120000));
+  CHECK_FALSE(done.takeFirst().at(0).toBool());
+  CHECK(view.status()->text() == "cancelled");
+  view.set_inputs("h100-sxm", "llama3-8b", "zero", "131072", "max-throughput");
+  view.start();
+  CHECK_FALSE(view.running());
+  CHECK(view.status()->text().startsWith("devices"));
+}
+
+TEST_CASE("the window opens on a scenario whose why lines are shown; a plan opens in the views", "[gui][plan]") {
+  plan_app();
+  gui::MainWindow w{models::Catalog{}};
+  CHECK(w.mesh_edit()->text() == "1x8");
+  CHECK(w.n_seq_edit()->text() == "131072");
+  CHECK(w.scenario_valid());
+  QSignalSpy ran(&w, &gui::MainWindow::run_finished);
+  w.start_run();
+  REQUIRE(ran.wait(120000));
+  REQUIRE(ran.takeFirst().at(0).toBool());
+  // contiguous is imbalance-bound, zigzag is not; both are said under the views.
+  CHECK(w.why_label()->text().contains("contiguous"));
+  CHECK(w.why_label()->text().contains("imbalance"));
+  CHECK(w.why_label()->text().contains("zigzag"));
+
+  auto* plan = w.plan_view();
+  plan->set_inputs("h100-sxm", "llama3-8b", "8", "131072", "max-throughput");
+  QSignalSpy planned(plan, &gui::PlanView::finished);
+  plan->start();
+  REQUIRE(planned.wait(120000));
+  REQUIRE(planned.takeFirst().at(0).toBool());
+  const auto& best = plan->result()->plans.front().plan;
+  plan->open_button()->click();
+  REQUIRE(ran.wait(120000));
+  CHECK(w.mesh_edit()->text() == QString("%1x%2").arg(best.point.spec.mp).arg(best.point.spec.sp));
+  CHECK(w.tabs()->currentIndex() == 0);
+}
