@@ -14,6 +14,8 @@
 #include <QStackedBarSeries>
 #include <QValueAxis>
 
+#include "gui/step_parts.hpp"
+
 namespace ringsim::gui {
 
 NiceAxis nice_axis(double lo, double hi, int max_ticks) {
@@ -104,7 +106,7 @@ void ChartsView::set_result(const RunResult* result) {
     apply_nice_axis(*y, nice_axis(std::max(0.0, lo - 0.05 * (hi - lo + 0.1)), hi + 0.05 * (hi - lo + 0.1)));
 
     auto* bars = new QStackedBarSeries;
-    const char* names[] = {"attention fwd", "attention bwd", "other compute", "tp comm", "exposed transfer"};
+    const char* names[] = {"attention fwd", "attention bwd", "other compute", "tp comm", "exposed communication"};
     QStringList categories;
     std::vector<QBarSet*> sets;
     for (const char* n : names) sets.push_back(new QBarSet(tr(n)));
@@ -112,18 +114,13 @@ void ChartsView::set_result(const RunResult* result) {
     for (const auto& run : result->layouts) {
       const auto& p = run.prediction;
       categories << QString::fromStdString(run.layout);
-      // attention_fwd_s / bwd_s include the exposed transfer time; show it once, on its own.
-      // The forward share is exact from the rounds; the backward gets the rest.
-      const auto& rounds = p.rounds_fwd;
-      double fwd_exposed = 0;
-      for (const auto& r : rounds)
-        fwd_exposed += r.round_s - run.scenario->profile.round_overhead_s - r.compute_max_s;
-      fwd_exposed *= static_cast<double>(run.scenario->model.layers);
-      *sets[0] << p.attention_fwd_s - fwd_exposed;
-      *sets[1] << p.attention_bwd_s - (p.exposed_transfer_s - fwd_exposed);
-      *sets[2] << p.other_compute_s;
-      *sets[3] << p.collective_s;
-      *sets[4] << p.exposed_transfer_s;
+      // Each pass's exposed communication shown once, on its own (gui/step_parts.hpp).
+      const auto parts = step_parts(p);
+      *sets[0] << parts.attention_fwd_s;
+      *sets[1] << parts.attention_bwd_s;
+      *sets[2] << parts.other_compute_s;
+      *sets[3] << parts.tp_comm_s;
+      *sets[4] << parts.exposed_s;
       double pos = 0, neg = 0;
       for (auto* set : sets) (set->at(set->count() - 1) >= 0 ? pos : neg) += set->at(set->count() - 1);
       bar_lo = std::min(bar_lo, neg);

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QTimer>
 
+#include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
 #include "gui/plan_view.hpp"
 #include "models/catalog/resolve.hpp"
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     window.show();
     // Opens on a finished run, not an empty window: the opening scenario (or --scenario's) runs
     // at once, on the worker as any run.
-    QTimer::singleShot(0, &window, [&window] { window.start_run(); });
+    window.open_ready();
     return QApplication::exec();
   }
   window.resize(1500, 950);
@@ -76,6 +77,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ringsim-gui: run failed: %s\n", window.status_label()->text().toStdString().c_str());
     return 1;
   }
+  // The Compare tab: the scenario under its default list of strategies.
+  QEventLoop compare_loop;
+  QObject::connect(window.compare_view(), &gui::CompareView::finished, &compare_loop, [&](bool) { compare_loop.quit(); });
+  window.compare_view()->start();
+  if (window.compare_view()->running()) compare_loop.exec();
   // The Plan tab too: the plans for the scenario's hardware, model, devices and context.
   auto* plan = window.plan_view();
   const auto s = window.scenario();

@@ -22,9 +22,11 @@
 #include <QSvgGenerator>
 #include <QTabWidget>
 #include <QThread>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "gui/charts_view.hpp"
+#include "gui/compare_view.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/matrix_view.hpp"
 #include "gui/plan_view.hpp"
@@ -173,6 +175,8 @@ QWidget* MainWindow::build_views() {
   tabs_->addTab(matrix_, tr("Attention matrix"));
   tabs_->addTab(charts_, tr("Charts"));
   tabs_->addTab(timeline_, tr("Timeline"));
+  compare_ = new CompareView(catalog_, [this] { return scenario(); }, tabs_);
+  tabs_->addTab(compare_, tr("Compare"));
   plan_ = new PlanView(catalog_, tabs_);
   tabs_->addTab(plan_, tr("Plan"));
   v->addWidget(tabs_, 1);
@@ -296,6 +300,10 @@ void MainWindow::start_run() {
   worker_->start();
 }
 
+void MainWindow::open_ready() {
+  QTimer::singleShot(0, this, [this] { start_run(); });
+}
+
 void MainWindow::cancel_run() {
   if (!running()) return;
   cancel_ = true;
@@ -409,6 +417,10 @@ QStringList MainWindow::export_all(const QString& dir) {
     save(matrix_->matrix(), "matrix_" + name + ".png");
     tabs_->setCurrentWidget(timeline_);
     save(timeline_, "timeline_" + name + ".png");
+  }
+  if (!compare_->rows().empty()) {
+    tabs_->setCurrentWidget(compare_);
+    save(compare_, "compare.png");
   }
   if (plan_->result()) {
     tabs_->setCurrentWidget(plan_);

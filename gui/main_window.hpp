@@ -28,6 +28,7 @@ class MatrixView;
 class ChartsView;
 class TimelineWidget;
 class PlanView;
+class CompareView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -42,6 +43,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QString validation_message() const;
 
   void start_run();
+  // Runs the form's scenario as soon as the event loop turns: the window opens on a finished run.
+  void open_ready();
   void cancel_run();
   [[nodiscard]] bool running() const noexcept { return worker_ != nullptr; }
   [[nodiscard]] const RunResult* result() const noexcept { return result_.get(); }
@@ -62,6 +65,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
   [[nodiscard]] QTabWidget* tabs() const noexcept { return tabs_; }
   [[nodiscard]] PlanView* plan_view() const noexcept { return plan_; }
+  [[nodiscard]] CompareView* compare_view() const noexcept { return compare_; }
   // Each layout's "why" (models::why), shown under the views.
   [[nodiscard]] QLabel* why_label() const noexcept { return why_; }
 
@@ -110,6 +114,7 @@ class MainWindow : public QMainWindow {
   ChartsView* charts_ = nullptr;
   TimelineWidget* timeline_ = nullptr;
   PlanView* plan_ = nullptr;
+  CompareView* compare_ = nullptr;
   QLabel* why_ = nullptr;
   bool valid_ = false;
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 export QT_QPA_PLATFORM=offscreen
 "$gui" --scenario docs/scenarios/paper-a100-8.json --export-dir "$tmp/paper" > /dev/null
 "$gui" --scenario docs/scenarios/small-matrix.json --export-dir "$tmp/small" > /dev/null
-for f in heatmap speedup breakdown timeline_contiguous timeline_striped plan; do
+for f in heatmap speedup breakdown timeline_contiguous timeline_striped compare plan; do
   cp "$tmp/paper/$f.png" "docs/images/gui-$f.png"
 done
 cp "$tmp/paper/matrix_contiguous.png" docs/images/gui-matrix_tiles_contiguous.png

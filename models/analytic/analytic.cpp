@@ -366,6 +366,7 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   p.exposed_allgather_s = (fwd.exposed_ag + bwd.exposed_ag) * layers;
   p.exposed_reduce_scatter_s = (fwd.exposed_rs + bwd.exposed_rs) * layers;
   p.exposed_all_to_all_s = (fwd.exposed_a2a + bwd.exposed_a2a) * layers;
+  p.exposed_fwd_s = (fwd.exposed_ring + fwd.exposed_ag + fwd.exposed_rs + fwd.exposed_a2a) * layers;
   p.attention_busiest_s = (fwd.busiest + bwd.busiest) * layers;
   p.attention_mean_s = (fwd.mean + bwd.mean) * layers;
   // Imbalance: the ring's per-round busiest / mean area, averaged over rounds; for stages of

@@ -32,6 +32,9 @@ struct Prediction {
   // Collectives of non-ring strategies not hidden behind compute (whole step), by kind:
   // all-gather, reduce-scatter, all-to-all.
   double exposed_allgather_s = 0, exposed_reduce_scatter_s = 0, exposed_all_to_all_s = 0;
+  // Of the exposed ring transfers and collectives above, the forward pass's (the rest is the
+  // backward's): a breakdown of the step takes each pass's exposure out of its attention time.
+  double exposed_fwd_s = 0;
   // Attention compute of the whole step: the busiest device's (what lock-step waits for) and
   // the mean device's; their difference is what imbalance costs.
   double attention_busiest_s = 0, attention_mean_s = 0;

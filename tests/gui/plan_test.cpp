@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "gui/compare_view.hpp"
 #include "gui/main_window.hpp"
 #include "gui/memory_bar.hpp"
 #include "gui/plan_view.hpp"
@@ -112,7 +113,7 @@ TEST_CASE("the window opens on a scenario whose why lines are shown; a plan open
   CHECK(w.n_seq_edit()->text() == "131072");
   CHECK(w.scenario_valid());
   QSignalSpy ran(&w, &gui::MainWindow::run_finished);
-  w.start_run();
+  w.open_ready();  // what ringsim-gui does on opening
   REQUIRE(ran.wait(120000));
   REQUIRE(ran.takeFirst().at(0).toBool());
   // contiguous is imbalance-bound, zigzag is not; both are said under the views.
@@ -131,4 +132,45 @@ TEST_CASE("the window opens on a scenario whose why lines are shown; a plan open
   REQUIRE(ran.wait(120000));
   CHECK(w.mesh_edit()->text() == QString("%1x%2").arg(best.point.spec.mp).arg(best.point.spec.sp));
   CHECK(w.tabs()->currentIndex() == 0);
+}
+
+TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why one cannot run", "[gui][plan]") {
+  plan_app();
+  gui::MainWindow w{models::Catalog{}};
+  auto* cmp = w.compare_view();
+  cmp->strategies_edit()->setText("ring, ulysses, usp:2x4, double-ring:4");
+  QSignalSpy done(cmp, &gui::CompareView::finished);
+  cmp->start();
+  REQUIRE(done.wait(120000));
+  REQUIRE(done.takeFirst().at(0).toBool());
+  const auto& rows = cmp->rows();
+  REQUIRE(rows.size() == 4);
+  int runnable = 0;
+  for (const auto& r : rows) {
+    INFO(r.strategy);
+    if (r.refused) {
+      CHECK_FALSE(r.refused->empty());
+      continue;
+    }
+    ++runnable;
+    // The parts add up to the predicted step, each counted once, none negative.
+    CHECK(r.parts.total() == Approx(r.prediction.step_s).epsilon(1e-12));
+    CHECK(r.parts.attention_fwd_s >= 0);
+    CHECK(r.parts.attention_bwd_s >= 0);
+    CHECK(r.parts.exposed_s >= 0);
+    CHECK_FALSE(r.why.empty());
+    if (r.step.available) {
+      CHECK(r.step.lo <= r.prediction.step_s);
+      CHECK(r.step.hi >= r.prediction.step_s);
+    }
+  }
+  CHECK(runnable >= 3);
+  // Double ring has no production library on this scenario: a row with the reason, not a failure.
+  CHECK(rows[3].refused.has_value());
+  CHECK(cmp->bars()->toolTip().contains("not runnable here"));
+  // A strategy that does not parse is the status line, not a crash.
+  cmp->strategies_edit()->setText("ring, bogus");
+  cmp->start();
+  CHECK_FALSE(cmp->running());
+  CHECK_FALSE(cmp->status()->text().isEmpty());
 }

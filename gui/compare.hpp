@@ -1,0 +1,33 @@
+#pragma once
+// The Compare view's computation, as plain data (no Qt): one scenario under several strategies
+// (or implementations), each predicted with its 90 % interval and its step cut into parts, or,
+// where it cannot run there, the reason. The same rows `ringsim predict --cp A,B,...` prints.
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gui/step_parts.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/interval.hpp"
+#include "models/catalog/resolve.hpp"
+
+namespace ringsim::gui {
+
+struct CompareRow {
+  std::string strategy, impl, layout;
+  std::optional<std::string> refused;  // why it cannot run here (then nothing else is set)
+  models::Prediction prediction;
+  StepParts parts;
+  models::Interval step;  // unavailable without a fitted uncertainty in the profile
+  std::string why;
+};
+
+// Each of `strategies` on `base` (its layout; its implementation when it offers the strategy,
+// else the most preferred production library that does). Returns what was done when `cancel`
+// is seen between strategies.
+[[nodiscard]] std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base,
+                                                         const std::vector<models::Strategy>& strategies,
+                                                         const models::Catalog& catalog, const std::atomic<bool>& cancel);
+
+}  // namespace ringsim::gui
