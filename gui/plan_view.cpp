@@ -121,6 +121,10 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   connect(plan_btn_, &QPushButton::clicked, this, &PlanView::start);
   connect(cancel_btn_, &QPushButton::clicked, this, &PlanView::cancel);
   connect(tree_, &QTreeWidget::itemSelectionChanged, this, &PlanView::selection_changed);
+  // A double-click opens the plan in the views, as the button does.
+  connect(tree_, &QTreeWidget::itemDoubleClicked, this, [this] {
+    if (open_->isEnabled()) open_->click();
+  });
   connect(open_, &QPushButton::clicked, this, [this] {
     const auto* r = selected_row();
     if (!r) return;
