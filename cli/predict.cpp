@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/predict_batch.hpp"
+#include "cli/predict_prefill.hpp"
 #include "cli/predict_intervals.hpp"
 #include "cli/predict_json_csv.hpp"
 #include "cli/memory_flags.hpp"
@@ -40,6 +41,10 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("phase", "train (a training step) | prefill (a context-parallel prefill of --seq new tokens: pass-KV and pass-Q; docs/inference.md)",
+                  cxxopts::value<std::string>()->default_value("train"))
+                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to",
+                  cxxopts::value<std::string>()->default_value("0"))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -57,6 +62,11 @@ int run_predict(int argc, char** argv) {
   };
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty())
     return finish(run_batch(batch, format, catalog, r, engine));
+  if (one_of(r, "phase", {"train", "prefill"}) == "prefill") {
+    if (format == "csv") throw InputError({}, 0, "format", "--phase prefill prints a table or JSON");
+    return finish(predict_prefill_text(r, catalog, format));
+  }
+  if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill");
   auto args = parse_scenario_args(r);
   Training training;
   training.dp = models::parse_positive_int(r["dp"].as<std::string>(), "dp");

@@ -17,7 +17,7 @@ import sys
 
 # models/ rooms, bottom first: a room may include the rooms before it.
 ROOMS = ["io", "workload", "hardware", "cost", "implementations", "scenario", "families", "program",
-         "catalog", "memory", "analytic"]
+         "catalog", "memory", "analytic", "inference"]
 # Top-level folders and what each may include besides itself. Tests, benchmarks and fuzz targets
 # exercise any layer.
 ANY = "*"

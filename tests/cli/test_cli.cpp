@@ -6,6 +6,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/cli_run.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -252,4 +253,23 @@ TEST_CASE("simulate says which row its trace and matrices hold when several are 
   const auto two = run(base + ",striped --matrix " + tmp.file("m.csv"));
   REQUIRE(two.code == 0);
   CHECK(two.out.find("--trace and --matrix hold the simulation of the first row only (contiguous)") != std::string::npos);
+}
+
+TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a large cache across nodes", "[cli][prefill]") {
+  const auto best = [](const std::string& args) {
+    const auto r = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x32 --format json " + args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    // Both variants are reported, and "best" is the one with the shorter time to first token.
+    REQUIRE(j.at("variants").size() == 2);
+    const double kv = j["variants"][0]["ttft_s"].get<double>(), q = j["variants"][1]["ttft_s"].get<double>();
+    CHECK(j.at("best").get<std::string>() == (q < kv ? "pass-Q" : "pass-KV"));
+    return j.at("best").get<std::string>();
+  };
+  CHECK(best("--seq 131072 --cached-tokens 0") == "pass-KV");
+  CHECK(best("--seq 4096 --cached-tokens 1048576") == "pass-Q");
+  const auto t = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072");
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("why:"));
 }

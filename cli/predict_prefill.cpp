@@ -1,0 +1,73 @@
+#include "cli/predict_prefill.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/scenario_options.hpp"
+#include "models/inference/prefill.hpp"
+#include "models/io/error.hpp"
+#include "models/io/parse.hpp"
+
+namespace ringsim::cli {
+
+using models::PrefillVariant;
+
+std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& format) {
+  auto args = parse_scenario_args(r);
+  require_one_strategy(args, "--phase prefill");
+  // The balanced sharding is the inference code's own: a layout asked for is not used.
+  auto spec = args.base;
+  spec.layout = models::LayoutSpec::parse("zigzag");
+  if (spec.impl.empty()) spec.impl = catalog.choose_implementation(spec, catalog.hardware(spec.hardware), {spec.layout}, true);
+  const auto s = models::resolve(spec, catalog);
+  const auto cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+  const auto kv = models::predict_prefill(s, cached, PrefillVariant::PassKV);
+  const auto q = models::predict_prefill(s, cached, PrefillVariant::PassQ);
+  const auto& best = q.ttft_s < kv.ttft_s ? q : kv;
+  const auto& other = q.ttft_s < kv.ttft_s ? kv : q;
+  const double hit = static_cast<double>(cached) / static_cast<double>(cached + s.spec.n_seq);
+  if (format == "json") {
+    nlohmann::json j{{"phase", "prefill"}, {"hardware", s.hardware.name}, {"model", s.model.name}, {"impl", s.impl.name},
+                     {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
+                     {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)}};
+    for (const auto* p : {&kv, &q})
+      j["variants"].push_back({{"variant", models::to_string(p->variant)},
+                               {"ttft_s", p->ttft_s},
+                               {"tokens_per_s", p->tokens_per_s},
+                               {"attention_s", p->attention_layer_s * static_cast<double>(s.model.layers)},
+                               {"exposed_communication_s", p->exposed_layer_s * static_cast<double>(s.model.layers)},
+                               {"other_compute_s", p->other_compute_s},
+                               {"message_bytes_per_hop", p->message_bytes},
+                               {"returned_bytes", p->return_bytes},
+                               {"memory_bytes", p->memory_bytes},
+                               {"kv_cache_bytes", p->kv_cache_bytes},
+                               {"weights_bytes", p->weights_bytes},
+                               {"fits_memory", p->fits_memory},
+                               {"why", p->why}});
+    return j.dump(2) + "\n";
+  }
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  std::string out = fmt::format(
+      "ringsim predict --phase prefill: {} on {} ({}), mesh {}x{}: {} new tokens over {} cached (cache hit {:.0f} %), batch {}\n"
+      "sharding: new and cached tokens each in {} balanced chunks, device d holding chunks d and {}-d\n\n",
+      s.model.name, s.hardware.name, s.impl.name, s.spec.mp, s.spec.sp, s.spec.n_seq, cached, 100 * hit, s.spec.batch,
+      2 * s.spec.sp, 2 * s.spec.sp - 1);
+  out += fmt::format("{:<9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11}  {}\n", "variant", "TTFT", "tokens/s",
+                     "attention", "exposed", "other", "per hop", "memory", "");
+  const double layers = static_cast<double>(s.model.layers);
+  for (const auto* p : {&kv, &q})
+    out += fmt::format("{:<9} {:>9.4g}s {:>11.4g} {:>10.4g}s {:>10.4g}s {:>10.4g}s {:>9.4g} MB {:>7.1f} GiB  {}\n",
+                       models::to_string(p->variant), p->ttft_s, p->tokens_per_s, p->attention_layer_s * layers,
+                       p->exposed_layer_s * layers, p->other_compute_s, p->message_bytes / 1e6, p->memory_bytes / gib,
+                       p->fits_memory ? "" : "DOES NOT FIT");
+  out += fmt::format("\nwhy:\n  pass-KV  {}\n  pass-Q   {}\n", kv.why, q.why);
+  out += fmt::format("\n{} is faster by {:.3g}x: {} per hop against {} (pass-KV sends K and V of (P + T)/N tokens, "
+                     "pass-Q the queries of T/N tokens and returns their partial outputs)\n",
+                     models::to_string(best.variant), other.ttft_s / best.ttft_s,
+                     fmt::format("{:.3g} MB", best.message_bytes / 1e6), fmt::format("{:.3g} MB", other.message_bytes / 1e6));
+  out += fmt::format("memory per device: weights {:.1f} GiB, KV cache {:.1f} GiB of {:.1f} GiB (docs/inference.md)\n",
+                     kv.weights_bytes / gib, kv.kv_cache_bytes / gib, s.hardware.hbm_bytes / gib);
+  return out;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,135 @@
+// Context-parallel prefill (models/inference/prefill.hpp): the pairs each device computes under
+// pass-KV and pass-Q equal brute-force counts over the balanced sharding; both variants compute
+// the same pairs in total; the lock-step rounds add up; what travels crosses over where the model
+// says (P/T = heads / (2 kv_heads) - 1); bad requests are InputErrors.
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/inference/prefill.hpp"
+#include "models/io/error.hpp"
+#include "tests/support/scenario.hpp"
+
+using namespace ringsim;
+using models::PrefillVariant;
+
+namespace {
+
+std::int64_t brute_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std::int64_t nk) {
+  std::int64_t n = 0;
+  for (std::int64_t q = q0; q < q0 + nq; ++q)
+    for (std::int64_t k = k0; k < k0 + nk; ++k) n += k <= q;
+  return n;
+}
+
+// Positions device d holds under the balanced sharding: new chunks d and 2N-1-d of [P, P+T),
+// cached chunks d and 2N-1-d of [0, P).
+std::set<std::int64_t> positions(std::int64_t d, std::int64_t n, std::int64_t start, std::int64_t len) {
+  std::set<std::int64_t> out;
+  const std::int64_t c = len / (2 * n);
+  for (const auto chunk : {d, 2 * n - 1 - d})
+    for (std::int64_t i = 0; i < c; ++i) out.insert(start + chunk * c + i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("causal_pairs equals a brute-force count", "[prefill]") {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const std::int64_t q0 = rng() % 40, nq = rng() % 20, k0 = rng() % 40, nk = rng() % 20;
+    INFO(q0 << " " << nq << " " << k0 << " " << nk);
+    CHECK(models::causal_pairs(q0, nq, k0, nk) == brute_pairs(q0, nq, k0, nk));
+  }
+}
+
+TEST_CASE("prefill: every device's pairs are the brute-force count of its sharding, in both variants", "[prefill]") {
+  for (const std::int64_t n : {1, 2, 4}) {
+    for (const std::int64_t p : {std::int64_t{0}, 8 * n, 24 * n}) {
+      const std::int64_t t = 16 * n;
+      auto s = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, n, t, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+      for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+        INFO("N " << n << " P " << p << " " << models::to_string(v));
+        const auto r = models::predict_prefill(s, p, v);
+        REQUIRE(r.calls.size() == static_cast<std::size_t>(n));
+        std::int64_t total = 0;
+        for (std::int64_t d = 0; d < n; ++d) {
+          std::int64_t mine = 0;
+          for (const auto& call : r.calls[static_cast<std::size_t>(d)]) mine += call.pairs;
+          // pass-KV: this device's new queries against every key; pass-Q: every new query against
+          // this device's keys (cached and new).
+          std::int64_t expect = 0;
+          if (v == PrefillVariant::PassKV) {
+            for (const auto q : positions(d, n, p, t)) expect += q + 1;  // keys 0..q, all present somewhere
+          } else {
+            std::set<std::int64_t> keys = positions(d, n, p, t);
+            if (p > 0) keys.merge(positions(d, n, 0, p));
+            for (std::int64_t q = p; q < p + t; ++q)
+              for (const auto k : keys) expect += k <= q;
+          }
+          CHECK(mine == expect);
+          total += mine;
+        }
+        // The same pairs in total: the new tokens' causal pairs and every new query against the cache.
+        CHECK(total == t * p + t * (t + 1) / 2);
+        // Rounds: each lasts its busiest device's calls or its transfer; the layer adds them (and
+        // pass-Q's all-to-all and merge).
+        double sum = 0, exposed = 0;
+        for (const auto& round : r.rounds) {
+          CHECK(round.round_s == Approx(std::max(round.compute_max_s, round.transfer_s)));
+          CHECK(round.compute_mean_s <= round.compute_max_s * (1 + 1e-12));
+          sum += round.round_s;
+          exposed += round.round_s - round.compute_max_s;
+        }
+        CHECK(r.attention_layer_s == Approx(sum + r.all_to_all_s + r.merge_s));
+        CHECK(r.exposed_layer_s == Approx(exposed + r.all_to_all_s));
+        CHECK(r.ttft_s > 0);
+        CHECK(r.memory_bytes > r.kv_cache_bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("prefill: the balanced sharding balances both variants", "[prefill]") {
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 131072, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+    const auto r = models::predict_prefill(s, 393216, v);
+    // New-to-new pairs differ by at most a chunk's diagonal between devices; cached pairs are equal.
+    CHECK(static_cast<double>(r.pairs_per_device_max - r.pairs_per_device_min) <
+          1e-3 * static_cast<double>(r.pairs_per_device_max));
+  }
+}
+
+TEST_CASE("prefill: pass-KV and pass-Q send equal bytes per hop where the model says", "[prefill]") {
+  // llama3-8b: 32 query heads, 8 KV heads. pass-KV sends (P + T)/N tokens x 2 x 8 heads, pass-Q
+  // T/N tokens x 32 heads: equal at P/T = 32 / (2 x 8) - 1 = 1.
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 65536, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const auto kv_at = [&](std::int64_t p) { return models::predict_prefill(s, p, PrefillVariant::PassKV).message_bytes; };
+  const auto q_at = [&](std::int64_t p) { return models::predict_prefill(s, p, PrefillVariant::PassQ).message_bytes; };
+  CHECK(kv_at(65536) == Approx(q_at(65536)));
+  CHECK(kv_at(0) < q_at(0));            // no cache: K/V are the smaller message
+  CHECK(kv_at(16 * 65536) > q_at(16 * 65536));  // a large cache: the queries are
+  // pass-Q's queries do not grow with the cache; pass-KV's K/V do.
+  CHECK(q_at(0) == Approx(q_at(16 * 65536)));
+}
+
+TEST_CASE("prefill: bad requests are InputErrors naming the field", "[prefill]") {
+  auto s = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, 4, 1024, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const auto field = [&](std::int64_t p, const models::ResolvedScenario& sc) {
+    try {
+      (void)models::predict_prefill(sc, p, PrefillVariant::PassKV);
+    } catch (const models::InputError& e) {
+      return e.field();
+    }
+    return std::string("accepted");
+  };
+  CHECK(field(-8, s) == "cached-tokens");
+  CHECK(field(12, s) == "cached-tokens");  // not a multiple of 2N = 8
+  const auto odd = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, 4, 1028, "contiguous", "causal", std::nullopt, "ring-flash-attn");
+  CHECK(field(0, odd) == "seq");
+  const auto jax = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 4, 1024, "contiguous", "causal", std::nullopt, "jax-blockwise");
+  CHECK(field(0, jax) == "impl");
+}
