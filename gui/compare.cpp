@@ -1,5 +1,6 @@
 #include "gui/compare.hpp"
 
+#include "gui/error_text.hpp"
 #include "models/io/error.hpp"
 
 namespace ringsim::gui {
@@ -26,7 +27,7 @@ std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base, con
       row.step = models::time_intervals_around(s, row.prediction).step;
       row.why = models::why(row.prediction);
     } catch (const models::InputError& e) {
-      row.refused = (e.field().empty() ? std::string() : e.field() + ": ") + e.message();
+      row.refused = field_message(e);
     }
     rows.push_back(std::move(row));
   }

@@ -11,6 +11,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "gui/error_text.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
@@ -134,7 +135,7 @@ void CompareView::start() {
       if (!models::trim(t).empty()) strategies.push_back(models::Strategy::parse(models::trim(t)));
     if (strategies.empty()) throw models::InputError({}, 0, "strategies", "list at least one strategy");
   } catch (const models::InputError& e) {
-    status_->setText(QString::fromStdString((e.field().empty() ? "" : e.field() + ": ") + e.message()));
+    status_->setText(QString::fromStdString(field_message(e)));
     return;
   }
   cancel_ = false;

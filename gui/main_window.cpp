@@ -27,6 +27,7 @@
 
 #include "gui/charts_view.hpp"
 #include "gui/compare_view.hpp"
+#include "gui/error_text.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/matrix_view.hpp"
 #include "gui/plan_view.hpp"
@@ -260,8 +261,7 @@ void MainWindow::validate_form() {
     error_->clear();
   } catch (const InputError& e) {
     valid_ = false;
-    const QString field = QString::fromStdString(e.field());
-    error_->setText((field.isEmpty() ? QString() : field + ": ") + QString::fromStdString(e.message()));
+    error_->setText(QString::fromStdString(field_message(e)));
   }
   run_btn_->setEnabled(valid_ && !running());
 }

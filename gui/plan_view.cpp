@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gui/error_text.hpp"
 #include "gui/memory_bar.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
@@ -178,7 +179,7 @@ void PlanView::start() {
     request_ = request();
     planning::check_request(*request_);
   } catch (const models::InputError& e) {
-    status_->setText(QString::fromStdString((e.field().empty() ? "" : e.field() + ": ") + e.message()));
+    status_->setText(QString::fromStdString(field_message(e)));
     return;
   }
   cancel_ = false;
@@ -203,7 +204,7 @@ void PlanView::start() {
     } catch (const Cancelled&) {
       error_.clear();
     } catch (const models::InputError& e) {
-      error_ = (e.field().empty() ? "" : e.field() + ": ") + e.message();
+      error_ = field_message(e);
     } catch (const std::exception& e) {
       error_ = e.what();
     }
