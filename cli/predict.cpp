@@ -41,9 +41,11 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("compare-mask", "also predict each layout with this mask (e.g. causal) and print attention forward, forward+backward and the speedup over it",
                   cxxopts::value<std::string>()->default_value(""))
-                 ("phase", "train (a training step) | prefill (a context-parallel prefill of --seq new tokens: pass-KV and pass-Q; docs/inference.md)",
+                 ("phase", "train (a training step) | prefill (a context-parallel prefill of --seq new tokens: pass-KV and pass-Q) | "
+                           "decode (one token per sequence over caches sharded on the ring); docs/inference.md",
                   cxxopts::value<std::string>()->default_value("train"))
-                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to",
+                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to; --phase decode: "
+                                   "tokens in each sequence's cache",
                   cxxopts::value<std::string>()->default_value("0"))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
@@ -62,11 +64,11 @@ int run_predict(int argc, char** argv) {
   };
   if (const auto batch = r["scenarios"].as<std::string>(); !batch.empty())
     return finish(run_batch(batch, format, catalog, r, engine));
-  if (one_of(r, "phase", {"train", "prefill"}) == "prefill") {
-    if (format == "csv") throw InputError({}, 0, "format", "--phase prefill prints a table or JSON");
-    return finish(predict_prefill_text(r, catalog, format));
+  if (const auto phase = one_of(r, "phase", {"train", "prefill", "decode"}); phase != "train") {
+    if (format == "csv") throw InputError({}, 0, "format", "--phase " + phase + " prints a table or JSON");
+    return finish(phase == "prefill" ? predict_prefill_text(r, catalog, format) : predict_decode_text(r, catalog, format));
   }
-  if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill");
+  if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill or decode");
   auto args = parse_scenario_args(r);
   Training training;
   training.dp = models::parse_positive_int(r["dp"].as<std::string>(), "dp");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/scenario_options.hpp"
+#include "models/inference/decode.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
@@ -67,6 +68,53 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                      fmt::format("{:.3g} MB", best.message_bytes / 1e6), fmt::format("{:.3g} MB", other.message_bytes / 1e6));
   out += fmt::format("memory per device: weights {:.1f} GiB, KV cache {:.1f} GiB of {:.1f} GiB (docs/inference.md)\n",
                      kv.weights_bytes / gib, kv.kv_cache_bytes / gib, s.hardware.hbm_bytes / gib);
+  return out;
+}
+
+std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& format) {
+  auto args = parse_scenario_args(r);
+  require_one_strategy(args, "--phase decode");
+  const auto context = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+  // The cache's sharding, not a training layout: contiguous shards of the context.
+  auto spec = args.base;
+  spec.layout = models::LayoutSpec{};
+  if (context > 0) spec.n_seq = context;
+  if (spec.impl.empty()) spec.impl = catalog.choose_implementation(spec, catalog.hardware(spec.hardware), {spec.layout}, true);
+  const auto resolved = models::resolve(spec, catalog);
+  const double layers = static_cast<double>(std::max<std::int64_t>(1, resolved.model.layers));
+  const auto ring = models::predict_decode(resolved, context);
+  auto alone_spec = spec;
+  alone_spec.sp = 1;
+  const auto alone = models::predict_decode(models::resolve(alone_spec, catalog), context);
+  constexpr double gib = 1024.0 * 1024 * 1024;
+  if (format == "json") {
+    nlohmann::json j{{"phase", "decode"}, {"hardware", spec.hardware}, {"model", spec.model}, {"mp", spec.mp},
+                     {"batch", spec.batch}, {"cached_tokens", context}};
+    for (const auto* p : {&ring, &alone})
+      j["rows"].push_back({{"sp", p->devices},
+                           {"tpot_s", p->tpot_s},
+                           {"tokens_per_s", p->tokens_per_s},
+                           {"attention_s", p->attention_layer_s * layers},
+                           {"communication_share", p->communication_share},
+                           {"weights_read_s", p->weights_read_s},
+                           {"kv_cache_bytes", p->kv_cache_bytes},
+                           {"memory_bytes", p->memory_bytes},
+                           {"fits_memory", p->fits_memory},
+                           {"why", p->why}});
+    return j.dump(2) + "\n";
+  }
+  std::string out = fmt::format(
+      "ringsim predict --phase decode: {} on {}, mp {}: one token for each of {} sequences over caches of {} tokens\n\n",
+      spec.model, spec.hardware, spec.mp, spec.batch, context);
+  out += fmt::format("{:<16} {:>11} {:>11} {:>9} {:>12} {:>11}  {}\n", "", "TPOT", "tokens/s", "comm", "KV cache", "memory", "");
+  for (const auto* p : {&ring, &alone})
+    out += fmt::format("{:<16} {:>9.4g}ms {:>11.4g} {:>8.0f}% {:>8.1f} GiB {:>7.1f} GiB  {}\n",
+                       p->devices > 1 ? fmt::format("ring of {}", p->devices) : std::string("one device"), p->tpot_s * 1e3,
+                       p->tokens_per_s, 100 * p->communication_share, p->kv_cache_bytes / gib, p->memory_bytes / gib,
+                       p->fits_memory ? "" : "DOES NOT FIT");
+  out += fmt::format("\nwhy:\n  ring of {:<4} {}\n  one device   {}\n", ring.devices, ring.why, alone.why);
+  out += "(per layer: the query broadcast, each device's split-KV attention over its shard, the partial outputs "
+         "gathered and merged; the weights read once per step; docs/inference.md)\n";
   return out;
 }
 

@@ -1,7 +1,9 @@
-// Context-parallel prefill (models/inference/prefill.hpp): the pairs each device computes under
-// pass-KV and pass-Q equal brute-force counts over the balanced sharding; both variants compute
-// the same pairs in total; the lock-step rounds add up; what travels crosses over where the model
-// says (P/T = heads / (2 kv_heads) - 1); bad requests are InputErrors.
+// Context parallelism for inference (models/inference/): prefill's pairs per device under pass-KV
+// and pass-Q equal brute-force counts over the balanced sharding, both variants compute the same
+// pairs in total, the lock-step rounds add up, what travels crosses over where the model says
+// (P/T = heads / (2 kv_heads) - 1); decode's shards add up to the cache, one device has no
+// communication, and long caches gain from the ring while short ones at batch 1 are latency-bound;
+// bad requests are InputErrors.
 #include <cstdint>
 #include <random>
 #include <set>
@@ -9,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/inference/decode.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/scenario.hpp"
@@ -132,4 +135,58 @@ TEST_CASE("prefill: bad requests are InputErrors naming the field", "[prefill]")
   CHECK(field(0, odd) == "seq");
   const auto jax = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 4, 1024, "contiguous", "causal", std::nullopt, "jax-blockwise");
   CHECK(field(0, jax) == "impl");
+}
+
+TEST_CASE("decode: the shards add up to the cache; one device has no collectives", "[prefill][decode]") {
+  for (const std::int64_t n : {1, 2, 8}) {
+    auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 65536, "contiguous", "causal", std::nullopt, "ring-flash-attn");
+    s.spec.batch = 4;
+    const auto r = models::predict_decode(s, 65536);
+    INFO("N " << n);
+    // K and V (2) of 8 KV heads of dimension 128 in bf16 (2 bytes), per cached token of 4 sequences.
+    CHECK(r.cache_bytes_read_per_layer * static_cast<double>(n) == Approx(4.0 * 65536 * 8 * 128 * 2 * 2));
+    CHECK(r.kv_cache_bytes * static_cast<double>(n) == Approx(4.0 * 65536 * 32 * 8 * 128 * 2 * 2));
+    if (n == 1) {
+      CHECK(r.query_broadcast_s == 0);
+      CHECK(r.output_gather_s == 0);
+      CHECK(r.communication_share == 0);
+    } else {
+      CHECK(r.query_broadcast_s > 0);
+      CHECK(r.output_gather_s > r.query_broadcast_s);  // outputs carry the log-sum-exp too
+    }
+    CHECK(r.tpot_s == Approx(32 * (r.attention_layer_s + r.merge_s + r.query_broadcast_s + r.output_gather_s) + r.weights_read_s));
+    CHECK(r.tokens_per_s == Approx(4 / r.tpot_s));
+  }
+}
+
+TEST_CASE("decode: a long cache gains from the ring; a short one pays the ring's collectives", "[prefill][decode]") {
+  const auto at = [](std::int64_t n, std::int64_t batch, std::int64_t context) {
+    auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, context, "contiguous", "causal", std::nullopt, "ring-flash-attn");
+    s.spec.batch = batch;
+    return models::predict_decode(s, context);
+  };
+  // One sequence with 1M tokens of cache: 137 GB of K/V (32 layers), more than one H100 holds; a
+  // ring of 8 holds an eighth each and reads an eighth per step.
+  const auto long_ring = at(8, 1, 1 << 20), long_alone = at(1, 1, 1 << 20);
+  CHECK(long_ring.tpot_s < long_alone.tpot_s);
+  CHECK(long_ring.fits_memory);
+  CHECK_FALSE(long_alone.fits_memory);
+  CHECK_THAT(long_alone.why, Catch::Contains("cache-bound"));
+  // 4k tokens, one sequence: reading the weights dominates either way; a ring of 32 (four nodes)
+  // adds two collectives per layer across nodes and is slower than one device.
+  const auto short_ring = at(32, 1, 4096), short_alone = at(1, 1, 4096);
+  CHECK(short_ring.tpot_s > short_alone.tpot_s);
+  CHECK(short_ring.communication_share > 0.05);
+  CHECK_THAT(short_alone.why, Catch::Contains("weight-bound"));
+}
+
+TEST_CASE("decode: bad requests are InputErrors naming the field", "[prefill][decode]") {
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 65536, "contiguous", "causal", std::nullopt, "ring-flash-attn");
+  CHECK_THROWS_AS(models::predict_decode(s, 0), models::InputError);
+  CHECK_THROWS_AS(models::predict_decode(s, 65537), models::InputError);
+  try {
+    (void)models::predict_decode(s, 12);
+  } catch (const models::InputError& e) {
+    CHECK(e.field() == "cached-tokens");
+  }
 }
