@@ -245,8 +245,11 @@ Trace parse_events(Input&& input, const std::string& file, const std::function<s
     if (depth == 0 && event == E::object_start) events_depth = 2;
     if (depth == 1 && event == E::key && events_depth == 2) in_events = parsed == "traceEvents";
     if (event == E::object_end && depth == events_depth && in_events) return reader.on_event(parsed);
-    // Anything else in the events array (a number, a string) is not an event: not kept either.
-    if (event == E::value && depth == events_depth && in_events) return false;
+    // Anything else in the events array (a number, a string, an array) is not a trace event: the
+    // file is refused at the first one, not after reading gigabytes of something else.
+    if ((event == E::value || event == E::array_start) && depth == events_depth && in_events)
+      throw InputError(file, 0, "traceEvents", "expected trace events (JSON objects), found " +
+                                                   std::string(event == E::array_start ? "an array" : std::string("a ") + parsed.type_name()));
     return true;
   };
   json doc;

@@ -266,13 +266,18 @@ TEST_CASE("hostile traces: one InputError naming the file and what was expected"
   fails("empty.json", "", "malformed JSON");
   fails("no_events.json", R"({"schemaVersion": 1})", "traceEvents");
   fails("scalar.json", "42", "traceEvents");
-  fails("cpu_only.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 3}, 7]})",
+  fails("cpu_only.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 1, "dur": 3}]})",
         "no GPU operations");
+  fails("numbers.json", "[1234567, 1234567, 0]", "expected trace events");
+  fails("nested.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 3}, [1]]})",
+        "expected trace events");
   fails("negative.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -3}]})", "dur");
   fails("string_dur.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": "3"}]})", "dur");
   fails("no_ts.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": 3}]})", "ts");
   fails("huge.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 3}]})", "malformed JSON");
-  fails("deep.json", std::string(100, '[') + std::string(100, ']'), "deeper than 64");
+  fails("deep.json", R"({"traceEvents": [{"ph": "X", "args": )" + std::string(100, '[') + std::string(100, ']') + "}]}",
+        "deeper than 64");
+  fails("deep_array.json", std::string(100, '[') + std::string(100, ']'), "expected trace events");
   // A small archive that inflates past the limit stops at the limit.
   const auto bomb = dir.write("bomb.json.gz", test::gzip(std::string(1 << 20, ' ') + good));
   CHECK_THROWS_WITH(calibration::read_trace_text(bomb, 1 << 16), Catch::Contains("decompresses to more than"));
