@@ -62,7 +62,6 @@ void check_request(const PlanRequest& r) {
 PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object()) throw InputError(file, 0, "plan", "expected a JSON object");
   PlanRequest r;
-  std::string latency_field;  // "ttft" or "tpot" when a latency target was given
   nlohmann::json axes = nlohmann::json::object();
   const auto str = [&](const std::string& k, const nlohmann::json& v) {
     if (!v.is_string()) throw InputError(file, 0, k, "expected a string, got " + v.dump());
@@ -108,33 +107,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       r.include_research = v.get<bool>();
     }
-    else if (k == "phase") {
-      try {
-        r.phase = models::parse_phase(str(k, v));
-      } catch (const InputError& e) {
-        throw InputError(file, 0, k, e.message());
-      }
-    } else if (k == "cached_tokens") {
-      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxPlanTokens)
-        throw InputError(file, 0, k, "expected a number of cached tokens from 0 to 2^40, got " + v.dump());
-      r.cached_tokens = v.get<std::int64_t>();
-    } else if (k == "ttft" || k == "tpot") {
-      // A duration with its unit ("5s", "50ms"), or seconds as a number.
-      double seconds = 0;
-      if (v.is_string()) {
-        try {
-          seconds = models::parse_duration_s(v.get<std::string>(), k);
-        } catch (const InputError& e) {
-          throw InputError(file, 0, k, e.message());
-        }
-      } else if (v.is_number() && v.get<double>() > 0 && v.get<double>() <= 86400) {
-        seconds = v.get<double>();
-      } else {
-        throw InputError(file, 0, k, "expected a duration such as \"5s\" or \"50ms\", or seconds up to a day, got " + v.dump());
-      }
-      if (r.target_latency_s > 0) throw InputError(file, 0, k, "give one latency target: ttft for prefill, tpot for decode");
-      r.target_latency_s = seconds;
-      latency_field = k;
+    else if (read_inference_field(r, k, v, file)) {
     } else if (k == "target_tokens_per_s") {
       if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(file, 0, k, "expected a positive number, got " + v.dump());
       r.target_tokens_per_s = v.get<double>();
@@ -161,7 +134,8 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
   if (axes.contains("recompute")) r.recompute = g.recompute;
   r.engine = g.engine;
   // A latency target is the min-devices goal; it must name the phase it is the latency of.
-  if (!latency_field.empty()) {
+  if (r.target_latency_s > 0) {
+    const std::string latency_field = j.contains("ttft") ? "ttft" : "tpot";
     if (!j.contains("goal")) r.goal = Goal::MinDevices;
     const auto wanted = latency_field == "ttft" ? models::RunPhase::Prefill : models::RunPhase::Decode;
     if (r.phase != wanted)

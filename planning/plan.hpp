@@ -75,6 +75,9 @@ void check_inference_request(const PlanRequest& r);
 // An inference plan's axes: rings only (pass-KV and pass-Q are both predicted per point), the
 // phase's own sharding, no data parallelism, ZeRO or recomputation; decode's context as n_seq.
 void apply_inference_axes(const PlanRequest& r, SweepGrid& g);
+// A plan file's phase, cached_tokens, ttft or tpot into `r`; false for another field.
+// InputError naming `file` and the field for a wrong value.
+bool read_inference_field(PlanRequest& r, const std::string& key, const nlohmann::json& value, const std::string& file);
 // "TTFT" or "TPOT": the latency a phase's plan is judged by ("step" for training).
 [[nodiscard]] const char* latency_name(models::RunPhase phase) noexcept;
 // A plan file (JSON): hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices,

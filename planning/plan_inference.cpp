@@ -1,9 +1,11 @@
 // What the planner does differently for a prefill or a decode (models/inference/phase.hpp): the
 // request's checks, the grid's axes, and why a smaller device count does not answer.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "models/implementations/strategy.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "planning/plan.hpp"
 
 namespace ringsim::planning {
@@ -60,6 +62,40 @@ void apply_inference_axes(const PlanRequest& r, SweepGrid& g) {
   // Replicas serve other requests: they add throughput, never lower the latency a target asks.
   g.dp = {1};
   if (r.phase == RunPhase::Decode) g.n_seq = {r.cached_tokens};
+}
+
+bool read_inference_field(PlanRequest& r, const std::string& k, const nlohmann::json& v, const std::string& file) {
+  if (k == "phase") {
+    if (!v.is_string()) throw InputError(file, 0, k, "expected a string, got " + v.dump());
+    try {
+      r.phase = models::parse_phase(v.get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(file, 0, k, e.message());
+    }
+  } else if (k == "cached_tokens") {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (std::int64_t{1} << 40))
+      throw InputError(file, 0, k, "expected a number of cached tokens from 0 to 2^40, got " + v.dump());
+    r.cached_tokens = v.get<std::int64_t>();
+  } else if (k == "ttft" || k == "tpot") {
+    // A duration with its unit ("5s", "50ms"), or seconds as a number.
+    double seconds = 0;
+    if (v.is_string()) {
+      try {
+        seconds = models::parse_duration_s(v.get<std::string>(), k);
+      } catch (const InputError& e) {
+        throw InputError(file, 0, k, e.message());
+      }
+    } else if (v.is_number() && v.get<double>() > 0 && v.get<double>() <= 86400) {
+      seconds = v.get<double>();
+    } else {
+      throw InputError(file, 0, k, "expected a duration such as \"5s\" or \"50ms\", or seconds up to a day, got " + v.dump());
+    }
+    if (r.target_latency_s > 0) throw InputError(file, 0, k, "give one latency target: ttft for prefill, tpot for decode");
+    r.target_latency_s = seconds;
+  } else {
+    return false;
+  }
+  return true;
 }
 
 bool closer(const SweepResult& a, const SweepResult& b) {
