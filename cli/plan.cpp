@@ -39,7 +39,7 @@ constexpr const char* kIntervals =
 nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult& r) {
   nlohmann::json j = file.empty() ? nlohmann::json::object() : models::read_json_file(file);
   if (!j.is_object()) throw InputError(file, 1, "plan", "expected a JSON object");
-  for (const char* k : {"hardware", "model", "goal", "mask", "engine"})
+  for (const char* k : {"hardware", "model", "goal", "mask", "engine", "phase"})
     if (r.count(k)) j[k] = r[k].as<std::string>();
   const std::pair<const char*, const char*> counts[] = {
       {"seq", "n_seq"}, {"max-context", "max_context"}, {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
@@ -52,6 +52,11 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     for (const auto& v : models::split(r["mp"].as<std::string>(), ','))
       j["mp"].push_back(models::parse_positive_int(models::trim(v), "mp"));
   }
+  if (r.count("cached-tokens"))
+    j["cached_tokens"] = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+  // Durations read here, so a bad one names the flag; the file's field takes the seconds.
+  for (const char* k : {"ttft", "tpot"})
+    if (r.count(k)) j[k] = models::parse_duration_s(r[k].as<std::string>(), k);
   if (r.count("target-tokens-per-s"))
     j["target_tokens_per_s"] = models::parse_double(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
   for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
@@ -63,9 +68,9 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   return j;
 }
 
-std::string row_text(const planning::SweepResult& x) {
+std::string row_text(const planning::SweepResult& x, bool inference) {
   std::string line;
-  planning::append_csv_row(x, line);
+  planning::append_csv_row(x, line, inference);
   line.pop_back();  // the newline
   return line;
 }
@@ -86,6 +91,13 @@ int run_plan(int argc, char** argv) {
                  ("seq", "target context n_seq (max-context: the shortest tried; default 131072)", cxxopts::value<std::string>())
                  ("max-context", "max-context: the longest context tried (default 16777216)", cxxopts::value<std::string>())
                  ("target-tokens-per-s", "min-devices: the throughput to reach", cxxopts::value<std::string>())
+                 ("phase", "train | prefill | decode (default train; docs/inference.md)", cxxopts::value<std::string>())
+                 ("cached-tokens", "prefill: tokens already in the KV cache; decode: the tokens in each sequence's cache",
+                  cxxopts::value<std::string>())
+                 ("ttft", "prefill: the time to first token to meet, e.g. 5s or 800ms (the min-devices goal)",
+                  cxxopts::value<std::string>())
+                 ("tpot", "decode: the time per output token to meet, e.g. 50ms (the min-devices goal)",
+                  cxxopts::value<std::string>())
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
                  ("per-impl", "also list the best plan of each implementation (JSON always has it)")
@@ -155,8 +167,11 @@ int run_plan(int argc, char** argv) {
   std::string goal_text;
   switch (req.goal) {
     case planning::Goal::MinDevices:
-      goal_text = fmt::format("fewest devices (at most {}) reaching {} tokens/s at n_seq {}", req.devices,
-                              human_count(req.target_tokens_per_s), req.n_seq);
+      goal_text = req.target_latency_s > 0
+                      ? fmt::format("fewest devices (at most {}) with {} at most {}", req.devices,
+                                    planning::latency_name(req.phase), human_seconds(req.target_latency_s))
+                      : fmt::format("fewest devices (at most {}) reaching {} tokens/s at n_seq {}", req.devices,
+                                    human_count(req.target_tokens_per_s), req.n_seq);
       break;
     case planning::Goal::MaxThroughput:
       goal_text = fmt::format("most tokens/s at n_seq {} on at most {} devices", req.n_seq, req.devices);
@@ -165,19 +180,30 @@ int run_plan(int argc, char** argv) {
       goal_text = fmt::format("longest context ({} to {}) on at most {} devices", req.n_seq, req.max_context, req.devices);
       break;
   }
+  const bool inference = req.phase != models::RunPhase::Train;
+  if (req.phase == models::RunPhase::Prefill)
+    goal_text += fmt::format("; prefill of {} new tokens over {} cached, batch {}", req.n_seq, req.cached_tokens, req.batch);
+  else if (req.phase == models::RunPhase::Decode)
+    goal_text += fmt::format("; decode over caches of {} tokens, batch {}", req.cached_tokens, req.batch);
+  // Why each smaller device count does not answer (inference's min-devices).
+  std::string smaller;
+  for (const auto& x : found.smaller)
+    smaller += fmt::format("  {} device{} (mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s", x.point.spec.mp, x.point.spec.sp, x.impl,
+                           planning::shortfall(x, req));
+  if (!smaller.empty()) smaller = "\nfewer devices:\n" + smaller;
   std::string out;
   if (format == "json") {
     const auto j = planning::plan_json(req, found);
     out = j.dump(2) + "\n";
   } else if (format == "csv") {
     std::vector<std::string> header{"rank"};
-    const auto& cols = planning::sweep_columns();
+    const auto cols = planning::sweep_columns(inference);
     header.insert(header.end(), cols.begin(), cols.end());
     header.push_back("why");
     header.push_back("ties");
     out += csv_line(header);
     for (std::size_t i = 0; i < best.size(); ++i)
-      out += std::to_string(i + 1) + "," + row_text(best[i].plan) + "," + csv_escape(planning::explain(best[i].plan)) + "," +
+      out += std::to_string(i + 1) + "," + row_text(best[i].plan, inference) + "," + csv_escape(planning::explain(best[i].plan)) + "," +
              csv_escape(planning::ties_text(best[i])) + "\n";
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
@@ -188,7 +214,7 @@ int run_plan(int argc, char** argv) {
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
-      out += "\n";
+      out += "\n" + smaller;
     } else {
       // The strategies side by side first: the best of each family, whatever the top plans are;
       // with --per-impl the best of each implementation too.
@@ -199,7 +225,8 @@ int run_plan(int argc, char** argv) {
       };
       const auto best_of = [&](const char* key, const std::vector<planning::SweepResult>& rows, auto key_of) {
         TextTable b({{key}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"n_seq", true},
-                     {"step", true}, {"+-", true}, {"tokens/s", true}, {"vs best", true}, {"memory", true}});
+                     {planning::latency_name(req.phase), true}, {"+-", true}, {"tokens/s", true}, {"vs best", true},
+                     {"memory", true}});
         const double top = figure(rows.front());
         for (const auto& x : rows) {
           const auto& s = x.point.spec;
@@ -231,7 +258,8 @@ int run_plan(int argc, char** argv) {
       }
       if (tables) out += "\nranked:\n";
       TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
-                   {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {"step", true}, {"+-", true}, {"tokens/s", true},
+                   {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {planning::latency_name(req.phase), true},
+                   {"+-", true}, {"tokens/s", true},
                    {"MFU", true}, {"memory", true}});
       for (std::size_t i = 0; i < best.size(); ++i) {
         const auto& x = best[i].plan;
@@ -246,11 +274,13 @@ int run_plan(int argc, char** argv) {
                    s.cp.text(), s.layout.text(), fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
                    std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
                    std::to_string(s.n_seq), human_seconds(x.step_s), pm, human_count(x.tokens_per_s),
-                   fmt::format("{:.1f}%", 100 * x.prediction.mfu), human_bytes(x.memory.total_bytes)},
+                   inference ? std::string("-") : fmt::format("{:.1f}%", 100 * x.prediction.mfu),
+                   human_bytes(x.memory.total_bytes)},
                   notes);
       }
       out += t.render();
       out += planning::deployability_legend(best);
+      out += smaller;
     }
   }
   output.write(out);

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/memory_flags.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/inference/decode.hpp"
+#include "models/inference/phase.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
@@ -13,17 +15,37 @@ namespace ringsim::cli {
 
 using models::PrefillVariant;
 
-std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& format) {
+namespace {
+
+// What both phases set up the same way: the scenario flags, one strategy, the phase's own
+// scenario (models::inference_spec: its sharding and implementation), --cached-tokens and the
+// memory headroom (--headroom).
+struct InferenceSetup {
+  models::ScenarioSpec spec;
+  models::ResolvedScenario scenario;
+  std::int64_t cached = 0;
+  double headroom_bytes = 0;
+};
+
+InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catalog, models::RunPhase phase) {
   auto args = parse_scenario_args(r);
-  require_one_strategy(args, "--phase prefill");
-  // The balanced sharding is the inference code's own: a layout asked for is not used.
-  auto spec = args.base;
-  spec.layout = models::LayoutSpec::parse("zigzag");
-  if (spec.impl.empty()) spec.impl = catalog.choose_implementation(spec, catalog.hardware(spec.hardware), {spec.layout}, true);
-  const auto s = models::resolve(spec, catalog);
-  const auto cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
-  const auto kv = models::predict_prefill(s, cached, PrefillVariant::PassKV);
-  const auto q = models::predict_prefill(s, cached, PrefillVariant::PassQ);
+  require_one_strategy(args, std::string("--phase ") + models::to_string(phase));
+  InferenceSetup out;
+  out.cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+  out.headroom_bytes = memory_settings_from(r).headroom_bytes;
+  out.spec = models::inference_spec(args.base, phase, out.cached, catalog);
+  out.scenario = models::resolve(out.spec, catalog);
+  return out;
+}
+
+}  // namespace
+
+std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& format) {
+  const auto in = setup(r, catalog, models::RunPhase::Prefill);
+  const auto& s = in.scenario;
+  const auto cached = in.cached;
+  const auto kv = models::predict_prefill(s, cached, PrefillVariant::PassKV, in.headroom_bytes);
+  const auto q = models::predict_prefill(s, cached, PrefillVariant::PassQ, in.headroom_bytes);
   const auto& best = q.ttft_s < kv.ttft_s ? q : kv;
   const auto& other = q.ttft_s < kv.ttft_s ? kv : q;
   const double hit = static_cast<double>(cached) / static_cast<double>(cached + s.spec.n_seq);
@@ -72,20 +94,14 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
 }
 
 std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& format) {
-  auto args = parse_scenario_args(r);
-  require_one_strategy(args, "--phase decode");
-  const auto context = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
-  // The cache's sharding, not a training layout: contiguous shards of the context.
-  auto spec = args.base;
-  spec.layout = models::LayoutSpec{};
-  if (context > 0) spec.n_seq = context;
-  if (spec.impl.empty()) spec.impl = catalog.choose_implementation(spec, catalog.hardware(spec.hardware), {spec.layout}, true);
-  const auto resolved = models::resolve(spec, catalog);
-  const double layers = static_cast<double>(std::max<std::int64_t>(1, resolved.model.layers));
-  const auto ring = models::predict_decode(resolved, context);
+  const auto in = setup(r, catalog, models::RunPhase::Decode);
+  const auto& spec = in.spec;
+  const auto context = in.cached;
+  const double layers = static_cast<double>(std::max<std::int64_t>(1, in.scenario.model.layers));
+  const auto ring = models::predict_decode(in.scenario, context, in.headroom_bytes);
   auto alone_spec = spec;
   alone_spec.sp = 1;
-  const auto alone = models::predict_decode(models::resolve(alone_spec, catalog), context);
+  const auto alone = models::predict_decode(models::resolve(alone_spec, catalog), context, in.headroom_bytes);
   constexpr double gib = 1024.0 * 1024 * 1024;
   if (format == "json") {
     nlohmann::json j{{"phase", "decode"}, {"hardware", spec.hardware}, {"model", spec.model}, {"mp", spec.mp},

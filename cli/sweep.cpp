@@ -29,6 +29,8 @@ struct AxisFlag {
   const char* help;
 };
 constexpr AxisFlag kAxisFlags[] = {
+    {"phase", "phase", "train | prefill (n_seq new tokens over --cached-tokens: TTFT, pass-KV and pass-Q) | decode "
+                       "(one step over caches of --cached-tokens: TPOT); docs/inference.md"},
     {"hardware", "hardware", "hardware names or JSON files"},
     {"model", "model", "model names, attn:HQ:HKV:D or JSON files"},
     {"impl", "impl", "implementations (default: the catalog's choice per point)"},
@@ -37,7 +39,8 @@ constexpr AxisFlag kAxisFlags[] = {
     {"mp", "mp", "tensor-parallel degrees (crossed with --sp; instead of --mesh)"},
     {"sp", "sp", "ring sizes (crossed with --mp)"},
     {"dp", "dp", "data-parallel replicas"},
-    {"seq", "n_seq", "sequence lengths n_seq"},
+    {"seq", "n_seq", "sequence lengths n_seq (prefill: the new tokens)"},
+    {"cached-tokens", "cached_tokens", "tokens in the KV cache (prefill: attended by the new ones; decode: each cache's context)"},
     {"batch", "batch", "sequences per step"},
     {"layout", "layout", "layouts"},
     {"mask", "mask", "masks"},
@@ -63,6 +66,7 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
     for (const auto& v : models::split(r[a.flag].as<std::string>(), ',')) {
       const std::string value(models::trim(v));
       if (count) values.push_back(models::parse_positive_int(value, a.flag));
+      else if (field == "cached_tokens") values.push_back(models::parse_int_in(value, a.flag, 0, std::int64_t{1} << 40));
       else values.push_back(value);
     }
     j[a.field] = values;

@@ -165,6 +165,14 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   r.profile = spec.profile;
   r.topology = p.topology.empty() ? "default" : p.topology;
   if (spec.tile) r.tile_q = spec.tile->q, r.tile_k = spec.tile->k;
+  if (p.phase != models::RunPhase::Train) {
+    evaluate_inference(p, r);
+    return r;
+  }
+  if (p.cached_tokens > 0) {  // a sweep crossing phases with caches: no training row repeats another
+    r.note = "cached_tokens: a training step has no KV cache (0 for --phase train)";
+    return r;
+  }
   try {
     const auto& t = timed(p);
     const auto& s = t.scenario;
@@ -216,6 +224,27 @@ const std::vector<std::string>& sweep_columns() {
 }
 
 namespace {
+void field(std::string& out, const std::string& v);
+
+// The inference columns of a row (after every other): empty figures for a training row or a
+// skipped one, the phase and cached tokens always.
+void append_inference_fields(const SweepResult& r, std::string& out) {
+  auto it = std::back_inserter(out);
+  const auto& p = r.point;
+  fmt::format_to(it, FMT_COMPILE(",{},{},"), models::to_string(p.phase), p.cached_tokens);
+  if (!r.inference) {
+    out += ",,,,,,";
+    return;
+  }
+  const auto& x = *r.inference;
+  const bool prefill = x.phase == models::RunPhase::Prefill;
+  if (prefill) fmt::format_to(it, FMT_COMPILE("{:.6g},,{},{:.6g},{:.6g},"), x.latency_s, models::to_string(*x.variant),
+                              x.pass_kv_s, x.pass_q_s);
+  else fmt::format_to(it, FMT_COMPILE(",{:.6g},,,,"), x.latency_s);
+  fmt::format_to(it, FMT_COMPILE("{:.6g},"), x.kv_cache_bytes);
+  field(out, x.why);
+}
+
 // One field of the row: quoted when it holds a comma or a quote; newlines become spaces so a
 // row is one line (resume and merge read rows line by line).
 void field(std::string& out, const std::string& v) {
@@ -233,7 +262,19 @@ void field(std::string& out, const std::string& v) {
 }
 }  // namespace
 
-void append_csv_row(const SweepResult& r, std::string& out) {
+const std::vector<std::string>& inference_columns() {
+  static const std::vector<std::string> c = {"phase", "cached_tokens", "ttft_s", "tpot_s", "variant", "pass_kv_ttft_s",
+                                             "pass_q_ttft_s", "kv_cache_bytes", "why"};
+  return c;
+}
+
+std::vector<std::string> sweep_columns(bool inference) {
+  auto c = sweep_columns();
+  if (inference) c.insert(c.end(), inference_columns().begin(), inference_columns().end());
+  return c;
+}
+
+void append_csv_row(const SweepResult& r, std::string& out, bool inference) {
   const auto& p = r.point;
   const auto& s = p.spec;
   auto it = std::back_inserter(out);
@@ -321,6 +362,7 @@ void append_csv_row(const SweepResult& r, std::string& out) {
     else
       out += ",,";
   }
+  if (inference) append_inference_fields(r, out);
   out += '\n';
 }
 
@@ -342,7 +384,16 @@ nlohmann::json result_json(const SweepResult& r) {
                       {"tile_q", r.tile_q}, {"tile_k", r.tile_k}, {"topology", r.topology},
                       {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)},
                       {"status", r.ok ? "ok" : "skipped"}, {"profile", r.profile}, {"note", r.note}};
+  if (p.phase != models::RunPhase::Train) j.update({{"phase", models::to_string(p.phase)}, {"cached_tokens", p.cached_tokens}});
   if (!r.ok) return j;
+  if (r.inference) {
+    const auto& x = *r.inference;
+    const bool prefill = x.phase == models::RunPhase::Prefill;
+    j.update({{prefill ? "ttft_s" : "tpot_s", x.latency_s}, {"kv_cache_bytes", x.kv_cache_bytes},
+              {"weights_bytes", x.weights_bytes}, {"why", x.why}});
+    if (prefill)
+      j.update({{"variant", models::to_string(*x.variant)}, {"pass_kv_ttft_s", x.pass_kv_s}, {"pass_q_ttft_s", x.pass_q_s}});
+  }
   const auto& q = r.prediction;
   const auto& m = r.memory;
   const auto& iv = r.step_interval;

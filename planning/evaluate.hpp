@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <array>
 #include <deque>
 #include <initializer_list>
@@ -19,6 +20,7 @@
 #include "models/io/error.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
+#include "models/inference/phase.hpp"
 #include "models/memory/memory.hpp"
 #include "planning/grid.hpp"
 
@@ -59,6 +61,9 @@ struct SweepResult {
   double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
   double tokens_per_s = 0;        // all dp replicas
   models::MemoryEstimate memory;
+  // Prefill and decode points: their own figures (step_s is then the latency, TTFT or TPOT;
+  // memory's strategy term the KV cache shard, its workspace the ring's message buffers).
+  std::optional<models::InferencePrediction> inference;
   [[nodiscard]] std::int64_t devices() const noexcept { return point.dp * point.spec.mp * point.spec.sp; }
   // "compute" or "transfer": whether exposed communication is at least 5% of the step.
   [[nodiscard]] const char* bound() const noexcept;
@@ -92,6 +97,8 @@ class Evaluator {
     std::optional<models::InputError> error;
   };
   void compute_timed(const SweepPoint& p, Timed& t);
+  // The seam of the phases: a prefill or decode point (planning/evaluate_inference.cpp).
+  void evaluate_inference(const SweepPoint& p, SweepResult& r);
   [[nodiscard]] PartsMap::const_iterator parts(const models::ScenarioSpec& spec,
                                                const std::optional<models::Recompute>& recompute);
   [[nodiscard]] const Timed& timed(const SweepPoint& p);
@@ -114,9 +121,13 @@ class Evaluator {
 [[nodiscard]] models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog);
 
 // The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,
-// so a row is the same bytes whichever thread computed it.
+// so a row is the same bytes whichever thread computed it. With `inference` (a grid with a
+// prefill or decode phase: SweepGrid::has_inference) the inference columns follow the others;
+// without, a training sweep's rows are as they always were.
 [[nodiscard]] const std::vector<std::string>& sweep_columns();
-void append_csv_row(const SweepResult& r, std::string& out);
+[[nodiscard]] const std::vector<std::string>& inference_columns();
+[[nodiscard]] std::vector<std::string> sweep_columns(bool inference);
+void append_csv_row(const SweepResult& r, std::string& out, bool inference = false);
 // The same row as a JSON object (numbers as numbers; no numeric fields for a skipped row).
 [[nodiscard]] nlohmann::json result_json(const SweepResult& r);
 

@@ -1,5 +1,6 @@
 #include "planning/grid.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +65,13 @@ std::int64_t positive(const json& v) {
   if (v.is_number_unsigned()) throw InputError("expected a positive integer below 2^63, got " + v.dump());
   throw InputError("expected a positive integer, got " + v.dump());
 }
+// Tokens already in a KV cache: zero or more, bounded as a plan's contexts are.
+std::int64_t cached_of(const json& v) {
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (std::int64_t{1} << 40))
+    throw InputError("expected a number of cached tokens from 0 to 2^40, got " + v.dump());
+  return v.get<std::int64_t>();
+}
+models::RunPhase phase_of(const json& v) { return models::parse_phase(text(v)); }
 // Data-parallel replicas, mp and sp, and K/V buffers: bounded so that the device and byte
 // counts formed from them stay exact (dp x mp x sp with each at most 2^20 fits 64 bits).
 std::int64_t replicas(const json& v) {
@@ -111,8 +119,8 @@ std::string tile_text(const std::optional<models::TileShape>& t) {
 }  // namespace
 
 std::array<std::int64_t, kAxes> SweepGrid::axis_sizes() const {
-  const std::size_t sizes[] = {hardware.size(), model.size(), impl.size(), cp.size(), mesh.size(),
-                               dp.size(), n_seq.size(), batch.size(), layout.size(), mask.size(),
+  const std::size_t sizes[] = {phase.size(), hardware.size(), model.size(), impl.size(), cp.size(), mesh.size(),
+                               dp.size(), n_seq.size(), cached_tokens.size(), batch.size(), layout.size(), mask.size(),
                                tile.size(), topology.size(), zero.size(), recompute.size()};
   std::array<std::int64_t, kAxes> a{};
   for (int i = 0; i < kAxes; ++i) a[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(sizes[i]);
@@ -148,6 +156,7 @@ SweepPoint SweepGrid::point(std::int64_t index) const {
   p.spec.mask = take(mask, kMask);
   p.spec.layout = take(layout, kLayout);
   p.spec.batch = take(batch, kBatch);
+  p.cached_tokens = take(cached_tokens, kCached);
   p.spec.n_seq = take(n_seq, kNSeq);
   p.dp = take(dp, kDp);
   const Mesh m = take(mesh, kMesh);
@@ -160,8 +169,13 @@ SweepPoint SweepGrid::point(std::int64_t index) const {
   // A name ending in .json is a file (a user's own hardware or model description).
   (model_name.ends_with(".json") ? p.spec.model_file : p.spec.model) = model_name;
   (hw.ends_with(".json") ? p.spec.hardware_file : p.spec.hardware) = hw;
+  p.phase = take(phase, kPhase);
   p.spec.profile = profile;
   return p;
+}
+
+bool SweepGrid::has_inference() const {
+  return std::any_of(phase.begin(), phase.end(), [](models::RunPhase x) { return x != models::RunPhase::Train; });
 }
 
 SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
@@ -172,7 +186,9 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const json& v = it.value();
-    if (k == "hardware") g.hardware = axis<std::string>(v, file, k, text);
+    if (k == "phase") g.phase = axis<models::RunPhase>(v, file, k, phase_of);
+    else if (k == "cached_tokens") g.cached_tokens = axis<std::int64_t>(v, file, k, cached_of);
+    else if (k == "hardware") g.hardware = axis<std::string>(v, file, k, text);
     else if (k == "model") g.model = axis<std::string>(v, file, k, text);
     else if (k == "impl") g.impl = axis<std::string>(v, file, k, text_or_default);
     else if (k == "cp") g.cp = axis<models::Strategy>(v, file, k, strategy_of);
@@ -205,7 +221,7 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else if (g.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
-                       "unknown field (expected hardware, model, impl, cp, mesh or mp and sp, dp, n_seq, batch, layout, "
+                       "unknown field (expected phase, hardware, model, impl, cp, mesh or mp and sp, dp, n_seq, cached_tokens, batch, layout, "
                        "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals, precision, "
                        "sequence_parallel, offload_optimizer, headroom_gib)");
     }
@@ -256,6 +272,12 @@ json SweepGrid::to_json() const {
   memory.write_fields(j);
   // Only when off: the default keeps the fingerprint of outputs written before the field existed.
   if (!intervals) j["intervals"] = false;
+  // Likewise only when not the default (a training sweep without a cache).
+  if (phase != std::vector<models::RunPhase>{models::RunPhase::Train}) {
+    j["phase"] = json::array();
+    for (const auto x : phase) j["phase"].push_back(models::to_string(x));
+  }
+  if (cached_tokens != std::vector<std::int64_t>{0}) j["cached_tokens"] = cached_tokens;
   return j;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// A sweep: the cross product of scenario axes (hardware, model, implementation, strategy, mesh,
-// data-parallel degree, n_seq, batch, layout, mask, tile, topology, ZeRO stage, recomputation),
+// A sweep: the cross product of scenario axes (phase, hardware, model, implementation, strategy,
+// mesh, data-parallel degree, n_seq, cached tokens, batch, layout, mask, tile, topology, ZeRO
+// stage, recomputation),
 // read from a sweep file (JSON) or built from flags. Point i of the sweep is decoded from i in
 // mixed radix, outermost axis first, so the sweep's order is fixed by the grid alone.
 #include <array>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/inference/phase.hpp"
 #include "models/memory/memory.hpp"
 #include "models/catalog/resolve.hpp"
 
@@ -25,9 +27,10 @@ struct Mesh {
   friend bool operator==(const Mesh&, const Mesh&) = default;
 };
 
-// The axes of a sweep, outermost first.
-enum Axis : int { kHardware, kModel, kImpl, kCp, kMesh, kDp, kNSeq, kBatch, kLayout, kMask, kTile, kTopology, kZero,
-                  kRecompute, kAxes };
+// The axes of a sweep, outermost first. An axis of one value does not change the points'
+// indices, so the phase and cached-token axes leave training sweeps as they were.
+enum Axis : int { kPhase, kHardware, kModel, kImpl, kCp, kMesh, kDp, kNSeq, kCached, kBatch, kLayout, kMask, kTile,
+                  kTopology, kZero, kRecompute, kAxes };
 
 // One point of a sweep: the scenario and the planning axes the scenario does not carry.
 struct SweepPoint {
@@ -38,12 +41,17 @@ struct SweepPoint {
   models::Sharding zero = models::Sharding::None;
   std::optional<models::Recompute> recompute;  // nullopt: the profile's
   std::string topology;                        // empty: the hardware's default
+  // Train: a training step. Prefill: spec.n_seq new tokens over `cached_tokens` in the KV cache;
+  // decode: one step over caches of `cached_tokens` (models/inference/phase.hpp).
+  models::RunPhase phase = models::RunPhase::Train;
+  std::int64_t cached_tokens = 0;
 };
 
 struct SweepGrid {
   // Axes, outermost first. Empty strings mean "the default": impl (the catalog's choice for the
   // point's hardware, mask, strategy and layout), topology (the hardware's), tile (the profile's,
   // clamped to the block), recompute (the profile's).
+  std::vector<models::RunPhase> phase{models::RunPhase::Train};
   std::vector<std::string> hardware{"a100-80gb"};
   std::vector<std::string> model{"ringattn-1b"};
   std::vector<std::string> impl{""};
@@ -51,6 +59,7 @@ struct SweepGrid {
   std::vector<Mesh> mesh{{1, 8}};
   std::vector<std::int64_t> dp{1};
   std::vector<std::int64_t> n_seq{65536};
+  std::vector<std::int64_t> cached_tokens{0};  // prefill: in the KV cache; decode: each cache's tokens
   std::vector<std::int64_t> batch{1};
   std::vector<models::LayoutSpec> layout{models::LayoutSpec{}, models::LayoutSpec::parse("striped")};
   std::vector<models::MaskSpec> mask{models::MaskSpec{}};
@@ -72,8 +81,11 @@ struct SweepGrid {
   [[nodiscard]] std::int64_t size() const;
   [[nodiscard]] std::array<std::int64_t, kAxes> axis_sizes() const;
   [[nodiscard]] SweepPoint point(std::int64_t index) const;
+  // Whether any point is a prefill or a decode: the rows then carry the inference columns.
+  [[nodiscard]] bool has_inference() const;
 
-  // The sweep file: an object whose keys are the axes above (a value or a list of values) and
+  // The sweep file: an object whose keys are the axes above (a value or a list of values; phase
+  // as "train", "prefill" or "decode", cached_tokens non-negative integers) and
   // profile, kv_buffers, engine, intervals (true or false); mesh as "MPxSP" strings, or mp and sp lists crossed. Unknown
   // keys and wrong types are InputErrors naming the file and the field.
   [[nodiscard]] static SweepGrid from_json(const nlohmann::json& j, const std::string& file);

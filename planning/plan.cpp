@@ -11,6 +11,7 @@
 
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "models/implementations/strategy.hpp"
 #include "planning/prefilter.hpp"
 
@@ -46,8 +47,10 @@ void check_request(const PlanRequest& r) {
   if (r.batch <= 0) throw InputError({}, 0, "batch", "expected a positive batch");
   if (r.top <= 0) throw InputError({}, 0, "top", "expected a positive count of plans");
   if (r.top > kMaxPlans) throw InputError({}, 0, "top", fmt::format("at most {} plans, got {}", kMaxPlans, r.top));
-  if (r.goal == Goal::MinDevices && !(r.target_tokens_per_s > 0))
-    throw InputError({}, 0, "target-tokens-per-s", "min-devices needs a positive target throughput");
+  check_inference_request(r);
+  if (r.goal == Goal::MinDevices && !(r.target_tokens_per_s > 0) && !(r.target_latency_s > 0))
+    throw InputError({}, 0, "target-tokens-per-s",
+                     "min-devices needs a positive target throughput (or, for --phase prefill or decode, --ttft or --tpot)");
   if (r.goal == Goal::MaxContext && r.max_context < r.n_seq)
     throw InputError({}, 0, "max-context", "the longest context tried is below --seq");
   // Contexts are doubled from n_seq up to max_context: both stay far from 2^63.
@@ -104,7 +107,8 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       r.include_research = v.get<bool>();
     }
-    else if (k == "target_tokens_per_s") {
+    else if (read_inference_field(r, k, v, file)) {
+    } else if (k == "target_tokens_per_s") {
       if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(file, 0, k, "expected a positive number, got " + v.dump());
       r.target_tokens_per_s = v.get<double>();
     } else if (k == "impl" || k == "cp" || k == "layout" || k == "tile" || k == "topology" || k == "zero" ||
@@ -114,6 +118,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
+                       "phase, cached_tokens, ttft, tpot, "
                        "batch, mp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
@@ -128,6 +133,16 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
   if (axes.contains("zero")) r.zero = g.zero;
   if (axes.contains("recompute")) r.recompute = g.recompute;
   r.engine = g.engine;
+  // A latency target is the min-devices goal; it must name the phase it is the latency of.
+  if (r.target_latency_s > 0) {
+    const std::string latency_field = j.contains("ttft") ? "ttft" : "tpot";
+    if (!j.contains("goal")) r.goal = Goal::MinDevices;
+    const auto wanted = latency_field == "ttft" ? models::RunPhase::Prefill : models::RunPhase::Decode;
+    if (r.phase != wanted)
+      throw InputError(file, 0, latency_field,
+                       latency_field == "ttft" ? "ttft (time to first token) is a prefill target: phase prefill"
+                                               : "tpot (time per output token) is a decode target: phase decode");
+  }
   try {
     check_request(r);
   } catch (const InputError& e) {
@@ -224,12 +239,14 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   } else {
     g.n_seq = {r.n_seq};
   }
+  apply_inference_axes(r, g);
   (void)g.size();
   return g;
 }
 
 bool feasible(const SweepResult& row, const PlanRequest& r) {
   if (!row.ok || !row.memory.fits || row.devices() > r.devices) return false;
+  if (r.goal == Goal::MinDevices && r.target_latency_s > 0) return row.step_s <= r.target_latency_s;
   if (r.goal == Goal::MinDevices && row.tokens_per_s < r.target_tokens_per_s) return false;
   return true;
 }
@@ -355,12 +372,16 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   const auto ranges = runnable_points(search, catalog);
   out.excluded = ranges.excluded;
   std::map<std::string, SweepResult> family_best, impl_best;
+  std::map<std::int64_t, SweepResult> closest;  // min-devices: per device count
   for_each_result(
       search, catalog, options,
       [&](SweepResult&& x) {
         ++out.searched;
         out.evaluated += x.ok;
         out.fit_memory += x.ok && x.memory.fits;
+        if (r.goal == Goal::MinDevices && r.phase != models::RunPhase::Train && x.ok && x.devices() <= r.devices)
+          if (const auto it = closest.find(x.devices()); it == closest.end() || closer(x, it->second))
+            closest.insert_or_assign(x.devices(), x);
         if (!feasible(x, r)) return;
         ++out.feasible;
         const auto family = x.strategy_family();
@@ -373,6 +394,8 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
       },
       &ranges.ranges);
   out.plans = best_plans(std::move(kept), r);
+  for (auto& [devices, x] : closest)
+    if (out.plans.empty() || devices < out.plans.front().plan.devices()) out.smaller.push_back(std::move(x));
   const auto best_first = [&](std::map<std::string, SweepResult>& by, std::vector<SweepResult>& into) {
     for (auto& [_, x] : by) into.push_back(std::move(x));
     std::sort(into.begin(), into.end(), [&](const SweepResult& a, const SweepResult& b) { return better(a, b, r.goal); });
@@ -452,6 +475,12 @@ std::string deployability_legend(const std::vector<PlanChoice>& plans) {
 }
 
 std::string explain(const SweepResult& row) {
+  if (row.inference) {
+    constexpr double gib = 1024.0 * 1024 * 1024;
+    const auto& m = row.memory;
+    return fmt::format("{}; memory {:.1f} of {:.1f} GiB (KV cache {:.1f} GiB), {}", row.inference->why, m.total_bytes / gib,
+                       m.capacity_bytes / gib, row.inference->kv_cache_bytes / gib, models::fit_phrase(m));
+  }
   const auto& q = row.prediction;
   const double exposed = q.exposed_transfer_s + row.grad_sync_exposed_s;
   std::string s = fmt::format("{}-bound: exposed communication {:.0f}% of the step", row.bound(), 100 * exposed / row.step_s);

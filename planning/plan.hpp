@@ -20,7 +20,7 @@
 namespace ringsim::planning {
 
 enum class Goal {
-  MinDevices,     // the fewest devices that reach target_tokens_per_s at n_seq
+  MinDevices,     // the fewest devices that reach target_tokens_per_s (or, inference, target_latency_s) at n_seq
   MaxThroughput,  // the most tokens/s at n_seq on at most `devices`
   MaxContext,     // the longest context (n_seq .. max_context, doubling) on at most `devices`
 };
@@ -58,12 +58,31 @@ struct PlanRequest {
   // The table also lists the best plan of each implementation (JSON always carries it).
   bool per_implementation = false;
   models::MemorySettings memory;
+  // The phase planned (models/inference/phase.hpp), the tokens already in the KV cache (prefill:
+  // attended by the n_seq new ones; decode: each cache's context), and the latency target
+  // (prefill: TTFT, decode: TPOT; seconds, 0: none). A latency target is the min-devices goal:
+  // the fewest devices whose latency is at most it.
+  models::RunPhase phase = models::RunPhase::Train;
+  std::int64_t cached_tokens = 0;
+  double target_latency_s = 0;
 };
 
 // InputError naming the field for impossible requests (no budget, no target, ...).
 void check_request(const PlanRequest& r);
+// The inference part of check_request (planning/plan_inference.cpp): targets that go with the
+// phase (ttft with prefill, tpot with decode), a cache for decode, no training-only axes.
+void check_inference_request(const PlanRequest& r);
+// An inference plan's axes: rings only (pass-KV and pass-Q are both predicted per point), the
+// phase's own sharding, no data parallelism, ZeRO or recomputation; decode's context as n_seq.
+void apply_inference_axes(const PlanRequest& r, SweepGrid& g);
+// A plan file's phase, cached_tokens, ttft or tpot into `r`; false for another field.
+// InputError naming `file` and the field for a wrong value.
+bool read_inference_field(PlanRequest& r, const std::string& key, const nlohmann::json& value, const std::string& file);
+// "TTFT" or "TPOT": the latency a phase's plan is judged by ("step" for training).
+[[nodiscard]] const char* latency_name(models::RunPhase phase) noexcept;
 // A plan file (JSON): hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices,
-// batch, mask, engine, top, include_research, and the search axes impl, cp, layout, tile, topology, zero,
+// batch, mask, engine, top, include_research, phase, cached_tokens, ttft and tpot (durations
+// such as "5s" or "50ms", or seconds as a number), and the search axes impl, cp, layout, tile, topology, zero,
 // recompute as in a sweep file. Unknown fields and wrong types name the file and the field.
 [[nodiscard]] PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& file);
 
@@ -103,6 +122,10 @@ struct PlanSearch {
   std::vector<SweepResult> best_per_implementation;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
   std::int64_t excluded = 0;  // points of the grid skipped without evaluation
+  // Min-devices of a prefill or decode: for each device count below the first plan's (every count without a plan), the
+  // row that came closest (fits in memory and fastest; else the least memory): why that many
+  // devices are not enough (shortfall).
+  std::vector<SweepResult> smaller;
 };
 // compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
@@ -132,5 +155,11 @@ struct PlanSearch {
 
 // Why the plan performs as it does, in words: bound, exposed communication, imbalance, memory.
 [[nodiscard]] std::string explain(const SweepResult& row);
+// Why a row of PlanSearch::smaller does not answer the request: "does not fit: 95.3 GiB with
+// 2.0 GiB headroom on 79.6 GiB (17.7 GiB over)" or "too slow: TTFT 7.21 s, 2.21 s (44%) over the
+// 5 s target" (tokens/s below the target for training).
+[[nodiscard]] std::string shortfall(const SweepResult& row, const PlanRequest& r);
+// Of two rows with the same device count, whether a came closer to answering (smaller).
+[[nodiscard]] bool closer(const SweepResult& a, const SweepResult& b);
 
 }  // namespace ringsim::planning

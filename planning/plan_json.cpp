@@ -18,6 +18,19 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
   j["evaluated"] = found.evaluated;
   j["fit_memory"] = found.fit_memory;
   j["feasible"] = found.feasible;
+  // Only for inference: a training plan's JSON is as it was.
+  if (r.phase != models::RunPhase::Train) {
+    j["phase"] = models::to_string(r.phase);
+    j["cached_tokens"] = r.cached_tokens;
+    if (r.target_latency_s > 0) j[r.phase == models::RunPhase::Prefill ? "ttft_s" : "tpot_s"] = r.target_latency_s;
+    j["smaller"] = nlohmann::json::array();
+    for (const auto& x : found.smaller) {
+      nlohmann::json b = result_json(x);
+      b["why"] = explain(x);
+      b["shortfall"] = shortfall(x, r);
+      j["smaller"].push_back(b);
+    }
+  }
   j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
                   "profile's fitted uncertainty (a derived profile's: the error measured when one fitted GPU's parameters predict "
                   "another's); null for spec-default profiles and profiles derived from a fit that measured no such error";

@@ -32,7 +32,7 @@ const std::optional<T>& cached(std::map<std::string, std::optional<T>>& cache, c
 RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog) {
   const auto sizes = grid.axis_sizes();
   const auto size = [&](Axis a) { return sizes[static_cast<std::size_t>(a)]; };
-  // Outer: hardware .. mesh; middle: dp .. mask; inner: tile .. recomputation (never checked).
+  // Outer: phase .. mesh; middle: dp .. mask; inner: tile .. recomputation (never checked).
   std::int64_t inner = 1, middle = 1, outer = 1;
   for (int a = kTile; a < kAxes; ++a) inner *= size(static_cast<Axis>(a));
   for (int a = kDp; a < kTile; ++a) middle *= size(static_cast<Axis>(a));
@@ -99,6 +99,7 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       const models::MaskSpec& mask = grid.mask[pick(kMask)];
       const models::LayoutSpec& layout = grid.layout[pick(kLayout)];
       (void)pick(kBatch);
+      (void)pick(kCached);
       const std::int64_t n_seq = grid.n_seq[pick(kNSeq)];
       bool ok = n_seq % mesh.sp == 0;
       if (ok && im) ok = im->offers_layout(layout) && im->offers_mask(mask);

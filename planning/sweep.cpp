@@ -43,7 +43,7 @@ std::string sweep_preamble(const SweepGrid& grid, const Shard& shard) {
   const std::int64_t total = grid.size();
   std::string s = fmt::format("# ringsim sweep: {} points, grid {}\n", total, grid.fingerprint());
   if (shard.n > 1) s += fmt::format("# shard {}/{}: {} points\n", shard.k, shard.n, shard.points(total));
-  const auto& cols = sweep_columns();
+  const auto cols = sweep_columns(grid.has_inference());
   for (std::size_t i = 0; i < cols.size(); ++i) s += (i ? "," : "") + cols[i];
   return s + "\n";
 }
@@ -147,10 +147,10 @@ SweepSummary run_points(const SweepGrid& grid, const models::Catalog& catalog, c
   const auto start = std::chrono::steady_clock::now();
   ordered_loop<TextChunk>(
       grid, catalog, options, sum.shard_points - first, [&](std::int64_t j) { return options.shard.index(first + j); },
-      [](Evaluator& ev, const SweepPoint& p, TextChunk& out) {
+      [inference = grid.has_inference()](Evaluator& ev, const SweepPoint& p, TextChunk& out) {
         const auto r = ev.evaluate(p);
         if (!r.ok) ++out.skipped;
-        append_csv_row(r, out.text);
+        append_csv_row(r, out.text, inference);
       },
       [&](TextChunk& c, std::int64_t rows) {
         sink(c.text);
@@ -320,7 +320,9 @@ void verify_resumed_rows(const SweepGrid& grid, const models::Catalog& catalog, 
   ordered_loop<TextChunk>(
       grid, catalog, options, static_cast<std::int64_t>(pick.size()),
       [&](std::int64_t j) { return options.shard.index(pick[static_cast<std::size_t>(j)]); },
-      [](Evaluator& ev, const SweepPoint& p, TextChunk& out) { append_csv_row(ev.evaluate(p), out.text); },
+      [inference = grid.has_inference()](Evaluator& ev, const SweepPoint& p, TextChunk& out) {
+        append_csv_row(ev.evaluate(p), out.text, inference);
+      },
       [&](TextChunk& c, std::int64_t) { computed += c.text; });
   std::size_t at = 0;
   for (const auto j : pick) {

@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/inference/wire.hpp"
 #include "models/io/error.hpp"
 
 namespace ringsim::models {
 
-namespace {
-constexpr double kWireBytes = 2;  // bf16 K/V cache, queries and outputs
-}  // namespace
-
-DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context) {
+DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context, double headroom_bytes) {
   if (s.strategy.kind != StrategyKind::Ring || s.ring_part)
     throw InputError({}, 0, "cp", "decode is modelled on a ring's sharded cache: use --cp ring");
   const std::int64_t n = s.spec.sp;
@@ -38,13 +35,13 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context)
   // Split-KV attention of one query token per sequence against the device's shard: the K/V are
   // read once (memory-bound); its FLOPs (4 d per key and head) at the attention rate, whichever
   // is longer.
-  r.cache_bytes_read_per_layer = b * shard * h_kv * d * 2 * kWireBytes;
+  r.cache_bytes_read_per_layer = b * shard * h_kv * d * 2 * kInferenceWireBytes;
   r.attention_layer_s = std::max(r.cache_bytes_read_per_layer / hbm, 4.0 * d * h * shard * b / attn_rate);
   if (n > 1) {
     // Broadcast of the query and all-gather of the partial outputs (and log-sum-exp): each a
     // collective of N ranks on the ring's hop, latency plus (N - 1) messages' bytes.
-    const double q_bytes = b * h * d * kWireBytes;
-    const double out_bytes = b * h * (d * kWireBytes + 4);
+    const double q_bytes = b * h * d * kInferenceWireBytes;
+    const double out_bytes = b * h * (d * kInferenceWireBytes + 4);
     const double steps = static_cast<double>(n - 1);
     r.query_broadcast_s = hop.latency_s + steps * q_bytes / hop.bandwidth_bytes_per_s;
     r.output_gather_s = hop.latency_s + steps * out_bytes / hop.bandwidth_bytes_per_s;
@@ -52,22 +49,21 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context)
   }
   // The rest of the step: every weight read once (batch-1 decode is a matrix-vector product per
   // weight: memory-bound) or its FLOPs for the batch, whichever is longer; the LM head included.
-  r.weights_bytes = kWireBytes * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
+  r.weights_bytes = kInferenceWireBytes * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
   r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * static_cast<double>(m.parameters()) /
                                                           static_cast<double>(s.spec.mp) * b / matmul_rate);
   const double comm = layers * (r.query_broadcast_s + r.output_gather_s);
   r.tpot_s = layers * (r.attention_layer_s + r.merge_s) + comm + r.weights_read_s;
   r.tokens_per_s = b / r.tpot_s;
   r.communication_share = comm / r.tpot_s;
-  r.kv_cache_bytes = b * shard * layers * h_kv * d * 2 * kWireBytes;
+  r.kv_cache_bytes = b * shard * layers * h_kv * d * 2 * kInferenceWireBytes;
   r.memory_bytes = r.weights_bytes + r.kv_cache_bytes;
-  constexpr double kHeadroom = 2.0 * 1024 * 1024 * 1024;  // as docs/memory.md keeps
-  r.fits_memory = r.memory_bytes + kHeadroom <= s.hardware.hbm_bytes;
+  r.fits_memory = r.memory_bytes + headroom_bytes <= s.hardware.hbm_bytes;
   const double attention = layers * r.attention_layer_s;
   char buf[256];
   if (r.communication_share >= std::max(attention, r.weights_read_s) / r.tpot_s)
     std::snprintf(buf, sizeof buf, "latency-bound: two collectives per layer (%.0f%% of the step) for %.3g KB of queries and outputs",
-                  100 * r.communication_share, b * h * (2 * d * kWireBytes + 4) / 1e3);
+                  100 * r.communication_share, b * h * (2 * d * kInferenceWireBytes + 4) / 1e3);
   else if (attention >= r.weights_read_s)
     std::snprintf(buf, sizeof buf, "cache-bound: reading %.3g GB of K/V per step (%.0f%% of the step)",
                   layers * r.cache_bytes_read_per_layer / 1e9, 100 * attention / r.tpot_s);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/memory/memory.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace ringsim::models {
@@ -39,7 +40,9 @@ struct DecodePrediction {
 
 // `context`: L, the tokens already in each sequence's cache (the new token attends to them and
 // itself). InputError: context not positive or not a multiple of N (field "cached-tokens"), a
-// strategy other than a ring (field "cp").
-[[nodiscard]] DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context);
+// strategy other than a ring (field "cp"). It fits when its memory plus `headroom_bytes` stays
+// within the device's (docs/memory.md's headroom, --headroom).
+[[nodiscard]] DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
+                                              double headroom_bytes = MemorySettings::kDefaultHeadroomBytes);
 
 }  // namespace ringsim::models

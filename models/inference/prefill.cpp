@@ -6,13 +6,12 @@
 
 #include "models/families/kernel_time.hpp"
 #include "models/io/error.hpp"
+#include "models/inference/wire.hpp"
 #include "models/memory/memory.hpp"
 
 namespace ringsim::models {
 
 namespace {
-
-constexpr double kWireBytes = 2;  // bf16 K, V, Q and outputs on the wire, as the inference code sends them
 
 struct Chunks {
   std::int64_t cached = 0, fresh = 0;  // tokens per chunk: P / 2N and T / 2N
@@ -76,7 +75,8 @@ std::int64_t causal_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std
   return sum;
 }
 
-PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached_tokens, PrefillVariant variant) {
+PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached_tokens, PrefillVariant variant,
+                                  double headroom_bytes) {
   if (s.strategy.kind != StrategyKind::Ring || s.ring_part)
     throw InputError({}, 0, "cp", "prefill is modelled on a ring (pass-KV or pass-Q): use --cp ring");
   if (!s.impl.kernel_model)
@@ -106,8 +106,8 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.calls.resize(static_cast<std::size_t>(n));
   const double q_block_tokens = static_cast<double>(t) / static_cast<double>(n);
   const double kv_block_tokens = static_cast<double>(p + t) / static_cast<double>(n);
-  r.message_bytes = variant == PrefillVariant::PassKV ? kv_block_tokens * kv_heads * d * 2 * kWireBytes * batch
-                                                      : q_block_tokens * heads * d * kWireBytes * batch;
+  r.message_bytes = variant == PrefillVariant::PassKV ? kv_block_tokens * kv_heads * d * 2 * kInferenceWireBytes * batch
+                                                      : q_block_tokens * heads * d * kInferenceWireBytes * batch;
   const double hop_s = hop.latency_s + r.message_bytes / hop.bandwidth_bytes_per_s;
   std::vector<std::int64_t> pairs(static_cast<std::size_t>(n), 0);
   for (std::int64_t round = 0; round < n; ++round) {
@@ -144,7 +144,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   if (variant == PrefillVariant::PassQ && n > 1) {
     // Each device returns the partial outputs (bf16) and log-sum-exp (fp32) of the N-1 visiting
     // query blocks in one all-to-all, then merges N partials per query (read N, write one).
-    const double out_bytes = q_block_tokens * heads * (d * kWireBytes + 4) * batch;
+    const double out_bytes = q_block_tokens * heads * (d * kInferenceWireBytes + 4) * batch;
     r.return_bytes = static_cast<double>(n - 1) * out_bytes;
     r.all_to_all_s = hop.latency_s + r.return_bytes / hop.bandwidth_bytes_per_s;
     r.merge_s = static_cast<double>(n + 1) * out_bytes / hbm;
@@ -170,13 +170,12 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
 
   // Memory per device.
   r.weights_bytes = 2.0 * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
-  r.kv_cache_bytes = kv_block_tokens * layers * kv_heads * d * 2 * kWireBytes * batch;
+  r.kv_cache_bytes = kv_block_tokens * layers * kv_heads * d * 2 * kInferenceWireBytes * batch;
   r.activations_bytes = q_block_tokens * batch *
                         activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None, PrecisionBytes::of(TrainingPrecision::Bf16), false);
   r.buffer_bytes = 2 * r.message_bytes + r.return_bytes;
   r.memory_bytes = r.weights_bytes + r.kv_cache_bytes + r.activations_bytes + r.buffer_bytes;
-  constexpr double kHeadroom = 2.0 * 1024 * 1024 * 1024;  // as training plans keep (docs/memory.md)
-  r.fits_memory = r.memory_bytes + kHeadroom <= s.hardware.hbm_bytes;
+  r.fits_memory = r.memory_bytes + headroom_bytes <= s.hardware.hbm_bytes;
 
   char buf[256];
   const double exposed = layers * r.exposed_layer_s;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "models/memory/memory.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace ringsim::models {
@@ -76,8 +77,10 @@ struct PrefillPrediction {
 // balanced chunks), a strategy other than a ring (field "cp"), an implementation without a flash
 // kernel model (field "impl"), or a TP degree above 1 with... (none: mp shards heads as in training).
 // The scenario's n_seq is the new tokens T; its layout is ignored (the balanced sharding above).
+// It fits when its memory plus `headroom_bytes` stays within the device's (--headroom).
 [[nodiscard]] PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached_tokens,
-                                                PrefillVariant variant);
+                                                PrefillVariant variant,
+                                                double headroom_bytes = MemorySettings::kDefaultHeadroomBytes);
 
 // Allowed (query, key) pairs between query positions [q0, q0 + nq) and key positions
 // [k0, k0 + nk) of one causal sequence (key <= query), in closed form: what brute force counts.

@@ -51,6 +51,25 @@ double parse_double(std::string_view text, std::string_view field) {
   return v;
 }
 
+double parse_duration_s(std::string_view text, std::string_view field) {
+  const auto t = trim(text);
+  const auto fail = [&]() -> double {
+    throw InputError({}, 0, std::string(field),
+                     "expected a positive duration up to a day with its unit, such as 5s or 50ms, got '" + std::string(t) + "'");
+  };
+  double scale = 0;
+  std::string_view number;
+  if (t.ends_with("ms")) scale = 1e-3, number = t.substr(0, t.size() - 2);
+  else if (t.ends_with("s")) scale = 1, number = t.substr(0, t.size() - 1);
+  else return fail();
+  number = trim(number);
+  double v = 0;
+  const auto* end = number.data() + number.size();
+  const auto [p, ec] = std::from_chars(number.data(), end, v);
+  if (number.empty() || ec != std::errc() || p != end || !std::isfinite(v) || !(v > 0) || v * scale > 86400) return fail();
+  return v * scale;
+}
+
 std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field) {
   const auto t = trim(text);
   const auto x = t.find('x');

@@ -13,6 +13,9 @@ namespace ringsim::models {
 // An integer in [lo, hi] (counts of repeats, device indices: whatever will be narrowed).
 [[nodiscard]] std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi);
 [[nodiscard]] double parse_double(std::string_view text, std::string_view field);
+// A duration with its unit, "5s", "50ms" or "2.5 s": positive seconds, at most a day (a
+// latency target; a bare number is refused, its unit unknown).
+[[nodiscard]] double parse_duration_s(std::string_view text, std::string_view field);
 // "AxB" (e.g. a mesh "2x4" or a tile "2048x4096"): two positive integers.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field);
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char sep);

@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/support/cli_run.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -403,4 +406,65 @@ TEST_CASE("cli predict: --dp, --zero, --recompute and --topology give the sweep'
   expect_bad("predict " + scenario + "--recompute some", "recompute");
   expect_bad("predict " + scenario + "--dp 0", "dp");
   expect_bad("predict " + scenario + "--topology nodes:3x3", "topology");
+}
+
+TEST_CASE("cli sweep --phase: each row is what predict --phase prints for that point", "[cli][sweep][inference]") {
+  const TempDir dir;
+  REQUIRE(run("sweep --phase prefill,decode --hardware h100-sxm --model llama3-8b --mesh 1x8,2x16 --seq 8192 "
+              "--cached-tokens 65536,1048576 --layout zigzag --no-intervals -o " + dir.file("rows.csv"))
+              .code == 0);
+  const auto rows = split_lines(read_file(dir.file("rows.csv")));
+  const auto header = fields(rows.at(1));
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  REQUIRE(col.count("ttft_s") == 1);
+  REQUIRE(rows.size() == 2 + 2 * 2 * 2);
+  for (std::size_t i = 2; i < rows.size(); ++i) {
+    const auto f = fields(rows[i]);
+    INFO(rows[i]);
+    REQUIRE(f[col["status"]] == "ok");
+    const std::string phase = f[col["phase"]];
+    const auto j = nlohmann::json::parse(
+        run("predict --phase " + phase + " --hardware h100-sxm --model llama3-8b --mesh " + f[col["mp"]] + "x" +
+            f[col["sp"]] + " --seq 8192 --cached-tokens " + f[col["cached_tokens"]] + " --format json")
+            .out);
+    // The CSV's %.6g of the same doubles.
+    const auto same = [](const std::string& cell, double v) { return std::abs(std::stod(cell) / v - 1) < 1e-5; };
+    if (phase == "prefill") {
+      CHECK(same(f[col["pass_kv_ttft_s"]], j["variants"][0]["ttft_s"].get<double>()));
+      CHECK(same(f[col["pass_q_ttft_s"]], j["variants"][1]["ttft_s"].get<double>()));
+      CHECK(f[col["variant"]] == j["best"].get<std::string>());
+    } else {
+      CHECK(same(f[col["tpot_s"]], j["rows"][0]["tpot_s"].get<double>()));
+      CHECK(same(f[col["memory_bytes"]], j["rows"][0]["memory_bytes"].get<double>()));
+    }
+  }
+}
+
+TEST_CASE("cli plan --ttft / --tpot: the fewest devices, and why fewer fail", "[cli][plan][inference]") {
+  const TempDir dir;
+  const std::string common = "plan --hardware h100-sxm --model llama3-8b --impl ring-flash-attn --devices 64 ";
+  const auto table = run(common + "--phase prefill --seq 131072 --ttft 1s");
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("TTFT at most 1 s") != std::string::npos);
+  CHECK(table.out.find("fewer devices:") != std::string::npos);
+  CHECK(table.out.find("too slow: TTFT") != std::string::npos);
+  // The same request as a plan file, answered as JSON: the first plan meets the target, each smaller one says why not.
+  write_file(dir.file("p.json"), R"({"phase": "prefill", "n_seq": 131072, "ttft": "1s", "devices": 64, "impl": ["ring-flash-attn"]})");
+  const auto json = run("plan " + dir.file("p.json") + " --format json");
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["goal"] == "min-devices");
+  CHECK(j["plans"][0]["ttft_s"].get<double>() <= 1.0);
+  REQUIRE_FALSE(j["smaller"].empty());
+  for (const auto& s : j["smaller"]) CHECK(s["devices"].get<std::int64_t>() < j["plans"][0]["devices"].get<std::int64_t>());
+  const auto decode = run(common + "--phase decode --cached-tokens 1048576 --tpot 50ms --mp 1");
+  REQUIRE(decode.code == 0);
+  CHECK(decode.out.find("does not fit") != std::string::npos);
+  expect_bad(common + "--phase prefill --ttft 5", "ttft");
+  expect_bad(common + "--phase decode --ttft 5s", "ttft");
+  expect_bad(common + "--phase prefill --tpot 50ms", "tpot");
+  expect_bad(common + "--phase decode --tpot 50ms", "cached");
+  expect_bad("sweep --phase warm", "phase");
+  expect_bad("sweep --phase prefill --cached-tokens -1", "cached-tokens");
 }
