@@ -8,8 +8,8 @@
 # Usage (repository root): OUT=DIR bash scripts/gpu/campaign.sh [PART...]
 # Parts (default: environment tests measure validate sdpa ring): also ceilings, validate_calibrated
 # (PROFILE=a kernel profile from `ringsim calibrate --from-timings` on the measure part's CSV),
-# sdpa_more (head dims 32/64 at ring shapes, decode shapes) and ring_comm (the ring steps with
-# RingComm's calls on a one-rank NCCL group).
+# sdpa_more (head dims 32/64 at ring shapes, decode shapes), ring_comm (the ring steps with
+# RingComm's calls on a one-rank NCCL group) and ring_fresh (one process per emulated rank).
 set -uo pipefail
 out=${OUT:?set OUT to the folder for results}
 work=$(mktemp -d)
@@ -86,6 +86,23 @@ part_ring_comm() {
   timeout 150 python3 scripts/gpu/ring_steps.py --comm -o "$work/h100_ring_steps_comm.json" --tokens 8192,2048 --n 8 --reps 10 \
     2>&1 | tail -n 60
   keep h100_ring_steps_comm.json 2>/dev/null
+}
+
+# One process per (layout, rank), as in a real ring where every rank is its own process: the
+# TorchScript merge specialises on the inputs its process has seen, so measuring many ranks in one
+# process would mix their histories.
+part_ring_fresh() {
+  local files=()
+  for layout in ring zigzag stripe; do
+    for rank in 0 1 4 7; do
+      f=ring_fresh_${layout}_${rank}.json
+      timeout 60 python3 scripts/gpu/ring_steps.py -o "$work/$f" --tokens 8192 --no-trace-tokens --n 8 --reps 10 \
+        --layouts "$layout" --ranks "$rank" 2>&1 | grep -v Warn | tail -n 2
+      [[ -s $work/$f ]] && files+=("$f")
+    done
+  done
+  (cd "$work" && python3 -c 'import json, sys; json.dump({"meta": json.load(open(sys.argv[1]))["meta"], "runs": [r for f in sys.argv[1:] for r in json.load(open(f))["runs"]]}, open("h100_ring_steps_fresh.json", "w"), indent=1)' "${files[@]}")
+  keep h100_ring_steps_fresh.json 2>/dev/null
 }
 
 part_ceilings() {

@@ -294,6 +294,9 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--comm", action="store_true", help="also issue RingComm's calls on a one-rank NCCL group")
     ap.add_argument("--layouts", default="ring,zigzag,stripe")
+    ap.add_argument("--ranks", default="", help="ranks to emulate (default 0, n/2, n-1); one per process reproduces "
+                    "a rank's own TorchScript history")
+    ap.add_argument("--no-trace-tokens", action="store_true", help="skip the 128-token (host-bound) runs")
     args = ap.parse_args()
     dtype = torch.bfloat16
     dev = torch.cuda.get_device_properties(0)
@@ -306,10 +309,11 @@ def main():
     torch.manual_seed(0)
     if args.comm:
         init_self_comm()
-    for c in [int(x) for x in args.tokens.split(",")] + [128]:
+    ranks = [int(x) for x in args.ranks.split(",")] if args.ranks else [0, args.n // 2, args.n - 1]
+    for c in [int(x) for x in args.tokens.split(",")] + ([] if args.no_trace_tokens else [128]):
         hq, hkv, d = (32, 8, 128) if c > 128 else (1, 1, 64)
         for layout in args.layouts.split(","):
-            for rank in (0, args.n // 2, args.n - 1):
+            for rank in ranks:
                 try:
                     res["runs"] += measure(layout, args.n, rank, c, hq, hkv, d, dtype, args.reps, args.comm)
                 except Exception as e:  # noqa: BLE001
