@@ -100,7 +100,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   for (const auto& r : ratios) fit_r += std::abs(fit.predicted[r.contiguous] / fit.predicted[r.other] / r.measured - 1);
   out += fmt::format("{}: ring-row time MAPE {:.1f}%, layout-ratio MAPE {:.1f}%\n",
                      score_only ? "out of sample (the base profiles as they are)" : "in-sample (fitted rows, not a test)",
-                     100 * fit_t / std::max<std::int64_t>(1, n_t), 100 * fit_r / std::max<std::size_t>(1, ratios.size()));
+                     100 * fit_t / static_cast<double>(std::max<std::int64_t>(1, n_t)), 100 * fit_r / static_cast<double>(std::max<std::size_t>(1, ratios.size())));
   // Leave-one-group-out: the scores that count, and the residual spread the intervals use.
   std::vector<calibration::HeldOut> held;
   std::vector<double> log_t, log_r;

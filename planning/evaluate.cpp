@@ -176,13 +176,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   try {
     const auto& t = timed(p);
     const auto& s = t.scenario;
-    r.impl = s.impl.name;
-    r.profile = s.profile.name;
-    r.profile_calibrated = s.profile.provenance.calibrated;
-    r.maturity = s.impl.maturity;
-    r.profile_origin = profile_origin(s.profile);
-    r.tile_q = s.tile.q;
-    r.tile_k = s.tile.k;
+    describe_scenario(r, s);
     r.prediction = t.prediction;
     // Memory, gradient synchronisation, throughput of every replica: as predict counts them.
     models::TrainingOptions o;
@@ -431,6 +425,16 @@ std::string deployability_label(models::Maturity maturity, const std::string& or
   if (maturity != models::Maturity::Production) parts.emplace_back(models::to_string(maturity));
   if (!origin.empty() && origin != "fitted") parts.push_back(origin);
   return parts.empty() ? std::string() : "[" + parts.front() + (parts.size() > 1 ? "; " + parts.back() : "") + "]";
+}
+
+void describe_scenario(SweepResult& r, const models::ResolvedScenario& s) {
+  r.impl = s.impl.name;
+  r.profile = s.profile.name;
+  r.profile_calibrated = s.profile.provenance.calibrated;
+  r.maturity = s.impl.maturity;
+  r.profile_origin = profile_origin(s.profile);
+  r.tile_q = s.tile.q;
+  r.tile_k = s.tile.k;
 }
 
 std::string SweepResult::deployability() const { return deployability_label(maturity, profile_origin); }

@@ -75,6 +75,9 @@ struct SweepResult {
 // "" for a production library on a fitted profile; else "[research]", "[derived]",
 // "[reference; spec defaults]", ...
 [[nodiscard]] std::string deployability_label(models::Maturity maturity, const std::string& origin);
+// A result's identity columns from the scenario it ran: implementation, profile and where its
+// numbers come from, maturity, tile.
+void describe_scenario(SweepResult& r, const models::ResolvedScenario& s);
 
 // Turns points into results. Caches what files give (hardware, model, implementation, profile)
 // per distinct name, so one evaluator is cheap per point; not thread-safe: one per thread.

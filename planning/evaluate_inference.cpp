@@ -15,13 +15,7 @@ void Evaluator::evaluate_inference(const SweepPoint& p, SweepResult& r) {
     auto s = models::resolve(spec, parts(spec, std::nullopt)->second);
     apply_topology(s, p.topology);
     const auto x = models::predict_inference(s, p.phase, p.cached_tokens, grid_.memory.headroom_bytes);
-    r.impl = s.impl.name;
-    r.profile = s.profile.name;
-    r.profile_calibrated = s.profile.provenance.calibrated;
-    r.maturity = s.impl.maturity;
-    r.profile_origin = profile_origin(s.profile);
-    r.tile_q = s.tile.q;
-    r.tile_k = s.tile.k;
+    describe_scenario(r, s);
     auto& q = r.prediction;
     q.step_s = x.latency_s;
     q.tokens_per_s = x.tokens_per_s;
