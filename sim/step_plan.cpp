@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
+#include <map>
+#include <utility>
 
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
@@ -223,12 +224,13 @@ void StepPlan::build_costs() {
     const auto& w = *rs.workload;
     const Tick overhead = clock.to_ticks(s.profile.round_overhead_s);
     cost_of.resize(static_cast<std::size_t>(n * n));
-    std::unordered_map<const models::BlockStats*, std::uint32_t> index;
+    // Keyed by the block's counts and the rank variant of its cost (AttentionCost::block_variant).
+    std::map<std::pair<const models::BlockStats*, int>, std::uint32_t> index;
     for (std::int64_t q = 0; q < n; ++q)
       for (std::int64_t r = 0; r < n; ++r) {
         const std::int64_t kv = prog.kv_position(q, r);
         const auto& b = w.block(((q - kv) % n + n) % n, q);
-        auto [it, fresh] = index.try_emplace(&b, static_cast<std::uint32_t>(costs.size()));
+        auto [it, fresh] = index.try_emplace({&b, rs.attention->block_variant(rs, q, kv)}, static_cast<std::uint32_t>(costs.size()));
         if (fresh) {
           // The implementation's kernel family times the block (models/families/attention_cost.hpp).
           const models::RoundCost rc = rs.attention->block(rs, q, kv, b);

@@ -48,13 +48,27 @@ RankPlacement placement_of(const ResolvedScenario& s) {
 // Calls f(position, kv position, block, count) for the blocks of one round of the program's
 // ring: the workload's classes for one ring (two per round where blocks depend only on the
 // device difference or its sign), every position for a double ring's schedule.
+// A class whose cost changes from some rank on (AttentionCost::variant_from_rank) is split in two,
+// each part with its count: in round r of one ring the devices below r hold a later device's K/V
+// (step class above) and the others an earlier one's or their own, so a class's devices are a
+// range of ranks.
 template <class F>
 void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::int64_t round, F&& f) {
   const auto& w = *rs.workload;
   const std::int64_t n = w.devices();
   if (prog.window <= 0 || prog.window >= n) {
     w.for_each_class(round, [&](std::int64_t device, const BlockStats& b, std::int64_t count) {
-      f(device, Workload::kv_block_of(device, round, n), b, count);
+      const std::int64_t k = Workload::kv_block_of(device, round, n);
+      const StepClass cls = step_class(device, k);
+      const std::int64_t from = rs.attention->variant_from_rank(rs, cls);
+      const std::int64_t lo = cls == StepClass::Below ? round : 0, hi = cls == StepClass::Above ? round : n;
+      if (from < 0 || from >= hi || count != hi - lo) {
+        f(device, k, b, count);
+        return;
+      }
+      const std::int64_t first = std::max(lo, from);  // the first rank of the other variant
+      if (first > lo) f(lo, Workload::kv_block_of(lo, round, n), b, first - lo);
+      f(first, Workload::kv_block_of(first, round, n), b, hi - first);
     });
     return;
   }
@@ -65,16 +79,17 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
 }
 
 // The round's blocks as the workload counts them, timed through the implementation's kernel family.
-// `by_class`: the family times a block by its step class alone (times_by_step_class); `classes`
-// keeps each class's time across the rounds of one prediction.
+// `by_class`: the family times a block by its step class and rank variant alone
+// (times_by_step_class, block_variant); `classes` keeps each one's time across the rounds of one
+// prediction.
 RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, std::int64_t round, bool by_class,
-                             std::array<std::optional<RoundCost>, 3>& classes) {
+                             std::array<std::optional<RoundCost>, 6>& classes) {
   RingRoundWork w;
   const AttentionCost& attention = *rs.attention;
   for_each_round_block(rs, prog, round, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
     RoundCost c;
     if (by_class) {
-      auto& slot = classes[static_cast<std::size_t>(step_class(q, k))];
+      auto& slot = classes[static_cast<std::size_t>(step_class(q, k)) + 3 * static_cast<std::size_t>(attention.block_variant(rs, q, k))];
       if (!slot) slot = attention.block(rs, q, k, b);
       c = *slot;
     } else {
@@ -335,7 +350,7 @@ Prediction predict(const ResolvedScenario& s) {
     for (const auto x : prog.compute.front().pairs) table_pairs += x;
   const ResolvedScenario& rs = s.ring_scenario();
   const bool by_class = rs.attention->times_by_step_class(rs);
-  std::array<std::optional<RoundCost>, 3> classes;
+  std::array<std::optional<RoundCost>, 6> classes;  // by (step class, rank variant)
   const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round, by_class, classes); };
   const AttentionWork work{round_work, &tables, table_pairs};
   return predict(s, work, step_rest(s), true);

@@ -75,6 +75,15 @@ class AttentionCost {
   // scenario (a ring library's fixed call shapes per class), not on the block's counts: a
   // prediction then times each class once (the flash family with closed-form step shapes).
   [[nodiscard]] virtual bool times_by_step_class(const ResolvedScenario&) const { return false; }
+  // The first rank whose blocks of step class `cls` cost otherwise than rank 0's of the same
+  // counts (block_variant 1 from there on), or -1 when no rank does.
+  [[nodiscard]] virtual std::int64_t variant_from_rank(const ResolvedScenario&, StepClass /*cls*/) const { return -1; }
+  // With times_by_step_class: 0, or 1 where device q_device's block of this class costs what
+  // rank 0's does not (a library's code path that depends on the rank); the analytic model and
+  // the simulator key their per-class times by (class, variant).
+  [[nodiscard]] virtual int block_variant(const ResolvedScenario&, std::int64_t /*q_device*/, std::int64_t /*k_device*/) const {
+    return 0;
+  }
 };
 
 // The kernel family named by an implementation; InputError (field "kernel") naming the known ones.

@@ -55,8 +55,8 @@ class FlashCost final : public AttentionCost {
       const std::int64_t q = call.q.of(c), k = call.k.of(c);
       if (q <= 0 || k <= 0) continue;
       const KernelTime t = call.kernel ? kernel_time(ctx, s, q, k, call.causal) : KernelTime{};
-      const MemoryOp& mf = proto.memory_op(call.fwd_merge);
-      const MemoryOp& mb = proto.memory_op(call.bwd_merge);
+      const MemoryOp& mf = proto.memory_op(call.fwd_merge, q_device);
+      const MemoryOp& mb = proto.memory_op(call.bwd_merge, q_device);
       fwd += t.fwd_s + memory_s(ctx, mf, q, k);
       bwd += t.bwd_s + memory_s(ctx, mb, q, k);
       const std::int64_t calls = call.kernel ? 1 : 0;
@@ -79,6 +79,18 @@ class FlashCost final : public AttentionCost {
 
   [[nodiscard]] bool times_by_step_class(const ResolvedScenario& s) const override {
     return s.impl.protocol.ring_steps.plan(effective_mask_family(s.spec), s.spec.layout.family_name()) != nullptr;
+  }
+
+  [[nodiscard]] std::int64_t variant_from_rank(const ResolvedScenario& s, StepClass cls) const override {
+    const auto& proto = s.impl.protocol.ring_steps;
+    const StepCalls* plan = proto.plan(effective_mask_family(s.spec), s.spec.layout.family_name());
+    return plan ? proto.rank_rule_from(*plan, cls) : -1;
+  }
+
+  [[nodiscard]] int block_variant(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device) const override {
+    const auto& proto = s.impl.protocol.ring_steps;
+    const StepCalls* plan = proto.plan(effective_mask_family(s.spec), s.spec.layout.family_name());
+    return plan ? proto.rank_variant(*plan, step_class(q_device, k_device), q_device) : 0;
   }
 
   // A mask without closed-form step shapes (packed documents): the library's varlen call per step

@@ -47,6 +47,16 @@ MemoryOp memory_op_from(const nlohmann::json& j, const std::string& file, const 
   } catch (const InputError& e) {
     throw InputError(file, 0, at + ".what", "say what the code does here (" + e.message() + ")");
   }
+  if (j.contains("from_rank") || j.contains("from_rank_op")) {
+    const double r = num("from_rank", 1e6);
+    if (r != static_cast<double>(static_cast<std::int64_t>(r)))
+      throw InputError(file, 0, at + ".from_rank", "expected an integer");
+    op.from_rank = static_cast<std::int64_t>(r);
+    const auto it = j.find("from_rank_op");
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty())
+      throw InputError(file, 0, at + ".from_rank_op", "expected the name of the memory op ranks from from_rank run");
+    op.from_rank_op = it->get<std::string>();
+  }
   return op;
 }
 
@@ -93,10 +103,30 @@ const StepCalls* RingSteps::plan(std::string_view mask_family, std::string_view 
   return l == m->second.end() ? nullptr : &l->second;
 }
 
-const MemoryOp& RingSteps::memory_op(const std::string& name) const {
+const MemoryOp& RingSteps::memory_op(const std::string& op_name) const {
   static const MemoryOp none;
-  if (name.empty()) return none;
-  return memory_ops.find(name)->second;  // from_json checked every reference
+  if (op_name.empty()) return none;
+  return memory_ops.find(op_name)->second;  // from_json checked every reference
+}
+
+const MemoryOp& RingSteps::memory_op(const std::string& op_name, std::int64_t q_device) const {
+  const MemoryOp& op = memory_op(op_name);
+  return op.from_rank >= 0 && q_device >= op.from_rank ? memory_op(op.from_rank_op) : op;
+}
+
+int RingSteps::rank_variant(const StepCalls& plan, StepClass cls, std::int64_t q_device) const {
+  for (const StepCall& c : plan.of(cls))
+    for (const std::string* m : {&c.fwd_merge, &c.bwd_merge})
+      if (&memory_op(*m, q_device) != &memory_op(*m)) return 1;
+  return 0;
+}
+
+std::int64_t RingSteps::rank_rule_from(const StepCalls& plan, StepClass cls) const {
+  std::int64_t from = -1;
+  for (const StepCall& c : plan.of(cls))
+    for (const std::string* m : {&c.fwd_merge, &c.bwd_merge})
+      if (const auto r = memory_op(*m).from_rank; r >= 0) from = from < 0 ? r : std::min(from, r);
+  return from;
 }
 
 bool RingSteps::runs(std::string_view mask_family, std::string_view layout_family) const {
@@ -139,9 +169,21 @@ RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file)
     const auto& ops = j["memory_ops"];
     if (!ops.is_object()) throw InputError(file, 0, "memory_ops", "expected an object of named operations");
     for (const auto& [name, op] : ops.items()) p.memory_ops[name] = memory_op_from(op, file, "memory_ops." + name);
+    for (const auto& [op_name, op] : p.memory_ops) {
+      if (op.from_rank < 0) continue;
+      const std::string field = "memory_ops." + op_name + ".from_rank_op";
+      const auto to = p.memory_ops.find(op.from_rank_op);
+      if (to == p.memory_ops.end())
+        throw InputError(file, 0, field, "names memory op '" + op.from_rank_op + "', which memory_ops lacks");
+      if (to->second.from_rank >= 0)
+        throw InputError(file, 0, field, "names '" + op.from_rank_op + "', which has a from_rank rule of its own");
+    }
   }
   if (j.contains("fwd_final")) p.fwd_final = memory_op_from(j["fwd_final"], file, "fwd_final");
   if (j.contains("bwd_final")) p.bwd_final = memory_op_from(j["bwd_final"], file, "bwd_final");
+  for (const auto& [final_op, field] : {std::pair{&p.fwd_final, "fwd_final"}, std::pair{&p.bwd_final, "bwd_final"}})
+    if (final_op->from_rank >= 0)
+      throw InputError(file, 0, std::string(field) + ".from_rank", "a pass's final conversion has no rank rule");
   JsonFields f(j, file);
   auto count = [&](const char* key, std::int64_t& out) {
     std::optional<double> v;

@@ -39,6 +39,11 @@ struct MemoryOp {
   double kv_bytes_per_element = 0;
   std::int64_t host_ops = 0;
   std::string what;
+  // A code path that depends on the device's rank (ring-flash-attention's TorchScript merge: a
+  // process whose first merges were whole-block ones runs its sliced merges unfused): devices
+  // from `from_rank` on run memory op `from_rank_op` instead. -1: every rank runs this one.
+  std::int64_t from_rank = -1;
+  std::string from_rank_op;
 };
 
 struct StepCall {
@@ -82,7 +87,14 @@ struct RingSteps {
   [[nodiscard]] const StepCalls* plan(std::string_view mask_family, std::string_view layout_family) const;
   // Whether its ring runs this mask and layout family at all (steps or varlen calls).
   [[nodiscard]] bool runs(std::string_view mask_family, std::string_view layout_family) const;
-  [[nodiscard]] const MemoryOp& memory_op(const std::string& name) const;  // empty name: no work
+  [[nodiscard]] const MemoryOp& memory_op(const std::string& op_name) const;  // empty name: no work
+  // The op device `q_device` runs for `op_name` (its from_rank rule applied).
+  [[nodiscard]] const MemoryOp& memory_op(const std::string& op_name, std::int64_t q_device) const;
+  // 1 when device `q_device` runs another memory op than rank 0 does for some call of `cls`
+  // (blocks of one step class then cost differently by device), else 0.
+  [[nodiscard]] int rank_variant(const StepCalls& plan, StepClass cls, std::int64_t q_device) const;
+  // The smallest from_rank among the memory ops of cls's calls, -1 when none has a rule.
+  [[nodiscard]] std::int64_t rank_rule_from(const StepCalls& plan, StepClass cls) const;
   // "causal: contiguous, zigzag, striped; full: contiguous; docs (varlen): contiguous".
   [[nodiscard]] std::string offered() const;
   // InputError naming the file and field for anything malformed (a call naming a memory op

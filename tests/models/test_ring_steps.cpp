@@ -148,6 +148,72 @@ TEST_CASE("a flash library's step costs its calls, its merges and the pass's fin
                                                               (1 - 1e-12));
 }
 
+TEST_CASE("a memory op's rank rule: ranks from from_rank run another op, per block and per round", "[plan][flash]") {
+  // ring-flash-attn's sliced update runs unfused from rank 2 on (measured; the JSON says why).
+  const auto s = flash("ring-flash-attn", "zigzag", 8, 2048);
+  const auto& proto = s.impl.protocol.ring_steps;
+  const auto& fused = proto.memory_op("fwd_update_slice");
+  REQUIRE(fused.from_rank == 2);
+  const auto& unfused = proto.memory_op("fwd_update_slice", 5);
+  CHECK(&proto.memory_op("fwd_update_slice", 1) == &fused);
+  CHECK(unfused.q_bytes_per_element > fused.q_bytes_per_element);
+  const auto hbm = KernelRates::of(s.hardware, s.profile).hbm_bytes_per_s;
+  const double half = 1024.0 * 32 * 128;  // the sliced half's query elements
+  // Above-diagonal blocks (k from a later rank: q[:, c/2:] x k): rank 1 fused, rank 2 unfused,
+  // the difference exactly the bytes the two ops differ by.
+  const auto b12 = Workload::count_block(*s.layout, *s.mask, 1, 3, s.tile);
+  const auto b23 = Workload::count_block(*s.layout, *s.mask, 2, 4, s.tile);
+  const auto r1 = s.attention->block(s, 1, 3, b12), r2 = s.attention->block(s, 2, 4, b23);
+  CHECK(r2.fwd_s - r1.fwd_s == Approx((unfused.q_bytes_per_element - fused.q_bytes_per_element) * half / hbm));
+  CHECK(r2.bwd_s == Approx(r1.bwd_s));
+  CHECK(s.attention->block_variant(s, 1, 3) == 0);
+  CHECK(s.attention->block_variant(s, 2, 4) == 1);
+  CHECK(s.attention->block_variant(s, 5, 1) == 0);  // below the diagonal: whole-block merges
+  // Oracle: each round of the prediction is the slowest device's block, timed one by one.
+  const auto p = predict(s);
+  const auto& w = *s.workload;
+  for (std::int64_t r = 0; r < 8; ++r) {
+    double busiest = 0;
+    for (std::int64_t q = 0; q < 8; ++q) {
+      const std::int64_t k = ((q - r) % 8 + 8) % 8;
+      busiest = std::max(busiest, s.attention->block(s, q, k, w.block(r, q)).fwd_s);
+    }
+    INFO("round " << r);
+    CHECK(p.rounds_fwd[static_cast<std::size_t>(r)].compute_max_s == Approx(busiest));
+  }
+}
+
+TEST_CASE("a rank rule must name another op, which has no rule of its own", "[plan][errors]") {
+  auto steps = nlohmann::json::parse(R"({"name": "x", "description": "d", "sources": [
+      {"repo": "a/b", "path": "p", "commit": "0123456789abcdef0123456789abcdef01234567", "what": "w"}],
+      "steps": {"causal": {"contiguous": {"diagonal": [{"q": "c", "k": "c", "causal": true, "fwd_merge": "a"}],
+                                          "below": [], "above": []}}},
+      "memory_ops": {"a": {"q_bytes_per_element": 1, "what": "w", "from_rank": 2, "from_rank_op": "b"},
+                     "b": {"q_bytes_per_element": 2, "what": "w"}}})");
+  CHECK_NOTHROW(RingSteps::from_json(steps, "x.json"));
+  auto expect = [&](nlohmann::json j, const std::string& field) {
+    try {
+      (void)RingSteps::from_json(j, "x.json");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(e.field() == field);
+    }
+  };
+  auto j = steps;
+  j["memory_ops"]["a"]["from_rank_op"] = "c";
+  expect(j, "memory_ops.a.from_rank_op");
+  j = steps;
+  j["memory_ops"]["b"]["from_rank"] = 1;
+  j["memory_ops"]["b"]["from_rank_op"] = "a";
+  expect(j, "memory_ops.a.from_rank_op");
+  j = steps;
+  j["memory_ops"]["a"].erase("from_rank_op");
+  expect(j, "memory_ops.a.from_rank_op");
+  j = steps;
+  j["memory_ops"]["a"]["from_rank"] = 1.5;
+  expect(j, "memory_ops.a.from_rank");
+}
+
 TEST_CASE("zigzag balances a flash ring; contiguous waits for its busiest device", "[plan][flash]") {
   // Per-round busiest device: contiguous has full blocks after round 0, zigzag half blocks.
   const auto contiguous = flash("ring-flash-attn", "contiguous", 8, 4096);

@@ -126,6 +126,27 @@ TEST_CASE("lock-step simulation equals the analytic model for every implementati
   CHECK(checked >= 15);
 }
 
+TEST_CASE("lock-step simulation equals the analytic model where a library's step cost depends on the rank", "[step][impl]") {
+  // ring-flash-attention's sliced merges run unfused from rank 2 on: blocks of one step class
+  // then cost differently by device, and both solvers must key their per-class times by it.
+  const models::Catalog cat;
+  for (const std::string layout : {"zigzag", "striped"}) {
+    models::ScenarioSpec spec;
+    spec.hardware = "h100-sxm";
+    spec.model = "attn:32:8:128";
+    spec.sp = 8;
+    spec.n_seq = 8 * 4096;
+    spec.layout = models::LayoutSpec::parse(layout);
+    spec.impl = "ring-flash-attn";
+    auto s = models::resolve(spec, cat);
+    REQUIRE(s.attention->block_variant(s, 3, 5) == 1);
+    make_ideal(s);
+    const double analytic = models::predict(s).step_s;
+    INFO(layout);
+    CHECK(sim::simulate_step(s, femto(sim::Sync::Barrier)).step_s == Approx(analytic).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("without a barrier, causal contiguous and striped rings still match the closed form", "[step]") {
   // Their last device is the busiest in every round and never waits, so the dependency chain
   // is the sum of per-round maxima.
