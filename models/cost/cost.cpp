@@ -154,6 +154,7 @@ void Profile::validate(const std::string& file) const {
   in("matmul_efficiency", matmul_efficiency, 1e-3, 1);
   in("attention_efficiency", attention_efficiency, 1e-3, 1);
   in("memory_efficiency", memory_efficiency, 1e-3, 1);
+  in("stream_read_efficiency", stream_read_efficiency, 1e-3, 1);
   in("link_efficiency", link_efficiency, 1e-3, 1);
   in("p2p_bandwidth_bytes_per_s", p2p_bandwidth_bytes_per_s, 0, 1e14);
   in("p2p_latency_s", p2p_latency_s, 0, 0.1);

@@ -40,6 +40,10 @@ struct Profile {
   double matmul_efficiency = 0.6;     // fraction of dense peak reached by projection/MLP matmuls
   double attention_efficiency = 0.5;  // fraction of peak reached inside computed attention tiles
   double memory_efficiency = 0.7;     // fraction of HBM bandwidth for element-wise ops
+  // Fraction of HBM bandwidth a streaming read reaches (a decode step reads its cache and the
+  // weights once, nothing written back): 0.91, fitted on FlashAttention-2's decode calls on an
+  // H100 (data/measurements/h100-2026-11-28, docs/gpu-campaign.md) and assumed on other GPUs.
+  double stream_read_efficiency = 0.91;
   double tile_overhead_s = 0;         // fixed cost per computed tile (launch, softmax bookkeeping)
   // Extra cost of a visited tile that holds masked pairs, as a fraction of its compute: the
   // mask is built and applied element-wise (not on the matrix units). Ring pays it on the

@@ -58,6 +58,8 @@ constexpr std::array kParameters{
                      "host seconds per operation (kernel launch, fused element-wise call) of a ring step"},
     ProfileParameter{"memory_efficiency", &Profile::memory_efficiency, 0.05, 1, kCommon, kFit, kWritten,
                      "fraction of HBM bandwidth element-wise ops reach"},
+    ProfileParameter{"stream_read_efficiency", &Profile::stream_read_efficiency, 0.05, 1, kCommon, kFixed, kWhenSet,
+                     "fraction of HBM bandwidth a streaming read reaches (a decode step's cache and weights)"},
     ProfileParameter{"p2p_latency_s", &Profile::p2p_latency_s, 0, 2e-3, kCommon, kFit, kWhenSet,
                      "extra latency of one point-to-point transfer of the library (kernel launch, handshake)"},
     ProfileParameter{"p2p_bandwidth_bytes_per_s", &Profile::p2p_bandwidth_bytes_per_s, 5e9, 5e11, kCommon, kFit,

@@ -23,7 +23,9 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   const double d = static_cast<double>(m.head_dim);
   const double layers = static_cast<double>(std::max<std::int64_t>(1, m.layers));
   const double shard = static_cast<double>(context) / static_cast<double>(n);
-  const double hbm = s.hardware.hbm_bandwidth_bytes_per_s * s.profile.memory_efficiency;
+  // The cache and the weights are streamed, read once; the merge of partial outputs is element-wise.
+  const double hbm = s.hardware.hbm_bandwidth_bytes_per_s * s.profile.stream_read_efficiency;
+  const double hbm_rw = s.hardware.hbm_bandwidth_bytes_per_s * s.profile.memory_efficiency;
   const double attn_rate = s.hardware.peak_flops_per_s(Precision::BF16) * s.profile.attention_efficiency;
   const double matmul_rate = s.hardware.peak_flops_per_s(Precision::BF16) * s.profile.matmul_efficiency;
   const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
@@ -45,7 +47,7 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
     const double steps = static_cast<double>(n - 1);
     r.query_broadcast_s = hop.latency_s + steps * q_bytes / hop.bandwidth_bytes_per_s;
     r.output_gather_s = hop.latency_s + steps * out_bytes / hop.bandwidth_bytes_per_s;
-    r.merge_s = static_cast<double>(n + 1) * out_bytes / hbm;
+    r.merge_s = static_cast<double>(n + 1) * out_bytes / hbm_rw;
   }
   // The rest of the step: every weight read once (batch-1 decode is a matrix-vector product per
   // weight: memory-bound) or its FLOPs for the batch, whichever is longer; the LM head included.
