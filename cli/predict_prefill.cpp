@@ -84,10 +84,13 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                        p->exposed_layer_s * layers, p->other_compute_s, p->message_bytes / 1e6, p->memory_bytes / gib,
                        p->fits_memory ? "" : "DOES NOT FIT");
   out += fmt::format("\nwhy:\n  pass-KV  {}\n  pass-Q   {}\n", kv.why, q.why);
-  out += fmt::format("\n{} is faster by {:.3g}x: {} per hop against {} (pass-KV sends K and V of (P + T)/N tokens, "
-                     "pass-Q the queries of T/N tokens and returns their partial outputs)\n",
-                     models::to_string(best.variant), other.ttft_s / best.ttft_s,
-                     fmt::format("{:.3g} MB", best.message_bytes / 1e6), fmt::format("{:.3g} MB", other.message_bytes / 1e6));
+  if (s.spec.sp == 1)
+    out += "\none device: no ring, so both variants run the same calls and move nothing\n";
+  else
+    out += fmt::format("\n{} is faster by {:.3g}x: {} per hop against {} (pass-KV sends K and V of (P + T)/N tokens, "
+                       "pass-Q the queries of T/N tokens and returns their partial outputs)\n",
+                       models::to_string(best.variant), other.ttft_s / best.ttft_s,
+                       fmt::format("{:.3g} MB", best.message_bytes / 1e6), fmt::format("{:.3g} MB", other.message_bytes / 1e6));
   out += fmt::format("memory per device: weights {:.1f} GiB, KV cache {:.1f} GiB of {:.1f} GiB (docs/inference.md)\n",
                      kv.weights_bytes / gib, kv.kv_cache_bytes / gib, s.hardware.hbm_bytes / gib);
   return out;
@@ -123,12 +126,18 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
       "ringsim predict --phase decode: {} on {}, mp {}: one token for each of {} sequences over caches of {} tokens\n\n",
       spec.model, spec.hardware, spec.mp, spec.batch, context);
   out += fmt::format("{:<16} {:>11} {:>11} {:>9} {:>12} {:>11}  {}\n", "", "TPOT", "tokens/s", "comm", "KV cache", "memory", "");
-  for (const auto* p : {&ring, &alone})
+  // A ring of one device is the device alone: one row.
+  const bool ring_of_one = ring.devices <= 1;
+  for (const auto* p : {&ring, &alone}) {
+    if (ring_of_one && p == &ring) continue;
     out += fmt::format("{:<16} {:>9.4g}ms {:>11.4g} {:>8.0f}% {:>8.1f} GiB {:>7.1f} GiB  {}\n",
                        p->devices > 1 ? fmt::format("ring of {}", p->devices) : std::string("one device"), p->tpot_s * 1e3,
                        p->tokens_per_s, 100 * p->communication_share, p->kv_cache_bytes / gib, p->memory_bytes / gib,
                        p->fits_memory ? "" : "DOES NOT FIT");
-  out += fmt::format("\nwhy:\n  ring of {:<4} {}\n  one device   {}\n", ring.devices, ring.why, alone.why);
+  }
+  out += "\nwhy:\n";
+  if (!ring_of_one) out += fmt::format("  ring of {:<4} {}\n", ring.devices, ring.why);
+  out += fmt::format("  one device   {}\n", alone.why);
   out += "(per layer: the query broadcast, each device's split-KV attention over its shard, the partial outputs "
          "gathered and merged; the weights read once per step; docs/inference.md)\n";
   return out;

@@ -106,8 +106,10 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.calls.resize(static_cast<std::size_t>(n));
   const double q_block_tokens = static_cast<double>(t) / static_cast<double>(n);
   const double kv_block_tokens = static_cast<double>(p + t) / static_cast<double>(n);
-  r.message_bytes = variant == PrefillVariant::PassKV ? kv_block_tokens * kv_heads * d * 2 * kInferenceWireBytes * batch
-                                                      : q_block_tokens * heads * d * kInferenceWireBytes * batch;
+  // One device has no ring: nothing travels and nothing is merged, whichever variant is named.
+  r.message_bytes = n == 1                              ? 0.0
+                    : variant == PrefillVariant::PassKV ? kv_block_tokens * kv_heads * d * 2 * kInferenceWireBytes * batch
+                                                        : q_block_tokens * heads * d * kInferenceWireBytes * batch;
   const double hop_s = hop.latency_s + r.message_bytes / hop.bandwidth_bytes_per_s;
   std::vector<std::int64_t> pairs(static_cast<std::size_t>(n), 0);
   for (std::int64_t round = 0; round < n; ++round) {
@@ -126,7 +128,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
         // pass-KV merges each call's output into the running one (fp32 read and write, the
         // bf16 block read: 10 bytes per element, configs/ring_steps/ring-flash-attn.json);
         // pass-Q writes its partial outputs, merged once at the end (below).
-        if (variant == PrefillVariant::PassKV)
+        if (variant == PrefillVariant::PassKV && n > 1)
           call.seconds += 10.0 * static_cast<double>(call.q_len) * heads * d * batch / hbm;
         busy += call.seconds;
         pairs[static_cast<std::size_t>(dev)] += call.pairs;

@@ -119,6 +119,19 @@ TEST_CASE("prefill: pass-KV and pass-Q send equal bytes per hop where the model 
   CHECK(q_at(0) == Approx(q_at(16 * 65536)));
 }
 
+TEST_CASE("prefill on one device: no ring, so both variants are the same calls and move nothing", "[prefill]") {
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 1, 16384, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  for (const std::int64_t p : {std::int64_t{0}, std::int64_t{32768}}) {
+    const auto kv = models::predict_prefill(s, p, PrefillVariant::PassKV);
+    const auto q = models::predict_prefill(s, p, PrefillVariant::PassQ);
+    CHECK(kv.message_bytes == 0);
+    CHECK(q.message_bytes == 0);
+    CHECK(kv.ttft_s == Approx(q.ttft_s).epsilon(1e-12));
+    CHECK(kv.attention_layer_s == Approx(q.attention_layer_s).epsilon(1e-12));
+    CHECK(kv.exposed_layer_s == 0);
+  }
+}
+
 TEST_CASE("prefill: bad requests are InputErrors naming the field", "[prefill]") {
   auto s = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, 4, 1024, "zigzag", "causal", std::nullopt, "ring-flash-attn");
   const auto field = [&](std::int64_t p, const models::ResolvedScenario& sc) {
