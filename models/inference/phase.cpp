@@ -68,7 +68,9 @@ InferencePrediction prefill(const ResolvedScenario& s, std::int64_t cached, doub
   r.pass_kv_s = kv.ttft_s;
   r.pass_q_s = q.ttft_s;
   char buf[96];
-  if (best.ttft_s <= other.ttft_s)
+  if (s.spec.sp == 1)  // no ring: the two variants are the same calls (prefill.cpp)
+    std::snprintf(buf, sizeof buf, "one device, no ring: ");
+  else if (best.ttft_s <= other.ttft_s)
     std::snprintf(buf, sizeof buf, "%s, %.3gx faster than %s: ", to_string(best.variant), other.ttft_s / best.ttft_s,
                   to_string(other.variant));
   else

@@ -59,7 +59,7 @@ TEST_CASE("ring kernel calls follow the library's step shapes", "[trace][from-tr
   CHECK_THROWS_AS(calibration::ring_kernel_calls(jax), models::InputError);
 }
 
-TEST_CASE("calibrate --from-trace recovers planted efficiencies and link; check --trace reports the planted exposure",
+TEST_CASE("calibrate --from-trace recovers planted efficiencies and link, check --trace reports the planted exposure",
           "[trace][from-trace]") {
   for (const char* layout : {"zigzag", "contiguous"}) {
     INFO(layout);

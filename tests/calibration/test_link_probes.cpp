@@ -50,7 +50,7 @@ TEST_CASE("probe fit: a planted latency and bandwidth come back, sizes below 1 M
   for (std::size_t i = 0; i < g.bytes.size(); ++i) CHECK(g.held_out_s[i] != g.fitted_s[i]);
 }
 
-TEST_CASE("probe fit: one GPU's hop types from its own rows; too few sizes is an input error", "[calibration][links]") {
+TEST_CASE("probe fit: one GPU's hop types from its own rows, too few sizes is an input error", "[calibration][links]") {
   auto rows = planted(10e-6, 160e9, false, "H800");
   const auto inter = planted(30e-6, 23e9, true, "H800");
   rows.insert(rows.end(), inter.begin(), inter.end());
@@ -62,13 +62,15 @@ TEST_CASE("probe fit: one GPU's hop types from its own rows; too few sizes is an
   CHECK(fit.links.intra_node->bandwidth_bytes_per_s == Approx(160e9));
   CHECK(fit.links.inter_node->bandwidth_bytes_per_s == Approx(23e9));
   CHECK_THROWS_AS(calibration::fit_hardware(rows, "B200", "b200", "p.csv"), models::InputError);
-  std::vector<calibration::ProbeRow> few(planted(10e-6, 1e11, false, "X").end() - 2, planted(10e-6, 1e11, false, "X").end());
+  const auto all = planted(10e-6, 1e11, false, "X");
+  const std::vector<calibration::ProbeRow> few(all.end() - 2, all.end());
   CHECK_THROWS_AS(calibration::fit_hop(few, "p.csv"), models::InputError);
 }
 
-TEST_CASE("measured hops price a hardware's ring hops; without them the spec at link_efficiency does", "[calibration][links]") {
+TEST_CASE("measured hops price a hardware's ring hops, without them the spec at link_efficiency does", "[calibration][links]") {
   const models::Catalog cat;
   auto hw = cat.hardware("h800");
+  hw.point_to_point.reset();  // the catalog's h800 carries probed hops (configs/links): here, none
   const auto p = cat.profile("", hw, "ring-flash-attn");
   const auto spec = p.ring_hop(hw, false);
   CHECK_FALSE(spec.measured);

@@ -146,7 +146,7 @@ TEST_CASE("a synthetic ring step: attention, SendRecv on its own stream, exposed
   }
 }
 
-TEST_CASE("integer and fractional timestamps read alike; GPU step ranges set the wall", "[trace]") {
+TEST_CASE("integer and fractional timestamps read alike, GPU step ranges set the wall", "[trace]") {
   const std::vector<Op> ops{{"void flash_fwd_kernel<x>", 7, 10, 100, 300, ""}, {"ncclKernel_SendRecv_RING", 9, 11, 350, 100, ""}};
   const auto a = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, true), "int"), test::trace_classes());
   const auto b = calibration::summarize(calibration::parse_kineto_trace(kineto_json({{0, 1000}}, ops, false), "float"), test::trace_classes());
@@ -290,7 +290,7 @@ TEST_CASE("hostile traces: one InputError naming the file and what was expected"
   }
 }
 
-TEST_CASE("kernel class rules: order, kinds, collectives; bad rules are InputErrors", "[trace]") {
+TEST_CASE("kernel class rules: order, kinds, collectives, bad rules are InputErrors", "[trace]") {
   calibration::GpuOp op;
   op.name = "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t>>";
   CHECK(test::trace_classes().classify(op) == OpClass::AttentionFwd);  // before the GEMM rule's "cutlass"

@@ -190,7 +190,7 @@ TEST_CASE("show accepts sparse (per-head) masks", "[cli]") {
   CHECK(r.out.find("nan") == std::string::npos);
 }
 
-TEST_CASE("strategies compared side by side, each row with its why; bad splits exit 2", "[cli][strategy]") {
+TEST_CASE("strategies compared side by side, each row with its why, bad splits exit 2", "[cli][strategy]") {
   const auto table = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
                          "--cp ring,allgather,ulysses,usp:2x4,double-ring:4");
   REQUIRE(table.code == 0);

@@ -245,7 +245,7 @@ TEST_CASE("cli check: planted bad rows are flagged with the bound, published mea
   expect_bad("check " + dir.file("bad.csv"), "bad.csv:2");
 }
 
-TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run; bad requests exit 2", "[cli][plot]") {
+TEST_CASE("cli plot: SVG and PNG from a sweep, the same bytes on every run, bad requests exit 2", "[cli][plot]") {
   const TempDir dir;
   REQUIRE(run("sweep --mesh 1x4,1x8 --seq 32768,65536,131072 -o " + dir.file("s.csv")).code == 0);
   for (const char* kind : {"speedup", "throughput", "exposed", "memory"}) {

@@ -20,7 +20,7 @@ const char* kScenario = "--hardware a100-80gb --model attn:32:8:128 --mesh 1x4 -
 
 }  // namespace
 
-TEST_CASE("calibrate --from-trace writes the planted profile and hop; check --trace shows the planted exposure",
+TEST_CASE("calibrate --from-trace writes the planted profile and hop, check --trace shows the planted exposure",
           "[cli][trace]") {
   auto s = test::resolve_scenario("a100-80gb", "attn:32:8:128", 1, 4, 32768, "zigzag", "causal", std::nullopt, "ring-flash-attn");
   const double fwd = s.profile.attention_efficiency * 0.8;

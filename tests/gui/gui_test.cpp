@@ -261,7 +261,7 @@ TEST_CASE("export writes every view as a non-empty PNG and SVG", "[gui]") {
   CHECK(QFileInfo(svg).size() > 1000);
 }
 
-TEST_CASE("scenario files round-trip; bad ones name the file and field", "[gui]") {
+TEST_CASE("scenario files round-trip, bad ones name the file and field", "[gui]") {
   auto s = paper_scenario();
   s.layouts = ringsim::models::parse_layouts({"contiguous", "zigzag"});
   const auto back = gui::scenario_from_json(gui::scenario_to_json(s), "x.json");
@@ -282,7 +282,7 @@ TEST_CASE("scenario files round-trip; bad ones name the file and field", "[gui]"
   }
 }
 
-TEST_CASE("ringsim-gui --export-dir renders headless; a bad scenario exits 2 with one line", "[gui]") {
+TEST_CASE("ringsim-gui --export-dir renders headless, a bad scenario exits 2 with one line", "[gui]") {
   app();
   QTemporaryDir dir;
   REQUIRE(dir.isValid());

@@ -89,7 +89,7 @@ TEST_CASE("the Plan tab's first plan is ringsim plan's for the same inputs", "[g
   CHECK(families.contains("ulysses"));
 }
 
-TEST_CASE("a plan search can be cancelled; bad inputs say which field", "[gui][plan]") {
+TEST_CASE("a plan search can be cancelled, bad inputs say which field", "[gui][plan]") {
   plan_app();
   models::Catalog catalog;
   gui::PlanView view(catalog);
@@ -106,7 +106,7 @@ TEST_CASE("a plan search can be cancelled; bad inputs say which field", "[gui][p
   CHECK(view.status()->text().startsWith("devices"));
 }
 
-TEST_CASE("the window opens on a scenario whose why lines are shown; a plan opens in the views", "[gui][plan]") {
+TEST_CASE("the window opens on a scenario whose why lines are shown, a plan opens in the views", "[gui][plan]") {
   plan_app();
   gui::MainWindow w{models::Catalog{}};
   CHECK(w.mesh_edit()->text() == "1x8");

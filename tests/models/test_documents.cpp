@@ -53,7 +53,7 @@ double max_over_mean(const std::vector<std::int64_t>& v) {
 
 }  // namespace
 
-TEST_CASE("document lengths from a file: header, commas, comments; the sum must be n_seq", "[docs]") {
+TEST_CASE("document lengths from a file: header, commas, comments, the sum must be n_seq", "[docs]") {
   const TempFile f("length\n# three documents\n100, 300\n624\n");
   const auto d = Documents::make(DocumentsSpec::parse(f.path.string()), 1024);
   CHECK(d.lengths == std::vector<std::int64_t>{100, 300, 624});

@@ -150,7 +150,7 @@ TEST_CASE("prefill: bad requests are InputErrors naming the field", "[prefill]")
   CHECK(field(0, jax) == "impl");
 }
 
-TEST_CASE("decode: the shards add up to the cache; one device has no collectives", "[prefill][decode]") {
+TEST_CASE("decode: the shards add up to the cache, one device has no collectives", "[prefill][decode]") {
   for (const std::int64_t n : {1, 2, 8}) {
     auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 65536, "contiguous", "causal", std::nullopt, "ring-flash-attn");
     s.spec.batch = 4;
@@ -172,7 +172,7 @@ TEST_CASE("decode: the shards add up to the cache; one device has no collectives
   }
 }
 
-TEST_CASE("decode: a long cache gains from the ring; a short one pays the ring's collectives", "[prefill][decode]") {
+TEST_CASE("decode: a long cache gains from the ring, a short one pays the ring's collectives", "[prefill][decode]") {
   const auto at = [](std::int64_t n, std::int64_t batch, std::int64_t context) {
     auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, context, "contiguous", "causal", std::nullopt, "ring-flash-attn");
     s.spec.batch = batch;

@@ -86,7 +86,7 @@ TEST_CASE("memory: a GELU MHA layer keeps 32 d bytes per token (Korthikanti et a
   CHECK(sel > activation_bytes_per_token_layer(m, 1, Recompute::Full));
 }
 
-TEST_CASE("memory: the ring's buffers scale with the buffer count; one device has none", "[memory]") {
+TEST_CASE("memory: the ring's buffers scale with the buffer count, one device has none", "[memory]") {
   const auto s = resolve_scenario("a100-80gb", "ringattn-1b", 1, 8, 65536, "striped");
   MemoryOptions o;
   o.kv_buffers = 2;

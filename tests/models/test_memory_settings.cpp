@@ -172,7 +172,7 @@ TEST_CASE("memory: fixed costs count one NCCL communicator per group the device 
   CHECK(estimate_memory(tpu, o).fixed_bytes == 0);
 }
 
-TEST_CASE("memory: a plan fits only with the headroom left; within it, it is tight", "[memory]") {
+TEST_CASE("memory: a plan fits only with the headroom left, within it, it is tight", "[memory]") {
   const auto s = resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 131072, "zigzag", "causal", std::nullopt, "te-p2p");
   MemoryOptions o;
   o.sharding = Sharding::Zero3;

@@ -25,7 +25,7 @@ ResolvedScenario scenario(const std::string& hw, const std::string& model, const
 
 }  // namespace
 
-TEST_CASE("the TPU files give the MXU width; files without it pad nothing", "[config][padding]") {
+TEST_CASE("the TPU files give the MXU width, files without it pad nothing", "[config][padding]") {
   const Catalog cat;
   for (const char* h : {"tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p"}) {
     INFO(h);

@@ -214,7 +214,7 @@ TEST_CASE("a rank rule must name another op, which has no rule of its own", "[pl
   expect(j, "memory_ops.a.from_rank");
 }
 
-TEST_CASE("zigzag balances a flash ring; contiguous waits for its busiest device", "[plan][flash]") {
+TEST_CASE("zigzag balances a flash ring, contiguous waits for its busiest device", "[plan][flash]") {
   // Per-round busiest device: contiguous has full blocks after round 0, zigzag half blocks.
   const auto contiguous = flash("ring-flash-attn", "contiguous", 8, 4096);
   const auto zigzag = flash("ring-flash-attn", "zigzag", 8, 4096);

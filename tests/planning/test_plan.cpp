@@ -200,7 +200,7 @@ TEST_CASE("plan: the points left out before evaluation are points the evaluator 
   CHECK(ok == runnable.excluded);
 }
 
-TEST_CASE("plan: more devices never lower the best throughput; max-context grows with the budget", "[planning][plan]") {
+TEST_CASE("plan: more devices never lower the best throughput, max-context grows with the budget", "[planning][plan]") {
   const models::Catalog cat;
   double last = 0;
   std::int64_t last_ctx = 0;
@@ -239,7 +239,7 @@ TEST_CASE("plan: a plan file names the field that is wrong", "[planning][plan]")
   CHECK(field_of(R"({"goal": "max-throughput", "devices": 8, "n_seq": 65536})") == "no error");
 }
 
-TEST_CASE("plan: production libraries compete by default; research and reference kernels when asked, labelled",
+TEST_CASE("plan: production libraries compete by default, research and reference kernels when asked, labelled",
           "[planning][plan]") {
   const models::Catalog catalog;
   auto r = h100_request(8);

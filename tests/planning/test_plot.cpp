@@ -119,7 +119,7 @@ TEST_CASE("plot: every kind writes an SVG and a PNG, the same bytes each time", 
   CHECK_THROWS_AS(parse_plot_kind("pie"), models::InputError);
 }
 
-TEST_CASE("plot: memory in GiB; a configuration that does not fit is marked, and loses to one that fits",
+TEST_CASE("plot: memory in GiB, a configuration that does not fit is marked, and loses to one that fits",
           "[planning][plot]") {
   SweepGrid g;
   g.model = {"llama2-7b"};

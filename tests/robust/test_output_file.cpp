@@ -139,7 +139,7 @@ TEST_CASE("ringsim -o never writes through planted links and leaves nothing on f
   CHECK(names(tmp.dir()) == std::set<std::string>{"p.csv", "p.csv.tmp", "d"});
 }
 
-TEST_CASE("devices and pipes at the target are written, not replaced; a pipe nobody reads is refused", "[io]") {
+TEST_CASE("devices and pipes at the target are written, not replaced, a pipe nobody reads is refused", "[io]") {
   const TempDir tmp;
   // /dev/null stays the device it is.
   ringsim::io::write_output("/dev/null", "discarded\n");

@@ -194,7 +194,7 @@ TEST_CASE("run_until runs events up to t and moves the clock to t", "[sim][engin
   CHECK(eng.now() == 30);
 }
 
-TEST_CASE("stop() ends run() after the current event; step() runs one", "[sim][engine]") {
+TEST_CASE("stop() ends run() after the current event, step() runs one", "[sim][engine]") {
   Engine eng;
   int count = 0;
   const auto h = eng.add_handler<int>([&](int id) {

@@ -117,7 +117,7 @@ TEST_CASE("lock-step simulation equals the analytic model with ideal links, ever
   }
 }
 
-TEST_CASE("ring collectives on one node: g - 1 steps of one hop; all-to-all shares each device's link", "[collective]") {
+TEST_CASE("ring collectives on one node: g - 1 steps of one hop, all-to-all shares each device's link", "[collective]") {
   const sim::LinkParams nvlink{400e9, 1e-6};
   const auto node = sim::Topology::node(8, nvlink);
   const std::int64_t bytes = 64 << 20;
