@@ -2,11 +2,12 @@
 // (or links) and writes it as versioned JSON, in a file of its own: --from-speedups
 // (calibrate_speedups), --from-timings (calibrate_timings), --from-scfa (calibrate_scfa),
 // --from-times (calibrate_times), --from-probes (calibrate_probes), --from-nccl-tests (calibrate_nccl_tests),
-// --from-kernels (calibrate_kernels), --derive-from (calibrate_derive), --from-trace (trace_fit, with the scenario
+// --from-kernels (calibrate_kernels), --from-host-steps (calibrate_host), --derive-from (calibrate_derive), --from-trace (trace_fit, with the scenario
 // flags of predict); what they share is in calibrate_common.
 #include <string>
 
 #include "cli/calibrate_derive.hpp"
+#include "cli/calibrate_host.hpp"
 #include "cli/calibrate_kernels.hpp"
 #include "cli/calibrate_nccl_tests.hpp"
 #include "cli/calibrate_probes.hpp"
@@ -53,11 +54,13 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("from-kernels", "single-kernel timings (data/components/kernels/): fit the flash kernel family's efficiencies and per-CTA cost per GPU",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("from-host-steps", "wall times of a ring library's step loop where the GPU's work is negligible (data/components/host/): fit the host's seconds per step and per call",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("method", "--from-kernels on a benchmark chart: the method whose rows to fit", cxxopts::value<std::string>()->default_value("FlashAttention-2"))
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are; --from-times: what a derived profile copies (scores its interval)", cxxopts::value<std::string>()->default_value(""))
                  ("keep-cycles", "--derive-from: parameters copied as SM cycles (rescaled by the clocks)", cxxopts::value<std::string>()->default_value(""))
-                 ("note", "--derive-from: a sentence for the provenance notes", cxxopts::value<std::string>()->default_value(""))
+                 ("note", "--derive-from, --from-host-steps: a sentence for the provenance notes", cxxopts::value<std::string>()->default_value(""))
                  ("hardware", "hardware name: rows to use / peak FLOP/s", cxxopts::value<std::string>()->default_value(""))
                  ("impl", "implementation the profile is for (default: the profile's, else the hardware's default for ring vs striped; scfa with --from-scfa)",
                   cxxopts::value<std::string>()->default_value(""))
@@ -78,14 +81,16 @@ int run_calibrate(int argc, char** argv) {
   const bool p = !a["from-probes"].as<std::string>().empty();
   const bool k = !a["from-kernels"].as<std::string>().empty();
   const bool n = !a["from-nccl-tests"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) + int(n) != 1)
+  const bool h = !a["from-host-steps"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) + int(n) + int(h) != 1)
     throw InputError({}, 0, "from-speedups",
                      "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes, "
-                     "--from-nccl-tests, --from-kernels and --derive-from");
+                     "--from-nccl-tests, --from-kernels, --from-host-steps and --derive-from");
   if (p) return calibrate_from_probes(a);
   if (n) return calibrate_from_nccl_tests(a);
   const models::Catalog catalog;
   if (k) return calibrate_from_kernels(a, catalog);
+  if (h) return calibrate_from_host_steps(a, catalog);
   if (d) return calibrate_derive(a, catalog);
   if (f) return calibrate_from_scfa(a, catalog);
   if (m) return calibrate_from_times(a, catalog);

@@ -172,7 +172,9 @@ void Profile::validate(const std::string& file) const {
   in("solo_cta_gain", solo_cta_gain, 0, 64);
   in("softmax_overlap", softmax_overlap, 0, 1);
   in("host_step_s", host_step_s, 0, 1);
-  in("host_op_s", host_op_s, 0, 1);
+  in("host_call_s", host_call_s, 0, 1);
+  in("host_bwd_step_s", host_bwd_step_s, 0, 1);
+  in("host_bwd_call_s", host_bwd_call_s, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
   in("sparse_kernel_efficiency", sparse_kernel_efficiency, 0.01, 4);
   in("sparse_prep_bytes_per_element", sparse_prep_bytes_per_element, 0, 1e4);

@@ -81,10 +81,15 @@ struct Profile {
   // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
   // one is hidden; 0: they add up.
   double softmax_overlap = 0.5;
-  // The host's work to issue one ring step (the library's Python loop, communicator calls) and each
-  // operation in it (a kernel or a fused element-wise op): a step lasts at least that long.
+  // The host's work to issue a ring step, per pass: the step itself (the library's Python loop, its
+  // communicator's send/recv, commit and wait; the backward runs two communicators) and each
+  // attention call with its merge or accumulation (the kernel's wrapper, the scripted merge). A
+  // step lasts at least that long, a plain call at least its call's share: small blocks are
+  // host-bound. Measured where the GPU's work is negligible (data/components/host/).
   double host_step_s = 0;
-  double host_op_s = 0;
+  double host_call_s = 0;
+  double host_bwd_step_s = 0;
+  double host_bwd_call_s = 0;
   double overlap = 1.0;               // 1: transfers fully hide behind compute; 0: serialised
   double link_efficiency = 0.8;       // fraction of the link's bandwidth a transfer reaches
   // The most one point-to-point transfer of the library reaches whatever the link, bytes/s (0: no

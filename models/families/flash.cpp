@@ -14,15 +14,17 @@ namespace ringsim::models {
 
 namespace {
 
-// The kernel-time model's rates (KernelRates::of) and the host's work per ring step and operation.
-constexpr std::array<std::string_view, 7> kFlashParameters{
+// The kernel-time model's rates (KernelRates::of) and the host's work per ring step and call, per pass.
+constexpr std::array<std::string_view, 9> kFlashParameters{
     "attention_bwd_efficiency",
     "cta_overhead_s",
     "kernel_launch_s",
     "solo_cta_gain",
     "softmax_overlap",
     "host_step_s",
-    "host_op_s",
+    "host_call_s",
+    "host_bwd_step_s",
+    "host_bwd_call_s",
 };
 
 // A ring library that calls a flash-attention kernel per step (ring-flash-attention, TransformerEngine's
@@ -30,8 +32,9 @@ constexpr std::array<std::string_view, 7> kFlashParameters{
 // (the device's own K/V block, an earlier device's, a later one's), each timed by the kernel-time
 // model; then the memory-bound merges of the partial outputs at the profile's memory efficiency;
 // the pass's final conversions charged to the device's own block (every device has exactly one).
-// A step lasts at least as long as the host takes to issue it (Python loop, communicator calls,
-// one dispatch per operation): small blocks are host-bound. The classes of the workload (sign or
+// A step lasts at least as long as the host takes to issue it (the Python loop and communicator
+// calls, then each attention call with its merge; measured per pass, data/components/host/):
+// small blocks are host-bound. The classes of the workload (sign or
 // difference of the devices) fix the step class, so equal classes cost the same.
 class FlashCost final : public AttentionCost {
  public:
@@ -49,8 +52,7 @@ class FlashCost final : public AttentionCost {
     const std::int64_t c = s.layout->block();
     const Context ctx = context(s);
     double fwd = 0, bwd = 0;
-    double host_f = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_fwd) * s.profile.host_op_s;
-    double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd) * s.profile.host_op_s;
+    double host_f = s.profile.host_step_s, host_b = s.profile.host_bwd_step_s;
     for (const StepCall& call : plan->of(cls)) {
       const std::int64_t q = call.q.of(c), k = call.k.of(c);
       if (q <= 0 || k <= 0) continue;
@@ -59,15 +61,14 @@ class FlashCost final : public AttentionCost {
       const MemoryOp& mb = proto.memory_op(call.bwd_merge, q_device);
       fwd += t.fwd_s + memory_s(ctx, mf, q, k);
       bwd += t.bwd_s + memory_s(ctx, mb, q, k);
-      const std::int64_t calls = call.kernel ? 1 : 0;
-      host_f += static_cast<double>(calls * proto.host_ops_per_call_fwd + mf.host_ops) * s.profile.host_op_s;
-      host_b += static_cast<double>(calls * proto.host_ops_per_call_bwd + mb.host_ops) * s.profile.host_op_s;
+      if (call.kernel) {
+        host_f += s.profile.host_call_s;
+        host_b += s.profile.host_bwd_call_s;
+      }
     }
     if (cls == StepClass::Diagonal) {
       fwd += memory_s(ctx, proto.fwd_final, c, c);
       bwd += memory_s(ctx, proto.bwd_final, c, c);
-      host_f += static_cast<double>(proto.fwd_final.host_ops) * s.profile.host_op_s;
-      host_b += static_cast<double>(proto.bwd_final.host_ops) * s.profile.host_op_s;
     }
     RoundCost r;
     r.fwd_s = std::max(fwd, host_f);
@@ -99,30 +100,26 @@ class FlashCost final : public AttentionCost {
   // and small next to the call at the block sizes a packed batch runs).
   RoundCost varlen_step(const ResolvedScenario& s, const BlockStats& b) const {
     const Context ctx = context(s);
-    const auto& proto = s.impl.protocol.ring_steps;
     const double heads = static_cast<double>(std::max<std::int64_t>(1, s.mask->heads()));
     VarlenWork w{s.layout->block(), s.layout->block(), static_cast<double>(b.visited_area) / heads,
                  static_cast<double>(b.masked_area) / heads, ctx.heads, ctx.batch, ctx.head_dim};
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
     RoundCost r;
-    const double host_f = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_fwd + proto.host_ops_per_call_fwd) * s.profile.host_op_s;
-    const double host_b = s.profile.host_step_s + static_cast<double>(proto.host_ops_per_step_bwd + proto.host_ops_per_call_bwd) * s.profile.host_op_s;
-    r.fwd_s = std::max(t.fwd_s, host_f);
-    r.bwd_s = std::max(t.bwd_s, host_b);
+    r.fwd_s = std::max(t.fwd_s, s.profile.host_step_s + s.profile.host_call_s);
+    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_step_s + s.profile.host_bwd_call_s);
     if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     r.tiles = b.tiles_visited * s.spec.batch;
     return r;
   }
 
-  // One call as a plain flash-attention function issues it: the kernel, at least one dispatch.
+  // One call as a plain flash-attention function issues it: the kernel, at least the host's call.
   [[nodiscard]] RoundCost call(const ResolvedScenario& s, const AttentionCall& c) const override {
     const Context ctx = context(s);
     KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim, c.varlen};
     const KernelTime t = memo(ctx, s, kc);
-    const auto& proto = s.impl.protocol.ring_steps;
     RoundCost r;
-    r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
-    r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
+    r.fwd_s = std::max(t.fwd_s, s.profile.host_call_s);
+    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_call_s);
     if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     r.tiles = call_tiles_visited(c, s.tile) * c.batch;
     return r;
@@ -150,9 +147,8 @@ class FlashCost final : public AttentionCost {
       r.tiles += call_tiles_visited(c, s.tile) * c.batch;
     }
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
-    const auto& proto = s.impl.protocol.ring_steps;
-    r.fwd_s = std::max(t.fwd_s, static_cast<double>(proto.host_ops_per_call_fwd) * s.profile.host_op_s);
-    r.bwd_s = std::max(t.bwd_s, static_cast<double>(proto.host_ops_per_call_bwd) * s.profile.host_op_s);
+    r.fwd_s = std::max(t.fwd_s, s.profile.host_call_s);
+    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_call_s);
     if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
     return r;
   }

@@ -38,10 +38,6 @@ MemoryOp memory_op_from(const nlohmann::json& j, const std::string& file, const 
   };
   op.q_bytes_per_element = num("q_bytes_per_element", 1024);
   op.kv_bytes_per_element = num("kv_bytes_per_element", 1024);
-  const double ops = num("host_ops", 1000);
-  if (ops != static_cast<double>(static_cast<std::int64_t>(ops)))
-    throw InputError(file, 0, at + ".host_ops", "expected an integer");
-  op.host_ops = static_cast<std::int64_t>(ops);
   try {
     op.what = f.string("what");
   } catch (const InputError& e) {
@@ -184,23 +180,6 @@ RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file)
   for (const auto& [final_op, field] : {std::pair{&p.fwd_final, "fwd_final"}, std::pair{&p.bwd_final, "bwd_final"}})
     if (final_op->from_rank >= 0)
       throw InputError(file, 0, std::string(field) + ".from_rank", "a pass's final conversion has no rank rule");
-  JsonFields f(j, file);
-  auto count = [&](const char* key, std::int64_t& out) {
-    std::optional<double> v;
-    try {
-      v = f.optional_number(key);
-    } catch (const InputError& e) {
-      throw InputError(file, 0, key, e.message());
-    }
-    if (!v) return;
-    if (*v < 0 || *v > 1000 || *v != static_cast<double>(static_cast<std::int64_t>(*v)))
-      throw InputError(file, 0, key, "expected an integer in [0, 1000]");
-    out = static_cast<std::int64_t>(*v);
-  };
-  count("host_ops_per_step_fwd", p.host_ops_per_step_fwd);
-  count("host_ops_per_step_bwd", p.host_ops_per_step_bwd);
-  count("host_ops_per_call_fwd", p.host_ops_per_call_fwd);
-  count("host_ops_per_call_bwd", p.host_ops_per_call_bwd);
   if (j.contains("varlen")) {
     const auto& v = j["varlen"];
     if (!v.is_object()) throw InputError(file, 0, "varlen", "expected {mask family: [layout families]}");

@@ -5,7 +5,7 @@
 // attention kernel calls one ring step makes on which
 // shapes for each kind of K/V block (the device's own, an earlier device's, a later device's),
 // how it merges each call's partial output into the running one (memory-bound element-wise work,
-// often in fp32), what it does once per pass, and how much host-side work a step takes. What
+// often in fp32) and what it does once per pass (the host's time per step and call is the profile's). What
 // travels and what waits for what is the other half (Protocol's message fields). Shapes are
 // relative to the block of c tokens a device holds ("c", "c/2", "c-1").
 #include <array>
@@ -32,12 +32,11 @@ struct LengthExpr {
 };
 
 // Element-wise work around a kernel call: HBM bytes per element of the call's queries
-// (rows x heads x head_dim) and of its keys (rows x kv_heads x head_dim), and the host-side
-// operations (kernel launches, fused element-wise calls) it takes.
+// (rows x heads x head_dim) and of its keys (rows x kv_heads x head_dim). Its host-side work is
+// the call's (Profile::host_call_s): measured with the call, not counted per operation.
 struct MemoryOp {
   double q_bytes_per_element = 0;
   double kv_bytes_per_element = 0;
-  std::int64_t host_ops = 0;
   std::string what;
   // A code path that depends on the device's rank (ring-flash-attention's TorchScript merge: a
   // process whose first merges were whole-block ones runs its sliced merges unfused): devices
@@ -78,8 +77,6 @@ struct RingSteps {
   std::map<std::string, std::vector<std::string>, std::less<>> varlen;
   std::map<std::string, MemoryOp, std::less<>> memory_ops;
   MemoryOp fwd_final, bwd_final;  // once per pass, over the device's whole block
-  std::int64_t host_ops_per_step_fwd = 0, host_ops_per_step_bwd = 0;
-  std::int64_t host_ops_per_call_fwd = 1, host_ops_per_call_bwd = 1;
 
   [[nodiscard]] bool empty() const noexcept { return steps.empty(); }
   // The calls for a mask and layout family; nullptr when the library has none (a varlen layout,

@@ -78,7 +78,7 @@ TEST_CASE("a joint fit to times made by the model itself recovers the GPUs' effi
     p.softmax_overlap = 0.8;
     p.p2p_bandwidth_bytes_per_s = 0;
     p.p2p_latency_s = 0;
-    p.host_op_s = 0;
+    p.host_step_s = p.host_call_s = p.host_bwd_step_s = p.host_bwd_call_s = 0;
     p.round_overhead_s = 0;
   }
   auto rows = synthetic_rows();

@@ -22,7 +22,7 @@ struct Point {
 
 // A time model in two of the profile's physical parameters.
 double model_time(const models::Profile& p, const Point& x) {
-  return x.flops / (1e12 * p.attention_efficiency) + x.ops * p.host_op_s;
+  return x.flops / (1e12 * p.attention_efficiency) + x.ops * p.host_call_s;
 }
 
 std::vector<Point> draw(std::mt19937_64& rng, const models::Profile& truth, std::size_t n, double noise) {
@@ -43,13 +43,13 @@ calibration::FitResult fit(const std::vector<Point>& pts, const models::Profile&
   const calibration::ModelFn f = [&](const Eigen::VectorXd& x) {
     models::Profile p = start;
     p.attention_efficiency = x[0];
-    p.host_op_s = x[1];
+    p.host_call_s = x[1];
     Eigen::VectorXd v(static_cast<Eigen::Index>(pts.size()));
     for (std::size_t i = 0; i < pts.size(); ++i) v[static_cast<Eigen::Index>(i)] = std::log(model_time(p, pts[i]));
     return v;
   };
   return calibration::fit_least_squares(
-      f, y, {{"attention_efficiency", 0.02, 1, 0.3}, {"host_op_s", 0, 1e-3, 1e-6}});
+      f, y, {{"attention_efficiency", 0.02, 1, 0.3}, {"host_call_s", 0, 1e-3, 1e-6}});
 }
 
 }  // namespace
@@ -58,7 +58,7 @@ TEST_CASE("90 % prediction intervals cover at least 85 % of held-out synthetic p
   std::mt19937_64 rng(2026);
   models::Profile truth;
   truth.attention_efficiency = 0.6;
-  truth.host_op_s = 2e-5;
+  truth.host_call_s = 2e-5;
   const double noise = 0.12;
   const auto train = draw(rng, truth, 40, noise);
   const models::Profile start;
@@ -73,7 +73,7 @@ TEST_CASE("90 % prediction intervals cover at least 85 % of held-out synthetic p
     const auto fg = fit(in, start);
     models::Profile p = start;
     p.attention_efficiency = fg.params[0];
-    p.host_op_s = fg.params[1];
+    p.host_call_s = fg.params[1];
     for (const auto& x : out) {
       const double e = std::log(model_time(p, x) / x.seconds);
       sq += e * e;
@@ -82,9 +82,9 @@ TEST_CASE("90 % prediction intervals cover at least 85 % of held-out synthetic p
   }
   models::Profile fitted = start;
   fitted.attention_efficiency = f.params[0];
-  fitted.host_op_s = f.params[1];
+  fitted.host_call_s = f.params[1];
   auto& u = fitted.uncertainty;
-  u.parameters = {"attention_efficiency", "host_op_s"};
+  u.parameters = {"attention_efficiency", "host_call_s"};
   u.covariance = {{f.covariance(0, 0), f.covariance(0, 1)}, {f.covariance(1, 0), f.covariance(1, 1)}};
   u.residual_log_sd["time"] = std::sqrt(sq / held);
   u.held_out_points = held;
@@ -119,8 +119,8 @@ TEST_CASE("90 % prediction intervals cover at least 85 % of held-out synthetic p
 TEST_CASE("intervals of several values from one perturbation each equal the one-value intervals", "[interval]") {
   models::Profile p;
   p.attention_efficiency = 0.5;
-  p.host_op_s = 1e-5;
-  p.uncertainty.parameters = {"attention_efficiency", "host_op_s"};
+  p.host_call_s = 1e-5;
+  p.uncertainty.parameters = {"attention_efficiency", "host_call_s"};
   p.uncertainty.covariance = {{4e-4, 1e-9}, {1e-9, 1e-12}};
   p.uncertainty.residual_log_sd["time"] = 0.1;
   const std::vector<Point> pts = {{1e10, 10, 0}, {5e9, 1500, 0}, {1e11, 1, 0}};
@@ -143,7 +143,7 @@ TEST_CASE("intervals of several values from one perturbation each equal the one-
     CHECK(many[i].lo < values[i]);
     CHECK(values[i] < many[i].hi);
   }
-  // The host-bound point carries host_op_s's variance, the FLOP-bound one attention_efficiency's:
+  // The host-bound point carries host_call_s's variance, the FLOP-bound one attention_efficiency's:
   // different widths from one set of perturbations.
   CHECK(many[1].hi / many[1].lo != Approx(many[2].hi / many[2].lo));
   // A quantity the profile has no spread for, or a non-positive value: no interval.

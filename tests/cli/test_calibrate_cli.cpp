@@ -97,3 +97,32 @@ TEST_CASE("calibrate --from-nccl-tests: one hop per run, written into a links fi
                  " --hop intra-node --hardware h100-sxm",
              "hop");
 }
+
+TEST_CASE("calibrate --from-host-steps: the measured host's terms, written into a profile that predicts with them",
+          "[cli][calibrate][host]") {
+  const TempDir dir;
+  const std::string data = std::string(RINGSIM_TEST_DATA);
+  const auto file = data + "/components/host/h100_ring_flash_attn_host.csv";
+  const auto r = run("calibrate --from-host-steps " + file + " --hardware a100-80gb --impl ring-flash-attn -o " +
+                     dir.file("p.json") + " --report " + dir.file("rows.csv"));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("leave one layout out") != std::string::npos);
+  CHECK(r.out.find("contiguous not identified without it") != std::string::npos);
+  const auto p = read_file(dir.file("p.json"));
+  const double step = json_number(p, "host_step_s"), call = json_number(p, "host_call_s");
+  CHECK(step > 0);
+  CHECK(call > step);  // a call with its scripted merge costs the host more than the loop and communicator
+  CHECK(json_number(p, "host_bwd_step_s") > 0);
+  CHECK(p.find("h100_ring_flash_attn_host.csv") != std::string::npos);
+  CHECK(lines(read_file(dir.file("rows.csv"))) == 19);  // a header and the 18 runs
+  // At 128 tokens per GPU the ring is the host's: 8 steps of a step and one call on the last device.
+  const auto pr = run("predict --hardware a100-80gb --impl ring-flash-attn --profile " + dir.file("p.json") +
+                      " --model attn:32:8:128 --mesh 1x8 --seq 1024 --layout contiguous --format json");
+  INFO(pr.err);
+  REQUIRE(pr.code == 0);
+  CHECK(json_number(pr.out, "attention_fwd_s") == Approx(8 * (step + call)).epsilon(1e-6));
+  expect_bad("calibrate --from-host-steps " + file + " --impl ringsim-tiles", "impl");
+  write_file(dir.file("bad.csv"), "gpu,impl,layout,devices,rank,tokens,pass,wall_ms\nh,ring-flash-attn,zigzag,8,9,128,fwd,1\n");
+  expect_bad("calibrate --from-host-steps " + dir.file("bad.csv"), "rank");
+}

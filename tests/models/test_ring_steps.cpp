@@ -130,8 +130,7 @@ TEST_CASE("a flash library's step costs its calls, its merges and the pass's fin
   const auto below = s.attention->block(s, 1, 0, b);
   const auto& upd = proto.memory_op("fwd_update");
   const double want_f = kernel(2048, 1024, false).fwd_s + upd.q_bytes_per_element * qe / hbm;
-  CHECK(below.fwd_s == Approx(std::max(want_f, s.profile.host_step_s + s.profile.host_op_s *
-                                                    static_cast<double>(proto.host_ops_per_step_fwd + 1 + upd.host_ops))));
+  CHECK(below.fwd_s == Approx(std::max(want_f, s.profile.host_step_s + s.profile.host_call_s)));
   // Above: q[:, c/2:] x k, merged into the second half (a sliced update).
   const auto above = s.attention->block(s, 0, 1, Workload::count_block(*s.layout, *s.mask, 0, 1, s.tile));
   const auto& sl = proto.memory_op("fwd_update_slice");
@@ -148,9 +147,42 @@ TEST_CASE("a flash library's step costs its calls, its merges and the pass's fin
                                                               (1 - 1e-12));
 }
 
+TEST_CASE("a small block is host-bound: a step lasts the host's step and its calls, per pass", "[plan][flash][host]") {
+  auto s = flash("ring-flash-attn", "contiguous", 8, 128);
+  s.profile.host_step_s = 2e-4;
+  s.profile.host_call_s = 5e-4;
+  s.profile.host_bwd_step_s = 4.5e-4;
+  s.profile.host_bwd_call_s = 4e-4;
+  // A causal contiguous ring: a device calls on its own block and earlier ones, not on later ones.
+  const auto below = s.attention->block(s, 3, 1, Workload::count_block(*s.layout, *s.mask, 3, 1, s.tile));
+  const auto above = s.attention->block(s, 1, 3, Workload::count_block(*s.layout, *s.mask, 1, 3, s.tile));
+  const auto diag = s.attention->block(s, 2, 2, Workload::count_block(*s.layout, *s.mask, 2, 2, s.tile));
+  CHECK(below.fwd_s == Approx(7e-4));
+  CHECK(below.bwd_s == Approx(8.5e-4));
+  CHECK(diag.fwd_s == Approx(7e-4));
+  CHECK(above.fwd_s == Approx(2e-4));
+  CHECK(above.bwd_s == Approx(4.5e-4));
+  // In lock-step every round has a device that calls (the last device calls every round): the
+  // pass is n steps of the host's step and one call, whatever the GPU would take.
+  const auto host_bound = predict(s);
+  CHECK(host_bound.attention_fwd_s == Approx(8 * 7e-4).epsilon(1e-9));
+  // The backward adds its last dK/dV hop after the loop (0.5 MB here: tens of microseconds).
+  CHECK(host_bound.attention_bwd_s >= 8 * 8.5e-4 * (1 - 1e-12));
+  CHECK(host_bound.attention_bwd_s < 8 * 8.5e-4 * 1.02);
+  // Zigzag calls on every block, so balancing changes nothing here: it is the host's pace too.
+  auto z = flash("ring-flash-attn", "zigzag", 8, 128);
+  z.profile = s.profile;
+  CHECK(predict(z).attention_fwd_s == Approx(host_bound.attention_fwd_s).epsilon(1e-9));
+  // Without the host the same ring is the GPU's, far shorter at 128 tokens per device.
+  s.profile.host_step_s = s.profile.host_call_s = s.profile.host_bwd_step_s = s.profile.host_bwd_call_s = 0;
+  CHECK(predict(s).attention_fwd_s < host_bound.attention_fwd_s / 4);
+}
+
 TEST_CASE("a memory op's rank rule: ranks from from_rank run another op, per block and per round", "[plan][flash]") {
-  // ring-flash-attn's sliced update runs unfused from rank 2 on (measured; the JSON says why).
-  const auto s = flash("ring-flash-attn", "zigzag", 8, 2048);
+  // ring-flash-attn's sliced update runs unfused from rank 2 on (measured; the JSON says why). The
+  // GPU's work is compared: without the host's floor, which 2k-token blocks are under.
+  auto s = flash("ring-flash-attn", "zigzag", 8, 2048);
+  s.profile.host_step_s = s.profile.host_call_s = s.profile.host_bwd_step_s = s.profile.host_bwd_call_s = 0;
   const auto& proto = s.impl.protocol.ring_steps;
   const auto& fused = proto.memory_op("fwd_update_slice");
   REQUIRE(fused.from_rank == 2);
