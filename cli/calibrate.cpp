@@ -56,6 +56,7 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("from-host-steps", "wall times of a ring library's step loop where the GPU's work is negligible (data/components/host/): fit the host's seconds per step and per call",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("min-seconds", "--from-kernels: leave out rows shorter than this (seconds): a call timed alone pays the host's dispatch", cxxopts::value<double>()->default_value("0"))
                  ("method", "--from-kernels on a benchmark chart: the method whose rows to fit", cxxopts::value<std::string>()->default_value("FlashAttention-2"))
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are; --from-times: what a derived profile copies (scores its interval)", cxxopts::value<std::string>()->default_value(""))

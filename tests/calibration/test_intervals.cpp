@@ -182,7 +182,7 @@ TEST_CASE("a scenario's step and attention times get their intervals from the sa
   CHECK(models::predict(s).step_s == at.step_s);
   // A profile derived by copying fitted parameters carries the spread measured for that copying;
   // one left at spec defaults (MI300X: nothing copied) carries none: no intervals, at no cost.
-  spec.hardware = "h100-sxm";
+  spec.hardware = "h200-sxm";  // derived from the H100 SXM's kernel fit
   auto d = models::resolve(spec, catalog);
   REQUIRE_FALSE(d.profile.provenance.calibrated);
   const auto derived = models::time_intervals_around(d, models::predict(d));

@@ -126,3 +126,15 @@ TEST_CASE("calibrate --from-host-steps: the measured host's terms, written into 
   write_file(dir.file("bad.csv"), "gpu,impl,layout,devices,rank,tokens,pass,wall_ms\nh,ring-flash-attn,zigzag,8,9,128,fwd,1\n");
   expect_bad("calibrate --from-host-steps " + dir.file("bad.csv"), "rank");
 }
+
+TEST_CASE("calibrate --from-kernels --min-seconds: short calls (the harness's dispatch) left out, said in the output",
+          "[cli][calibrate]") {
+  const std::string file = std::string(RINGSIM_TEST_DATA) + "/components/kernels/h100_sdpa_flash.csv";
+  const auto r = run("calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds 5e-4 --free attention_efficiency,attention_bwd_efficiency");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("108 of 152 rows kept") != std::string::npos);
+  CHECK(r.out.find("fwd        42 rows") != std::string::npos);
+  expect_bad("calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds 5", "min-seconds");
+  expect_bad("calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds -1", "min-seconds");
+}
