@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <optional>
 #include <cmath>
 #include <cstdio>
@@ -62,10 +63,13 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
       const StepClass cls = step_class(device, k);
       const std::int64_t from = rs.attention->variant_from_rank(rs, cls);
       const std::int64_t lo = cls == StepClass::Below ? round : 0, hi = cls == StepClass::Above ? round : n;
-      if (from < 0 || from >= hi || count != hi - lo) {
+      if (from < 0 || from >= hi || count == 1) {  // one variant in the class, or one device
         f(device, k, b, count);
         return;
       }
+      // Classes are one device each or a step class's whole range of ranks: anything else would
+      // charge some devices another device's variant.
+      if (count != hi - lo) throw std::logic_error("for_each_round_block: a class of devices that is not a range of ranks");
       const std::int64_t first = std::max(lo, from);  // the first rank of the other variant
       if (first > lo) f(lo, Workload::kv_block_of(lo, round, n), b, first - lo);
       f(first, Workload::kv_block_of(first, round, n), b, hi - first);

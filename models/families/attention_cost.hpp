@@ -79,10 +79,12 @@ class AttentionCost {
   // counts (block_variant 1 from there on), or -1 when no rank does.
   [[nodiscard]] virtual std::int64_t variant_from_rank(const ResolvedScenario&, StepClass /*cls*/) const { return -1; }
   // With times_by_step_class: 0, or 1 where device q_device's block of this class costs what
-  // rank 0's does not (a library's code path that depends on the rank); the analytic model and
-  // the simulator key their per-class times by (class, variant).
-  [[nodiscard]] virtual int block_variant(const ResolvedScenario&, std::int64_t /*q_device*/, std::int64_t /*k_device*/) const {
-    return 0;
+  // rank 0's does not (a library's code path that depends on the rank: q_device at or past
+  // variant_from_rank); the analytic model and the simulator key their per-class times by
+  // (class, variant).
+  [[nodiscard]] int block_variant(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device) const {
+    const std::int64_t from = variant_from_rank(s, step_class(q_device, k_device));
+    return from >= 0 && q_device >= from ? 1 : 0;
   }
 };
 

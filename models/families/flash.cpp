@@ -88,12 +88,6 @@ class FlashCost final : public AttentionCost {
     return plan ? proto.rank_rule_from(*plan, cls) : -1;
   }
 
-  [[nodiscard]] int block_variant(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device) const override {
-    const auto& proto = s.impl.protocol.ring_steps;
-    const StepCalls* plan = proto.plan(effective_mask_family(s.spec), s.spec.layout.family_name());
-    return plan ? proto.rank_variant(*plan, step_class(q_device, k_device), q_device) : 0;
-  }
-
   // A mask without closed-form step shapes (packed documents): the library's varlen call per step
   // over the documents the two blocks share, its work the block's own tile counts; no merge
   // (the code merges per step as for plain blocks, a term this path leaves out: it is memory-bound

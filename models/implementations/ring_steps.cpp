@@ -110,13 +110,6 @@ const MemoryOp& RingSteps::memory_op(const std::string& op_name, std::int64_t q_
   return op.from_rank >= 0 && q_device >= op.from_rank ? memory_op(op.from_rank_op) : op;
 }
 
-int RingSteps::rank_variant(const StepCalls& plan, StepClass cls, std::int64_t q_device) const {
-  for (const StepCall& c : plan.of(cls))
-    for (const std::string* m : {&c.fwd_merge, &c.bwd_merge})
-      if (&memory_op(*m, q_device) != &memory_op(*m)) return 1;
-  return 0;
-}
-
 std::int64_t RingSteps::rank_rule_from(const StepCalls& plan, StepClass cls) const {
   std::int64_t from = -1;
   for (const StepCall& c : plan.of(cls))

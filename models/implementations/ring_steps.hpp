@@ -87,10 +87,8 @@ struct RingSteps {
   [[nodiscard]] const MemoryOp& memory_op(const std::string& op_name) const;  // empty name: no work
   // The op device `q_device` runs for `op_name` (its from_rank rule applied).
   [[nodiscard]] const MemoryOp& memory_op(const std::string& op_name, std::int64_t q_device) const;
-  // 1 when device `q_device` runs another memory op than rank 0 does for some call of `cls`
-  // (blocks of one step class then cost differently by device), else 0.
-  [[nodiscard]] int rank_variant(const StepCalls& plan, StepClass cls, std::int64_t q_device) const;
-  // The smallest from_rank among the memory ops of cls's calls, -1 when none has a rule.
+  // The smallest from_rank among the memory ops of cls's calls, -1 when none has a rule: devices
+  // from there on run another memory op than rank 0 for some call of `cls`.
   [[nodiscard]] std::int64_t rank_rule_from(const StepCalls& plan, StepClass cls) const;
   // "causal: contiguous, zigzag, striped; full: contiguous; docs (varlen): contiguous".
   [[nodiscard]] std::string offered() const;
