@@ -205,7 +205,16 @@ std::string with_prefix(const std::string& head, const std::string& rest) {
 
 }  // namespace
 
+namespace {
+// --mark draws closed-form crossovers: on the crossover chart only, not silently dropped elsewhere.
+void check_marks(const PlotRequest& r) {
+  if (!r.marks.empty() && r.kind != PlotKind::Crossover)
+    throw InputError({}, 0, "mark", "--mark draws on --kind crossover only");
+}
+}  // namespace
+
 LineChart line_chart(const Table& t, const PlotRequest& r) {
+  check_marks(r);
   const Rows rows(t, r);
   LineChart c;
   SeriesBuilder b;
@@ -316,6 +325,7 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
 }
 
 Heatmap heatmap(const Table& t, const PlotRequest& r) {
+  check_marks(r);
   const Rows rows(t, r);
   std::set<double> xs, ys;
   std::map<std::pair<double, double>, double> cell;

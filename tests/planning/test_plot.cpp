@@ -246,6 +246,9 @@ TEST_CASE("plot: the crossover chart is pass-Q over pass-KV against the cache-hi
   CHECK(field([&] { (void)line_chart(t, r); }) == "mark");
   CHECK(field([] { (void)parse_mark("attn:32:8:128=1"); }) == "mark");
   CHECK(field([] { (void)parse_mark("0.5"); }) == "mark");
+  PlotRequest other;
+  other.marks = {{"attn:32:8:128", 0.5}};
+  CHECK(field([&] { (void)line_chart(t, other); }) == "mark");  // speedup: no marks to draw
   // Training rows have no variants to compare.
   SweepGrid train;
   train.n_seq = {32768};
