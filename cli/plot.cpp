@@ -1,5 +1,6 @@
 // `ringsim plot`: charts of sweep CSVs (speedup vs n_seq, tokens/s vs devices, exposed
-// communication heatmap, memory vs context) as SVG and/or PNG, without a display.
+// communication heatmap, memory vs context, prefill's pass-Q / pass-KV crossover) as SVG and/or
+// PNG, without a display.
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "models/io/error.hpp"
@@ -11,11 +12,14 @@ int run_plot(int argc, char** argv) {
   cxxopts::Options o("ringsim plot", "Charts of a sweep's CSV (ringsim sweep) as SVG and/or PNG");
   o.positional_help("SWEEP.csv");
   o.add_options()("file", "sweep CSV", cxxopts::value<std::string>()->default_value(""))
-                 ("kind", "speedup (vs n_seq per device count) | throughput (tokens/s vs devices) | exposed (heatmap) | "
-                  "memory (vs n_seq)", cxxopts::value<std::string>()->default_value("speedup"))
+                 ("kind", planning::plot_kinds_help(), cxxopts::value<std::string>()->default_value("speedup"))
                  ("where", "COLUMN=VALUE: only rows where it holds (repeatable)", cxxopts::value<std::vector<std::string>>())
                  ("baseline", "speedup: the layout whose step time is divided", cxxopts::value<std::string>()->default_value("contiguous"))
                  ("layout", "speedup: the layout compared with it", cxxopts::value<std::string>()->default_value("striped"))
+                 ("mark", "crossover: SERIES=RATE, a vertical line at that cache-hit rate in the series' colour (repeatable)",
+                  cxxopts::value<std::vector<std::string>>())
+                 ("mark-label", "crossover: the legend entry of the --mark lines",
+                  cxxopts::value<std::string>()->default_value("closed-form crossover"))
                  ("title", "chart title (default: from the kind)", cxxopts::value<std::string>()->default_value(""))
                  ("svg", "write the chart as SVG here", cxxopts::value<std::string>()->default_value(""))
                  ("png", "write the chart as PNG here", cxxopts::value<std::string>()->default_value(""))
@@ -34,6 +38,9 @@ int run_plot(int argc, char** argv) {
   req.baseline = r["baseline"].as<std::string>();
   req.layout = r["layout"].as<std::string>();
   req.title = r["title"].as<std::string>();
+  if (r.count("mark"))
+    for (const auto& m : r["mark"].as<std::vector<std::string>>()) req.marks.push_back(planning::parse_mark(m));
+  req.marks_label = r["mark-label"].as<std::string>();
   planning::plot(read_csv(file), req, svg, png);
   return 0;
 }

@@ -53,7 +53,17 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
     nlohmann::json j{{"phase", "prefill"}, {"hardware", s.hardware.name}, {"model", s.model.name}, {"impl", s.impl.name},
                      {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
                      {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)}};
-    for (const auto* p : {&kv, &q})
+    // The ring hop both variants send on (and pass-Q's all-to-all): the B of docs/inference.md's
+    // closed forms, as the profile gives it.
+    const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
+    j["hop"] = {{"bandwidth_bytes_per_s", hop.bandwidth_bytes_per_s}, {"latency_s", hop.latency_s},
+                {"crosses_nodes", s.ring_crosses_nodes()}};
+    for (const auto* p : {&kv, &q}) {
+      // Every round's busiest device's calls, all layers: the time the kernel model gives the
+      // (query, key) pairs of the busiest device (pairs_per_device_max per head and layer), so
+      // pairs x 4 d heads / this is the kernel's rate R at this point.
+      double compute_s = 0;
+      for (const auto& round : p->rounds) compute_s += round.compute_max_s;
       j["variants"].push_back({{"variant", models::to_string(p->variant)},
                                {"ttft_s", p->ttft_s},
                                {"tokens_per_s", p->tokens_per_s},
@@ -66,7 +76,11 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                                {"kv_cache_bytes", p->kv_cache_bytes},
                                {"weights_bytes", p->weights_bytes},
                                {"fits_memory", p->fits_memory},
+                               {"attention_compute_s", compute_s * static_cast<double>(s.model.layers)},
+                               {"all_to_all_s", p->all_to_all_s * static_cast<double>(s.model.layers)},
+                               {"pairs_per_device_max", p->pairs_per_device_max},
                                {"why", p->why}});
+    }
     return j.dump(2) + "\n";
   }
   constexpr double gib = 1024.0 * 1024 * 1024;

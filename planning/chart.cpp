@@ -159,6 +159,7 @@ std::string tick_label(double v, AxisFormat f, double step) {
       return fmt::format("{:.{}f}", x, decimals(st)) + (u ? std::string(" ") + units[u] : std::string());
     }
     case AxisFormat::Plain: return fmt::format("{:.{}f}", v, decimals(step));
+    case AxisFormat::HitRate: return trim_zeros(fmt::format("{:.1f}", 100 * (1 - v))) + "%";
   }
   return fmt::format("{}", v);
 }
@@ -173,6 +174,8 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     }
   if (!std::isfinite(x0)) throw models::InputError({}, 0, "plot", "no rows to draw (check --where and the CSV's status column)");
   for (const auto& r : c.references) y0 = std::min(y0, r.y), y1 = std::max(y1, r.y);
+  for (const auto& m : c.marks)
+    if (std::isfinite(m.x) && (!c.log2_x || m.x > 0)) x0 = std::min(x0, m.x), x1 = std::max(x1, m.x);
   if (c.y_min) y0 = std::min(y0, *c.y_min);
   const auto yt = round_ticks(y0, y1);
   const double ylo = yt.front(), yhi = yt.back(), ystep = yt.size() > 1 ? yt[1] - yt[0] : 1;
@@ -195,6 +198,7 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     double legend_w = 0;
     for (const auto& s : c.series) legend_w = std::max(legend_w, text_width(cr, s.label, 12));
     for (const auto& r : c.references) legend_w = std::max(legend_w, text_width(cr, r.label, 12));
+    if (!c.marks.empty()) legend_w = std::max(legend_w, text_width(cr, c.marks_label, 12));
     const bool marks_unfit = std::any_of(c.series.begin(), c.series.end(), [](const Series& s) {
       return std::find(s.fits.begin(), s.fits.end(), false) != s.fits.end();
     });
@@ -214,8 +218,9 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
     const double L = 90, R = 20 + legend_w, T = 50, B = 70;
     const double W = kWidth - L - R, H = kHeight - T - B;
     const auto px = [&](double x) {
-      return c.log2_x ? L + (std::log2(x) - std::log2(xlo)) / (std::log2(xhi) - std::log2(xlo)) * W
-                      : L + (x - xlo) / (xhi - xlo) * W;
+      const double f = c.log2_x ? (std::log2(x) - std::log2(xlo)) / (std::log2(xhi) - std::log2(xlo))
+                                : (x - xlo) / (xhi - xlo);
+      return L + (c.reverse_x ? 1 - f : f) * W;
     };
     const auto py = [&](double y) { return T + H - (y - ylo) / (yhi - ylo) * H; };
     cairo_set_source_rgb(cr, 1, 1, 1);
@@ -261,6 +266,27 @@ void render(const LineChart& c, const std::string& svg_path, const std::string& 
       cairo_stroke(cr);
       cairo_set_dash(cr, nullptr, 0, 0);
       text(cr, fit(r.label), lx + 30, ly, 12);
+      ly += 20;
+    }
+    // Vertical marks, dashed, in their series' colour; one legend entry (grey) says what they are.
+    if (!c.marks.empty()) {
+      const double dash[] = {3, 3};
+      cairo_set_dash(cr, dash, 2, 0);
+      cairo_set_line_width(cr, 1.5);
+      for (const auto& m : c.marks) {
+        if (!std::isfinite(m.x) || (c.log2_x && m.x <= 0)) continue;
+        const auto* col = kColours[m.series % 10];
+        cairo_set_source_rgb(cr, col[0], col[1], col[2]);
+        cairo_move_to(cr, px(m.x), T);
+        cairo_line_to(cr, px(m.x), T + H);
+        cairo_stroke(cr);
+      }
+      cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+      cairo_move_to(cr, lx + 12, ly - 8);
+      cairo_line_to(cr, lx + 12, ly + 8);
+      cairo_stroke(cr);
+      cairo_set_dash(cr, nullptr, 0, 0);
+      text(cr, fit(c.marks_label), lx + 30, ly, 12);
       ly += 20;
     }
     // Series: lines with point markers (open where the configuration does not fit in memory),

@@ -3,6 +3,7 @@
 // axis, round tick values, axis titles with units, a legend, reference lines) and heatmaps
 // (labelled cells, a colour bar). Each is written as SVG and/or PNG, through a temporary file
 // renamed into place, so a failed run leaves no half-written picture.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,17 +27,30 @@ enum class AxisFormat {
   Plain,   // 0.5, 2, 1,500
   Binary,  // 1k = 1024, 1M = 2^20: sequence lengths
   Metric,  // 1.5 k, 20 M: throughputs
+  // A share s in (0, 1] on a log2 axis, labelled as the complement 1 - s in per cent: the
+  // new-token share T/(P+T) of a prefill read as its cache-hit rate (1/8 -> "87.5%").
+  HitRate,
+};
+
+// A vertical dashed line at x in the colour of series `series` (an index into the chart's series):
+// a value computed apart from the data, e.g. a closed-form crossover.
+struct VerticalMark {
+  std::size_t series = 0;
+  double x = 0;
 };
 
 struct LineChart {
   std::string title;
   std::string x_label, y_label;  // with units, e.g. "n_seq (tokens)"
   bool log2_x = true;
+  bool reverse_x = false;  // larger x to the left
   AxisFormat x_format = AxisFormat::Binary;
   AxisFormat y_format = AxisFormat::Plain;
   std::optional<double> y_min;   // e.g. 0; else from the data
   std::vector<Series> series;
   std::vector<ReferenceLine> references;  // horizontal dashed lines
+  std::vector<VerticalMark> marks;        // vertical dashed lines, one legend entry for all:
+  std::string marks_label;                // what they are
 };
 
 struct Heatmap {

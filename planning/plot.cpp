@@ -14,18 +14,45 @@ namespace ringsim::planning {
 
 using models::InputError;
 
+const std::vector<PlotKindInfo>& plot_kinds() {
+  static const std::vector<PlotKindInfo> kinds = {
+      {"speedup", PlotKind::Speedup, "vs n_seq per device count", false},
+      {"throughput", PlotKind::Throughput, "tokens/s vs devices", false},
+      {"exposed", PlotKind::Exposed, "heatmap", true},
+      {"memory", PlotKind::Memory, "vs n_seq", false},
+      {"crossover", PlotKind::Crossover, "prefill: pass-Q / pass-KV time vs cache-hit rate per model", false},
+  };
+  return kinds;
+}
+
 PlotKind parse_plot_kind(const std::string& t) {
-  if (t == "speedup") return PlotKind::Speedup;
-  if (t == "throughput") return PlotKind::Throughput;
-  if (t == "exposed") return PlotKind::Exposed;
-  if (t == "memory") return PlotKind::Memory;
-  throw InputError({}, 0, "kind", "expected speedup, throughput, exposed or memory, got '" + t + "'");
+  std::string names;
+  for (const auto& k : plot_kinds()) {
+    if (t == k.name) return k.kind;
+    names += (names.empty() ? "" : ", ") + std::string(k.name);
+  }
+  throw InputError({}, 0, "kind", "expected one of " + names + ", got '" + t + "'");
+}
+
+std::string plot_kinds_help() {
+  std::string h;
+  for (const auto& k : plot_kinds()) h += (h.empty() ? "" : " | ") + std::string(k.name) + " (" + k.help + ")";
+  return h;
 }
 
 std::pair<std::string, std::string> parse_where(const std::string& t) {
   const auto eq = t.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError({}, 0, "where", "expected COLUMN=VALUE, got '" + t + "'");
   return {t.substr(0, eq), t.substr(eq + 1)};
+}
+
+std::pair<std::string, double> parse_mark(const std::string& t) {
+  const auto eq = t.rfind('=');
+  if (eq == std::string::npos || eq == 0) throw InputError({}, 0, "mark", "expected SERIES=RATE, got '" + t + "'");
+  const double rate = models::parse_double(t.substr(eq + 1), "mark");
+  if (!(rate >= 0 && rate < 1))
+    throw InputError({}, 0, "mark", "the cache-hit rate of '" + t + "' must be at least 0 and below 1");
+  return {t.substr(0, eq), rate};
 }
 
 namespace {
@@ -178,7 +205,16 @@ std::string with_prefix(const std::string& head, const std::string& rest) {
 
 }  // namespace
 
+namespace {
+// --mark draws closed-form crossovers: on the crossover chart only, not silently dropped elsewhere.
+void check_marks(const PlotRequest& r) {
+  if (!r.marks.empty() && r.kind != PlotKind::Crossover)
+    throw InputError({}, 0, "mark", "--mark draws on --kind crossover only");
+}
+}  // namespace
+
 LineChart line_chart(const Table& t, const PlotRequest& r) {
+  check_marks(r);
   const Rows rows(t, r);
   LineChart c;
   SeriesBuilder b;
@@ -238,6 +274,49 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
       c.references.push_back({fmt::format("device memory ({:.1f} GiB)", capacity), capacity});
       break;
     }
+    case PlotKind::Crossover: {
+      // x: the new-token share T/(P+T) on a log2 axis, read (reversed) as the hit rate 1 - share;
+      // y: pass-Q's TTFT over pass-KV's. A line per series; the context P+T joins the label
+      // when it varies (points of two contexts at one share are different requests).
+      std::set<std::string> contexts;
+      const auto context = [&](std::size_t i) {
+        return rows.positive(i, "n_seq") + rows.non_negative(i, "cached_tokens");
+      };
+      for (const auto i : rows.idx) {
+        if (rows.text(i, "phase") != "prefill")
+          throw InputError(t.file, t.lines[i], "phase", "the crossover chart takes prefill rows (sweep --phase prefill), got " +
+                                                              rows.text(i, "phase") + " (select with --where phase=prefill)");
+        contexts.insert(fmt::format("{:.0f}", context(i)));
+      }
+      const auto series_cols = rows.varying({"index", "n_seq", "batch"});
+      for (const auto i : rows.idx) {
+        std::string label = rows.key(i, series_cols);
+        if (contexts.size() > 1)
+          label = with_prefix("context " + tick_label(context(i), AxisFormat::Binary, 1), label);
+        b.add(label.empty() ? "prefill" : label, rows.positive(i, "n_seq") / context(i),
+              rows.finite(i, "pass_q_ttft_s", rows.positive(i, "pass_q_ttft_s") / rows.positive(i, "pass_kv_ttft_s")),
+              false, row_fits(rows, i));
+      }
+      c.title = r.title.empty() ? "Prefill: pass-Q over pass-KV against the cache-hit rate" : r.title;
+      c.x_label = "KV-cache hit rate P/(P+T) (log scale of the new-token share T/(P+T))";
+      c.y_label = "time to first token, pass-Q / pass-KV (x)";
+      c.x_format = AxisFormat::HitRate;
+      c.reverse_x = true;
+      c.y_min = 0;
+      c.references.push_back({"equal: below, pass-Q is faster", 1.0});
+      c.series = b.build();
+      for (const auto& [label, rate] : r.marks) {
+        const auto it = std::find(b.order.begin(), b.order.end(), label);
+        if (it == b.order.end()) {
+          std::string labels;
+          for (const auto& l : b.order) labels += (labels.empty() ? "" : ", ") + l;
+          throw InputError({}, 0, "mark", "no series '" + label + "' to mark (the series: " + labels + ")");
+        }
+        c.marks.push_back({static_cast<std::size_t>(it - b.order.begin()), 1 - rate});
+      }
+      c.marks_label = r.marks_label;
+      return c;
+    }
     case PlotKind::Exposed:
       throw InputError({}, 0, "kind", "exposed is a heatmap");
   }
@@ -246,6 +325,7 @@ LineChart line_chart(const Table& t, const PlotRequest& r) {
 }
 
 Heatmap heatmap(const Table& t, const PlotRequest& r) {
+  check_marks(r);
   const Rows rows(t, r);
   std::set<double> xs, ys;
   std::map<std::pair<double, double>, double> cell;
@@ -283,7 +363,9 @@ Heatmap heatmap(const Table& t, const PlotRequest& r) {
 }
 
 void plot(const Table& t, const PlotRequest& r, const std::string& svg_path, const std::string& png_path) {
-  if (r.kind == PlotKind::Exposed) render(heatmap(t, r), svg_path, png_path);
+  const auto& kinds = plot_kinds();
+  const auto it = std::find_if(kinds.begin(), kinds.end(), [&](const PlotKindInfo& k) { return k.kind == r.kind; });
+  if (it != kinds.end() && it->heatmap) render(heatmap(t, r), svg_path, png_path);
   else render(line_chart(t, r), svg_path, png_path);
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "models/catalog/resolve.hpp"
+#include "models/inference/phase.hpp"
 #include "models/io/error.hpp"
 #include "planning/plot.hpp"
 #include "planning/sweep.hpp"
@@ -25,8 +26,7 @@ Table sweep_table(const SweepGrid& g) {
   (void)run_points(g, models::Catalog(), {}, 0, [&](const std::string& s) { text += s; });
   Table t;
   t.file = "sweep.csv";
-  const auto& cols = sweep_columns();
-  t.header = cols;
+  t.header = sweep_columns(g.has_inference());
   std::istringstream in(text);
   std::string line;
   std::int64_t n = 3;
@@ -167,4 +167,91 @@ TEST_CASE("plot: memory in GiB, a configuration that does not fit is marked, and
     CHECK(series.fits[0] == (best_fit >= 0));
     CHECK(series.y[0] == Approx(best_fit >= 0 ? best_fit : best_any).epsilon(1e-5));
   }
+}
+
+TEST_CASE("plot: the crossover chart is pass-Q over pass-KV against the cache-hit rate, a line per model",
+          "[planning][plot][inference]") {
+  // Prefills of one context L = P + T at three hit rates, on a ring across nodes: each (T, P) pair
+  // its own sweep (a sweep crosses its axes), the rows joined as the script joins them.
+  const std::int64_t context = 262144;
+  const std::vector<std::string> models_ = {"attn:32:32:128", "attn:32:8:128"};
+  Table t;
+  std::vector<SweepGrid> grids;
+  for (const std::int64_t new_tokens : {context / 2, context / 8, context / 64}) {
+    SweepGrid g;
+    g.phase = {models::RunPhase::Prefill};
+    g.hardware = {"h100-sxm"};
+    g.model = models_;
+    g.mesh = {{1, 16}};
+    g.n_seq = {new_tokens};
+    g.cached_tokens = {context - new_tokens};
+    g.layout = {models::LayoutSpec::parse("zigzag")};
+    g.intervals = false;
+    const auto part = sweep_table(g);
+    t.header = part.header;
+    t.file = part.file;
+    t.rows.insert(t.rows.end(), part.rows.begin(), part.rows.end());
+    t.lines.insert(t.lines.end(), part.lines.begin(), part.lines.end());
+    grids.push_back(g);
+  }
+  PlotRequest r;
+  r.kind = parse_plot_kind("crossover");
+  const auto c = line_chart(t, r);
+  REQUIRE(c.series.size() == 2);
+  CHECK(c.series[0].label == "attn:32:32:128");
+  CHECK(c.series[1].label == "attn:32:8:128");
+  CHECK(c.reverse_x);
+  CHECK(c.x_format == AxisFormat::HitRate);
+  REQUIRE(c.references.size() == 1);
+  CHECK(c.references[0].y == 1.0);
+  // Oracle: each point is its row's new-token share and pass-Q / pass-KV, as the evaluator gives them.
+  const models::Catalog cat;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto& s = c.series[k];
+    REQUIRE(s.x.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& g = grids[2 - i];  // x ascending: the smallest share (the last grid) first
+      Evaluator ev(cat, g);
+      const auto row = ev.evaluate(g.point(static_cast<std::int64_t>(k)));
+      REQUIRE(row.inference);
+      CHECK(s.x[i] == Approx(static_cast<double>(g.n_seq[0]) / static_cast<double>(context)));
+      CHECK(s.y[i] == Approx(row.inference->pass_q_s / row.inference->pass_kv_s).epsilon(1e-5));
+    }
+  }
+  // More KV heads make pass-KV's message larger and leave pass-Q's alone: at every hit rate the
+  // ratio of the MHA model is at most the GQA one's.
+  for (std::size_t i = 0; i < 3; ++i) CHECK(c.series[0].y[i] <= c.series[1].y[i]);
+  CHECK(tick_label(0.125, AxisFormat::HitRate, 1) == "87.5%");
+  CHECK(tick_label(1.0, AxisFormat::HitRate, 1) == "0%");
+
+  // Marks: a hit rate on a named series, in its colour; an unknown series or a rate out of range
+  // is refused naming the field.
+  r.marks = {parse_mark("attn:32:8:128=0.75")};
+  const auto marked = line_chart(t, r);
+  REQUIRE(marked.marks.size() == 1);
+  CHECK(marked.marks[0].series == 1);
+  CHECK(marked.marks[0].x == Approx(0.25));
+  const test::TempDir dir;
+  plot(t, r, dir.file("c.svg"), dir.file("c.png"));
+  CHECK(test::read_file(dir.file("c.svg")).starts_with("<?xml"));
+  const auto field = [](auto&& f) {
+    try {
+      f();
+    } catch (const models::InputError& e) {
+      return e.field();
+    }
+    return std::string("none");
+  };
+  r.marks = {{"attn:32:4:128", 0.5}};
+  CHECK(field([&] { (void)line_chart(t, r); }) == "mark");
+  CHECK(field([] { (void)parse_mark("attn:32:8:128=1"); }) == "mark");
+  CHECK(field([] { (void)parse_mark("0.5"); }) == "mark");
+  PlotRequest other;
+  other.marks = {{"attn:32:8:128", 0.5}};
+  CHECK(field([&] { (void)line_chart(t, other); }) == "mark");  // speedup: no marks to draw
+  // Training rows have no variants to compare.
+  SweepGrid train;
+  train.n_seq = {32768};
+  CHECK(field([&] { (void)line_chart(sweep_table(train), r); }) == "phase");
+  CHECK(field([] { (void)parse_plot_kind("pie"); }) == "kind");
 }
