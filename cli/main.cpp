@@ -21,7 +21,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"predict", ringsim::cli::run_predict, "analytic step time, tokens/s, MFU and speedups for ring vs striped vs zigzag"},
     {"workload", ringsim::cli::run_workload, "per (round, device) tiles and allowed pairs of a scenario"},
-    {"simulate", ringsim::cli::run_simulate, "discrete-event simulation of a training step (topology, overlap, trace)"},
+    {"simulate", ringsim::cli::run_simulate, "discrete-event simulation of a training step or an inference prefill (topology, overlap, trace)"},
     {"show", ringsim::cli::run_show, "terminal heatmaps of the (device x round) work and the attention matrix"},
     {"sweep", ringsim::cli::run_sweep, "every combination of scenario axes on every core, streamed to CSV (resumable, sharded)"},
     {"merge", ringsim::cli::run_merge, "join the shards of a sweep into the unsharded output"},

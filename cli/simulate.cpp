@@ -1,5 +1,6 @@
 // `ringsim simulate`: the discrete-event simulation of one training step, per layout, beside
-// the analytic prediction of the same scenario.
+// the analytic prediction of the same scenario; with --phase prefill, of an inference prefill's
+// two ring variants (cli/simulate_prefill.cpp).
 #include <algorithm>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/simulate_prefill.hpp"
 #include "io/output_file.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
@@ -25,7 +27,7 @@ namespace ringsim::cli {
 using models::InputError;
 
 int run_simulate(int argc, char** argv) {
-  cxxopts::Options o("ringsim simulate", "Discrete-event simulation of a training step on a ring of devices");
+  cxxopts::Options o("ringsim simulate", "Discrete-event simulation of a training step on a ring of devices, or of a prefill (--phase prefill)");
   add_scenario_options(o, "contiguous,striped");
   o.add_options()("topology", "node:G | nodes:NxG | torus:AxB[xC] (default: from the hardware)",
                   cxxopts::value<std::string>()->default_value(""))
@@ -43,12 +45,34 @@ int run_simulate(int argc, char** argv) {
                  ("matrix", "write the first layout's per-(device, round) matrices as CSV here",
                   cxxopts::value<std::string>()->default_value(""))
                  ("format", "table|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("phase", "train (a training step) | prefill (a context-parallel prefill of --seq new tokens, pass-KV and "
+                  "pass-Q, beside predict --phase prefill; docs/inference.md)", cxxopts::value<std::string>()->default_value("train"))
+                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to",
+                  cxxopts::value<std::string>()->default_value("0"))
                  ("max-events", "refuse a step estimated to need more engine events than this",
                   cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxEvents)))
                  ("h,help", "show help");
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "json"});
+  const auto phase = one_of(r, "phase", {"train", "prefill", "decode"});
+  if (phase == "decode")
+    throw InputError({}, 0, "phase", "a decode step is not simulated (its two collectives per layer have no ring to "
+                                     "schedule): ringsim predict --phase decode");
+  if (phase == "prefill") {
+    // What only a training step has: refused rather than ignored.
+    for (const char* flag : {"buffers", "granularity", "layer-passes", "trace", "matrix", "max-events"})
+      if (r.count(flag))
+        throw InputError({}, 0, flag, std::string("--") + flag + " is for a training step, not --phase prefill");
+    sim::PrefillSimOptions popt;
+    popt.sync = one_of(r, "sync", {"async", "barrier"}) == "barrier" ? sim::Sync::Barrier : sim::Sync::Async;
+    popt.topology = r["topology"].as<std::string>();
+    popt.placement = one_of(r, "placement", {"mp-inner", "sp-inner"}) == "sp-inner" ? sim::MeshOrder::SpInner
+                                                                                     : sim::MeshOrder::MpInner;
+    write_output("-", simulate_prefill_text(r, models::Catalog{}, popt, format));
+    return 0;
+  }
+  if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill");
   sim::StepOptions opt;
   opt.topology = r["topology"].as<std::string>();
   opt.buffers = models::parse_int(r["buffers"].as<std::string>(), "buffers");

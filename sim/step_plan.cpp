@@ -10,6 +10,7 @@
 
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
+#include "sim/ring_hop.hpp"
 
 namespace ringsim::sim::detail {
 
@@ -24,18 +25,7 @@ StepPlan::StepPlan(const models::ResolvedScenario& scenario, const StepOptions& 
   d = mp * sp;
   backward_messages = prog.protocol.backward;
   dkv_home_hop = prog.protocol.dkv_home_hop;
-  const auto& hw = s.hardware;
-  const auto& p = s.profile;
-  auto params = [&](double bw, double lat) {
-    LinkParams l{p.link_bytes_per_s(bw), p.link_latency(lat)};
-    if (!(l.bandwidth_bytes_per_s > 0) || !std::isfinite(l.bandwidth_bytes_per_s))
-      throw InputError({}, 0, "topology", "link bandwidth must be positive and finite");
-    return l;
-  };
-  const Fabric fabric{params(hw.intra_link_bandwidth_bytes_per_s, hw.intra_link_latency_s),
-                      params(hw.inter_node_bandwidth_bytes_per_s, hw.inter_node_latency_s),
-                      params(hw.intra_link_bandwidth_bytes_per_s, hw.intra_link_latency_s)};
-  topology = std::make_unique<Topology>(Topology::parse(o.topology.empty() ? default_topology(hw, d) : o.topology, fabric));
+  topology = scenario_topology(s, o.topology, d);
   // A topology the user named is checked as every command checks it; the default one is built
   // for the mesh (its last node may be partly used, as a job of 12 GPUs on nodes of 8 is).
   if (!o.topology.empty())
@@ -311,29 +301,16 @@ void StepPlan::build_routes() {
   hops.assign(2 * dn, HopParams{1, 0});
   hop_latency_s.assign(2 * dn, 0.0);
   hop_bandwidth_bytes_per_s.assign(2 * dn, std::numeric_limits<double>::infinity());
-  // A ring hop is the library's point-to-point send/recv. On hardware with measured hops
-  // (models::PointToPoint) a hop of that type takes the measured figures whole, the latency
-  // included, as the analytic model does (models::Profile::ring_hop); otherwise its links'
-  // bandwidth, at most the profile's p2p limit, plus its extra latency. A hop sharing links with
-  // other traffic goes through the max-min network at the links' share instead.
+  // A ring hop's time is sim/ring_hop.hpp's (the prefill simulation uses the same). A hop sharing
+  // links with other traffic goes through the max-min network at the links' share instead.
   auto hop = [&](const Route& route, char& is_direct, Tick& kv_ticks, std::size_t h) {
-    double latency = route.empty() ? 0.0 : s.profile.p2p_latency_s, bw = std::numeric_limits<double>::infinity();
-    bool crosses_nodes = false;
-    for (auto l : route) {
+    for (auto l : route)
       if (uses[static_cast<std::size_t>(l)] > 1) is_direct = 0;
-      latency += topology->link(l).latency_s;
-      bw = std::min(bw, topology->link(l).bandwidth_bytes_per_s);
-      crosses_nodes = crosses_nodes || topology->link(l).kind == LinkKind::Nic;
-    }
-    if (!route.empty()) bw = s.profile.p2p_limit(bw);
-    if (const auto measured = s.profile.ring_hop(s.hardware, crosses_nodes); !route.empty() && measured.measured) {
-      bw = measured.bandwidth_bytes_per_s;
-      latency = measured.latency_s;
-    }
-    kv_ticks = clock.to_ticks(latency + (std::isfinite(bw) ? static_cast<double>(kv_bytes) / bw : 0.0));
-    hop_latency_s[h] = latency;
-    hop_bandwidth_bytes_per_s[h] = bw;
-    if (std::isfinite(bw)) hops[h] = {bw, clock.to_ticks(latency)};
+    const auto link = ring_hop_link(*topology, route, s);
+    kv_ticks = clock.to_ticks(link.seconds(static_cast<double>(kv_bytes)));
+    hop_latency_s[h] = link.latency_s;
+    hop_bandwidth_bytes_per_s[h] = link.bandwidth_bytes_per_s;
+    if (std::isfinite(link.bandwidth_bytes_per_s)) hops[h] = {link.bandwidth_bytes_per_s, clock.to_ticks(link.latency_s)};
   };
   for (std::size_t dev = 0; dev < dn; ++dev) {
     hop(hop_routes[dev], direct[dev], kv_hop_ticks[dev], dev);

@@ -255,6 +255,43 @@ TEST_CASE("simulate says which row its trace and matrices hold when several are 
   CHECK(two.out.find("--trace and --matrix hold the simulation of the first row only (contiguous)") != std::string::npos);
 }
 
+TEST_CASE("simulate --phase prefill: lock-step equals predict --phase prefill, async is never slower", "[cli][prefill]") {
+  const std::string scenario = "--hardware a100-80gb --model llama3-8b --mesh 1x16 --seq 16384 --cached-tokens 65536 --format json";
+  const auto barrier = run("simulate --phase prefill --sync barrier " + scenario);
+  const auto async = run("simulate --phase prefill " + scenario);
+  const auto predicted = run("predict --phase prefill " + scenario);
+  INFO(barrier.err << async.err << predicted.err);
+  REQUIRE(barrier.code == 0);
+  REQUIRE(async.code == 0);
+  REQUIRE(predicted.code == 0);
+  const auto b = nlohmann::json::parse(barrier.out), a = nlohmann::json::parse(async.out), p = nlohmann::json::parse(predicted.out);
+  REQUIRE(b.at("variants").size() == 2);
+  CHECK(b.at("topology").get<std::string>() == "nodes:2x8");
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& v = b["variants"][i];
+    INFO(v.at("variant").get<std::string>());
+    CHECK(v.at("variant") == p["variants"][i].at("variant"));
+    // Picosecond ticks: each round rounds to half a tick at most.
+    CHECK(v.at("ttft_s").get<double>() == Approx(p["variants"][i].at("ttft_s").get<double>()).epsilon(1e-6));
+    CHECK(v.at("analytic_ttft_s").get<double>() == p["variants"][i].at("ttft_s").get<double>());
+    CHECK(v.at("layer_s").get<double>() == Approx(v.at("analytic_layer_s").get<double>()).epsilon(1e-6));
+    CHECK(a["variants"][i].at("ttft_s").get<double>() <= v.at("ttft_s").get<double>() * (1 + 1e-9));
+  }
+  const auto table = run("simulate --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384");
+  REQUIRE(table.code == 0);
+  CHECK_THAT(table.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("analytic"));
+  CHECK(table.out.find("nan") == std::string::npos);
+  const std::string base = "simulate --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x4 --seq 16384 ";
+  expect_bad(base + "--cached-tokens 12", "cached-tokens");
+  expect_bad(base + "--cached-tokens -8", "cached-tokens");
+  expect_bad(base + "--buffers 1", "buffers");
+  expect_bad(base + "--trace t.json", "trace");
+  expect_bad(base + "--sync sometimes", "sync");
+  expect_bad(base + "--topology node:2", "topology");
+  expect_bad("simulate --phase decode --hardware h100-sxm --model llama3-8b --mesh 1x4 --cached-tokens 4096", "phase");
+  expect_bad("simulate --hardware h100-sxm --model llama3-8b --mesh 1x4 --seq 16384 --cached-tokens 8", "cached-tokens");
+}
+
 TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a large cache across nodes", "[cli][prefill]") {
   const auto best = [](const std::string& args) {
     const auto r = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x32 --format json " + args);
