@@ -140,7 +140,7 @@ TEST_CASE("plot: memory in GiB, a configuration that does not fit is marked, and
   REQUIRE(s.fits.size() == s.x.size());
   // Oracle: each point's memory and fit are its row's.
   for (std::size_t i = 0; i < s.x.size(); ++i) {
-    for (std::size_t p = 0; p < g.size(); ++p) {
+    for (std::int64_t p = 0; p < g.size(); ++p) {
       const auto row = ev.evaluate(g.point(p));
       if (row.point.zero != models::Sharding::None || row.point.spec.n_seq != static_cast<std::int64_t>(s.x[i])) continue;
       CHECK(s.y[i] == Approx(row.memory.total_bytes / (1024.0 * 1024.0 * 1024.0)).epsilon(1e-5));
@@ -157,7 +157,7 @@ TEST_CASE("plot: memory in GiB, a configuration that does not fit is marked, and
     const auto& series = c.series[k];
     REQUIRE(series.x.size() == 1);
     double best_fit = -1, best_any = -1;
-    for (std::size_t p = 0; p < g.size(); ++p) {
+    for (std::int64_t p = 0; p < g.size(); ++p) {
       const auto row = ev.evaluate(g.point(p));
       if (row.point.spec.n_seq != g.n_seq[k]) continue;
       best_any = std::max(best_any, row.tokens_per_s);
