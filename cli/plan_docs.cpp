@@ -142,7 +142,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
       const auto& c = plan.candidates[rows[i].candidate];
       const auto& f = plan.figures[rows[i].candidate][b];
       const auto fig = row_figures(f);
-      std::vector<std::string> notes = {"why: " + models::why(f.sum)};
+      std::vector<std::string> notes = {"why: " + f.why()};
       if (!rows[i].ties.empty()) notes.push_back("ties: " + ties_text(plan, rows[i]));
       t.add_row({std::to_string(i + 1), c.cp, c.layout, c.label.empty() ? c.impl : c.impl + " " + c.label,
                  human_seconds(f.mean_step_s()), human_count(f.tokens_per_s()),
@@ -233,7 +233,7 @@ std::string csv(const planning::LengthPlan& plan) {
                        std::to_string(f.real_tokens), g(f.padding_share(plan.request.n_seq)), g(f.mean_step_s()),
                        g(f.tokens_per_s()), g(f.mean_imbalance()), g(fig.busiest_over_mean), g(fig.exposed_share),
                        g(fig.attention_share), g(cand.memory_bytes), g(cand.memory_capacity_bytes),
-                       cand.fits_memory ? "true" : "false", cand.profile_calibrated ? "true" : "false", models::why(f.sum),
+                       cand.fits_memory ? "true" : "false", cand.profile_calibrated ? "true" : "false", f.why(),
                        cand.fits_memory ? "" : "does not fit in memory"});
     }
   }
@@ -284,7 +284,7 @@ std::string json(const planning::LengthPlan& plan, const std::vector<planning::T
                           {"padding_share", f.padding_share(r.n_seq)}, {"mean_step_s", f.mean_step_s()},
                           {"tokens_per_s", f.tokens_per_s()}, {"imbalance", f.mean_imbalance()},
                           {"busiest_over_mean", fig.busiest_over_mean}, {"exposed_share", fig.exposed_share},
-                          {"attention_share", fig.attention_share}, {"why", models::why(f.sum)}};
+                          {"attention_share", fig.attention_share}, {"why", f.why()}};
       x["ties"] = nlohmann::json::array();
       for (const auto t : row.ties)
         x["ties"].push_back({{"cp", plan.candidates[t].cp}, {"layout", plan.candidates[t].layout}, {"impl", plan.candidates[t].impl}});

@@ -59,6 +59,12 @@ void merge(BucketFigures& into, const BucketFigures& from) {
 
 }  // namespace
 
+std::string BucketFigures::why() const {
+  models::Prediction p = sum;
+  p.imbalance = mean_imbalance();
+  return models::why(p);
+}
+
 void check_request(const LengthPlanRequest& r) {
   if (r.n_seq <= 0) throw InputError({}, 0, "seq", "expected a positive sequence length");
   if (r.n_seq > kMaxPlanTokens)

@@ -82,6 +82,9 @@ struct BucketFigures {
   [[nodiscard]] double mean_imbalance() const noexcept {
     return packs > 0 ? imbalance_sum / static_cast<double>(packs) : 0;
   }
+  // Why the candidate's step is what it is, over the packs: the summed terms, with the packs' mean
+  // imbalance (the sum holds no imbalance of its own: it is a ratio, not additive).
+  [[nodiscard]] std::string why() const;
   // Share of the packs' tokens that are padding.
   [[nodiscard]] double padding_share(std::int64_t n_seq) const noexcept {
     return packs > 0 ? 1.0 - static_cast<double>(real_tokens) / (static_cast<double>(packs) * static_cast<double>(n_seq))

@@ -273,3 +273,18 @@ TEST_CASE("length plan: candidates that cannot run say why, bad requests are inp
   bad.impls = {"nope"};
   CHECK_THROWS_AS(plan_from_lengths(bad, lognormal_lengths(300, 1, 1, 50), catalog), models::InputError);
 }
+
+TEST_CASE("length plan: a candidate's why names the packs' mean imbalance, not the sum's zero", "[length_plan]") {
+  planning::BucketFigures f;
+  f.packs = 4;
+  f.imbalance_sum = 4 * 1.42;
+  f.sum.step_s = 10;
+  f.sum.attention_fwd_s = 3;
+  f.sum.attention_bwd_s = 6;
+  f.sum.attention_busiest_s = 9;
+  f.sum.attention_mean_s = 6.3;  // 2.7 s of the 10 s step waiting on the busiest device
+  const auto why = f.why();
+  INFO(why);
+  CHECK(why.find("imbalance 1.42") != std::string::npos);
+  CHECK(why.find("27% of the step") != std::string::npos);
+}
