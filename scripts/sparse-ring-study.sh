@@ -12,11 +12,16 @@ model=${2:-attn:8:8:64}
 per_dev=${3:-32768}
 rings=${4:-8 16}
 layouts=(contiguous striped zigzag cyclic:4 bucket-striped bucket-rotated)
+# The named columns of a `predict --format csv` output (header and one row), comma-separated.
+cols() {
+  awk -F, -v want="$2" 'NR == 1 {for (i = 1; i <= NF; i++) at[$i] = i; next}
+    {n = split(want, w, ","); out = ""; for (j = 1; j <= n; j++) out = out (j > 1 ? "," : "") $(at[w[j]]); print out}' <<<"$1"
+}
 for N in $rings; do
   n=$((N * per_dev))
   for T in 128x128 512x512; do
     common=(--hardware a100-40gb --impl scfa --model "$model" --mesh "1x$N" --seq "$n" --batch 1 --tile "$T")
-    base=$("$bin" predict "${common[@]}" --mask causal --layout contiguous --format csv | tail -1 | cut -d, -f15,16)
+    base=$(cols "$("$bin" predict "${common[@]}" --mask causal --layout contiguous --format csv)" attention_fwd_s,attention_bwd_s)
     base_s=$(awk -F, '{print $1 + $2}' <<<"$base")
     echo "#### N = $N, $n tokens, tile $T (dense causal ring: attention fwd+bwd ${base_s} s)"
     echo
@@ -27,9 +32,9 @@ for N in $rings; do
         # The mask-derived layouts need the buckets (or kept tokens) of an index-based mask.
         [[ $l == bucket-* && $m == causal ]] && continue
         [[ $l == bucket-rotated && $m != hash* ]] && continue
-        p=$("$bin" predict "${common[@]}" --mask "$m" --layout "$l" --format csv | tail -1)
-        imb=$(cut -d, -f20 <<<"$p")
-        t=$(awk -F, '{print $15 + $16}' <<<"$p")
+        p=$("$bin" predict "${common[@]}" --mask "$m" --layout "$l" --format csv)
+        imb=$(cols "$p" imbalance)
+        t=$(cols "$p" attention_fwd_s,attention_bwd_s | awk -F, '{print $1 + $2}')
         stats=$("$bin" workload "${common[@]}" --mask "$m" --layout "$l" |
           awk -F, 'NR > 1 {v += $8; c += $5; a += $9; k += $10; if ($8 > mx[$1]) mx[$1] = $8}
                    END {for (r in mx) s += mx[r]; printf "%d | %d | %d | %.3f", v, c, s, k / a}')
