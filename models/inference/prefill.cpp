@@ -181,11 +181,32 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
 
   char buf[256];
   const double exposed = layers * r.exposed_layer_s;
-  if (exposed > 0.05 * r.ttft_s)
-    std::snprintf(buf, sizeof buf, "transfer-bound: %s sends %.3g MB per hop (%.3g ms) against %.3g ms of the busiest device's calls per round%s",
-                  to_string(variant), r.message_bytes / 1e6, hop_s * 1e3, r.rounds.front().compute_max_s * 1e3,
-                  variant == PrefillVariant::PassQ ? ", then returns its partial outputs" : "");
-  else
+  if (exposed > 0.05 * r.ttft_s) {
+    // The busiest device's calls differ by round (the cached part of a block is visible whole, its
+    // new part causal): name their range and the rounds that wait for the hop, not round 0 alone.
+    double calls_lo = 0, calls_hi = 0;
+    std::int64_t waiting = 0, sending = 0;
+    for (const auto& round : r.rounds) {
+      if (round.transfer_s <= 0) continue;
+      calls_lo = sending == 0 ? round.compute_max_s : std::min(calls_lo, round.compute_max_s);
+      calls_hi = std::max(calls_hi, round.compute_max_s);
+      ++sending;
+      waiting += round.transfer_s > round.compute_max_s ? 1 : 0;
+    }
+    if (waiting > 0 || r.all_to_all_s <= 0)
+      std::snprintf(buf, sizeof buf,
+                    "transfer-bound: %s sends %.3g MB per hop (%.3g ms) against %.3g-%.3g ms of the busiest device's calls "
+                    "per round, waiting for the hop in %lld of %lld rounds%s",
+                    to_string(variant), r.message_bytes / 1e6, hop_s * 1e3, calls_lo * 1e3, calls_hi * 1e3,
+                    static_cast<long long>(waiting), static_cast<long long>(sending),
+                    r.all_to_all_s > 0 ? ", then returns its partial outputs" : "");
+    else
+      std::snprintf(buf, sizeof buf,
+                    "transfer-bound: the all-to-all returning %s's partial outputs (%.3g ms per layer) is exposed; its "
+                    "%.3g MB per hop (%.3g ms) hide behind %.3g-%.3g ms of the busiest device's calls per round",
+                    to_string(variant), r.all_to_all_s * 1e3, r.message_bytes / 1e6, hop_s * 1e3, calls_lo * 1e3,
+                    calls_hi * 1e3);
+  } else
     std::snprintf(buf, sizeof buf, "compute-bound: attention %.0f%% of the time to first token, exposed communication %.1f%%",
                   100 * layers * (r.attention_layer_s - r.exposed_layer_s) / r.ttft_s, 100 * exposed / r.ttft_s);
   r.why = buf;

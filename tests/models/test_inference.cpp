@@ -203,3 +203,19 @@ TEST_CASE("decode: bad requests are InputErrors naming the field", "[prefill][de
     CHECK(e.field() == "cached-tokens");
   }
 }
+
+TEST_CASE("prefill: a transfer-bound why names the rounds that wait for the hop, or pass-Q's all-to-all", "[prefill]") {
+  // 32 H100s across nodes, 64k new tokens over 128k cached: pass-KV's K/V hop outlasts most rounds'
+  // calls; pass-Q's queries hide and its returned outputs are what is exposed.
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 32, 65536, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const auto kv = models::predict_prefill(s, 131072, PrefillVariant::PassKV);
+  std::int64_t waiting = 0;
+  for (const auto& round : kv.rounds) waiting += round.transfer_s > round.compute_max_s ? 1 : 0;
+  INFO(kv.why);
+  REQUIRE(kv.why.starts_with("transfer-bound"));
+  CHECK(kv.why.find("waiting for the hop in " + std::to_string(waiting) + " of 31 rounds") != std::string::npos);
+  const auto q = models::predict_prefill(s, 131072, PrefillVariant::PassQ);
+  INFO(q.why);
+  for (const auto& round : q.rounds) CHECK(round.transfer_s <= round.compute_max_s);
+  CHECK(q.why.find("all-to-all returning pass-Q's partial outputs") != std::string::npos);
+}
