@@ -11,6 +11,7 @@
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::cli {
 
@@ -31,11 +32,8 @@ std::vector<HostRow> read_host_rows(const CsvTable& t) {
     r.pass = t.text(i, c_pass);
     if (r.pass != "fwd" && r.pass != "bwd")
       throw InputError(t.file, t.lines[i], "pass", "expected fwd or bwd, got '" + r.pass + "'");
-    r.devices = t.positive_int(i, c_n);
-    if (r.devices > 4096) throw InputError(t.file, t.lines[i], "devices", "expected at most 4096 ranks");
-    const auto rank = t.text(i, c_rank);
-    r.rank = rank == "0" ? 0 : t.positive_int(i, c_rank);
-    if (r.rank >= r.devices) throw InputError(t.file, t.lines[i], "rank", "expected a rank below devices");
+    r.devices = t.parsed(i, c_n, [](std::string_view v) { return models::parse_int_in(v, "devices", 1, 4096); });
+    r.rank = t.parsed(i, c_rank, [&](std::string_view v) { return models::parse_int_in(v, "rank", 0, r.devices - 1); });
     r.tokens = t.positive_int(i, c_tokens);
     r.seconds = t.number(i, c_ms) / 1e3;
     if (!(r.seconds > 0)) throw InputError(t.file, t.lines[i], "wall_ms", "expected a positive time");
