@@ -101,7 +101,21 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
   return rows;
 }
 
-double TimePredictor::operator()(const TimeRow& row, const models::Profile& profile) {
+void TimePredictor::set_library_terms(const std::string& impl, const std::string& hardware, LibraryTerms terms) {
+  library_[{impl, hardware}] = terms;
+}
+
+models::Profile TimePredictor::with_library_terms(models::Profile p, const std::string& impl,
+                                                  const std::string& hardware) const {
+  if (const auto it = library_.find({impl, hardware}); it != library_.end()) {
+    p.host_collective_s = it->second.host_collective_s;
+    p.host_collective_peer_s = it->second.host_collective_peer_s;
+  }
+  return p;
+}
+
+double TimePredictor::operator()(const TimeRow& row, const models::Profile& profile_of_gpu) {
+  const models::Profile profile = with_library_terms(profile_of_gpu, row.impl, row.hardware);
   models::ScenarioSpec spec;
   spec.hardware = row.hardware;
   spec.model = "attn:" + std::to_string(row.heads) + ":" + std::to_string(row.kv_heads) + ":" + std::to_string(row.head_dim);

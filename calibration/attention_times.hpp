@@ -56,8 +56,20 @@ class TimePredictor {
   explicit TimePredictor(models::Catalog catalog) : scenarios_(std::move(catalog)) {}
   [[nodiscard]] double operator()(const TimeRow& row, const models::Profile& profile);
 
+  // What one implementation's own code costs beyond the kernel and ring loop the implementations
+  // of a GPU share: the host's time per collective call (USP's all-to-alls, which ring-flash-
+  // attention never makes), from that implementation's own base profile. A row is predicted, and
+  // its implementation's profile written, with its own.
+  struct LibraryTerms {
+    double host_collective_s = 0, host_collective_peer_s = 0;
+  };
+  void set_library_terms(const std::string& impl, const std::string& hardware, LibraryTerms terms);
+  [[nodiscard]] models::Profile with_library_terms(models::Profile profile, const std::string& impl,
+                                                   const std::string& hardware) const;
+
  private:
   ScenarioPredictor scenarios_;
+  std::map<std::pair<std::string, std::string>, LibraryTerms> library_;
 };
 
 // What the fit frees: Profile fields per GPU, fields shared by all GPUs, and shared fields counted

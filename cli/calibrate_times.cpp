@@ -74,6 +74,14 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   if (score_only && !(setup.shared.empty() && setup.shared_cycles.empty()))
     throw InputError({}, 0, "shared", "--free none fits nothing: drop --shared");
   calibration::TimePredictor predictor{models::Catalog(catalog)};
+  // Each implementation's own base profile gives what its code costs beyond the shared kernel and loop.
+  if (!base_dir.empty())
+    for (const auto& r : rows) {
+      const auto own_file = base_dir + "/" + r.impl + "/" + r.hardware + ".json";
+      if (!std::filesystem::is_regular_file(own_file)) continue;
+      const auto own = catalog.profile(own_file, catalog.hardware(r.hardware), r.impl);
+      predictor.set_library_terms(r.impl, r.hardware, {own.host_collective_s, own.host_collective_peer_s});
+    }
   calibration::TimeFit fit;
   try {
     fit = calibration::fit_times(rows, setup, predictor);
@@ -197,7 +205,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
     std::set<std::pair<std::string, std::string>> written;
     for (const auto& r : rows) {
       if (!written.insert({r.impl, r.hardware}).second) continue;
-      auto p = fit.profiles.at(r.hardware);
+      auto p = predictor.with_library_terms(fit.profiles.at(r.hardware), r.impl, r.hardware);
       const auto& hw = r.hardware;
       p.name = r.impl + "/" + hw;
       p.hardware = hw;

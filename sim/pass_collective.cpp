@@ -1,6 +1,7 @@
 // Collectives in a pass (sim/pass_sim.hpp): a group of ranks starts once all its members have
 // entered the phase, runs its flows through the network (or, alone on its links, in closed
-// form), and lets every member go when its last flow has arrived.
+// form), and lets every member go when its last flow has arrived and the host's time to issue
+// the call (CollectivePhase::host_ticks) has passed.
 #include "sim/pass_sim.hpp"
 
 namespace ringsim::sim::detail {
@@ -60,8 +61,13 @@ void PassSim::enter_collective(std::int64_t d) {
 
 void PassSim::on_collective_done(std::uint32_t slot) {
   auto& g = groups_[slot];
-  g.complete = true;
   const auto& c = p_.collectives[p_.phases[g.phase].collective];
+  // The transfers are done; the call still lasts as long as the host takes to issue it.
+  if (const Tick until = g.start + c.host_ticks; engine_.now() < until) {
+    engine_.schedule_after(until - engine_.now(), h_coll_, slot);
+    return;
+  }
+  g.complete = true;
   const auto members = p_.channels[c.channel].members[g.instance];  // copy: progress may free the slot
   const Tick start = g.start;
   const std::string name = p_.phases[g.phase].name;

@@ -10,6 +10,7 @@
 
 #include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
+#include "models/program/collective_cost.hpp"
 #include "sim/ring_hop.hpp"
 
 namespace ringsim::sim::detail {
@@ -156,10 +157,12 @@ void StepPlan::build_phases() {
           c.channel = channel_for(st.collective, st.groups);
           c.bytes = st.bytes;
           c.steps = steps_of(pattern_of(st.collective), st.groups.size);
+          c.host_ticks = clock.to_ticks(models::collective_host_s(s.profile, st.groups));
           // Equal collectives share an entry, so equal layers have equal phase signatures.
           std::size_t idx = collectives.size();
           for (std::size_t i = 0; i < collectives.size(); ++i)
-            if (collectives[i].kind == c.kind && collectives[i].channel == c.channel && collectives[i].bytes == c.bytes)
+            if (collectives[i].kind == c.kind && collectives[i].channel == c.channel && collectives[i].bytes == c.bytes &&
+                collectives[i].host_ticks == c.host_ticks)
               idx = i;
           if (idx == collectives.size()) collectives.push_back(c);
           ph.collective = idx;

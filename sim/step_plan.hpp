@@ -64,6 +64,7 @@ struct CollectivePhase {
   std::int64_t bytes = 0;
   std::int64_t steps = 0;
   std::optional<Tick> closed_ticks;  // the whole collective, when its links carry nothing else
+  Tick host_ticks = 0;                // the least it lasts: the host's work to issue it (models::collective_host_s)
 };
 
 enum class TransferKind : std::uint8_t { KV = 0, DKV = 1, TP = 2, OuterKV = 3, OuterDKV = 4, Fused = 5 };

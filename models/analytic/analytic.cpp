@@ -253,7 +253,9 @@ PassTotals run_pass(const ResolvedScenario& s, const std::vector<Stage>& stages,
         acc.mean += sum / static_cast<double>(sec.size());
         return {mx, mx};
       }
-      case StageKind::Collective: return {collective_s(*s.cost, st.collective, st.groups, st.bytes, pl), 0.0};
+      case StageKind::Collective:
+        return {std::max(collective_s(*s.cost, st.collective, st.groups, st.bytes, pl), collective_host_s(s.profile, st.groups)),
+                0.0};
     }
     return {};
   };

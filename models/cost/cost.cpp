@@ -175,6 +175,8 @@ void Profile::validate(const std::string& file) const {
   in("host_call_s", host_call_s, 0, 1);
   in("host_bwd_step_s", host_bwd_step_s, 0, 1);
   in("host_bwd_call_s", host_bwd_call_s, 0, 1);
+  in("host_collective_s", host_collective_s, 0, 1);
+  in("host_collective_peer_s", host_collective_peer_s, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);
   in("sparse_kernel_efficiency", sparse_kernel_efficiency, 0.01, 4);
   in("sparse_prep_bytes_per_element", sparse_prep_bytes_per_element, 0, 1e4);

@@ -90,6 +90,13 @@ struct Profile {
   double host_call_s = 0;
   double host_bwd_step_s = 0;
   double host_bwd_call_s = 0;
+  // The host's work per collective call of the library's context-parallel code (all-to-all,
+  // all-gather): the reshapes and transposing copies around it and the NCCL call, which enqueues
+  // one send and one receive per peer and starts only when the group's last rank has issued it.
+  // A call of a group of g ranks lasts at least host_collective_s + (g - 1) x
+  // host_collective_peer_s (models/program/collective_cost.hpp). 0: not measured for the library.
+  double host_collective_s = 0;
+  double host_collective_peer_s = 0;
   double overlap = 1.0;               // 1: transfers fully hide behind compute; 0: serialised
   double link_efficiency = 0.8;       // fraction of the link's bandwidth a transfer reaches
   // The most one point-to-point transfer of the library reaches whatever the link, bytes/s (0: no

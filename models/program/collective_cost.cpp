@@ -39,6 +39,10 @@ double collective_s(const CostModel& cost, CollectiveKind kind, RankGroups g, st
   return static_cast<double>(g.size - 1) * worst;
 }
 
+double collective_host_s(const Profile& p, RankGroups g) noexcept {
+  return p.host_collective_s + static_cast<double>(std::max<std::int64_t>(g.size - 1, 0)) * p.host_collective_peer_s;
+}
+
 RingHops ring_hops(RankGroups rings, std::int64_t window, const RankPlacement& pl) {
   RingHops h;
   if (rings.size <= 1) return h;

@@ -19,6 +19,7 @@
 namespace ringsim::models {
 
 class CostModel;
+struct Profile;
 
 struct RankPlacement {
   std::int64_t sp = 1;
@@ -35,6 +36,14 @@ struct RankPlacement {
 // Lock-step seconds of one collective stage over all its groups.
 [[nodiscard]] double collective_s(const CostModel& cost, CollectiveKind kind, RankGroups groups, std::int64_t bytes,
                                   const RankPlacement& placement);
+
+// The least a collective call of the library lasts: the host's work to issue it (Profile::
+// host_collective_s and host_collective_peer_s). A group of one pays host_collective_s too: the
+// program has the stage only where the library makes the call, and USP's all_to_all_4D reshapes,
+// copies and calls NCCL even at a Ulysses degree of 1 (yunchang/comm/all_to_all.py at
+// feifeibear/long-context-attention@b93c30e has no guard). A stage lasts the longer of this and
+// its transfers; the simulator holds a group the same.
+[[nodiscard]] double collective_host_s(const Profile& profile, RankGroups groups) noexcept;
 
 // Whether some hop of the rings `rings` (position m -> m + 1) leaves its node; with a window,
 // the inner hops (inside windows) and the outer hops (window to window).

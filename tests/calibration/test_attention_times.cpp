@@ -269,3 +269,33 @@ TEST_CASE("grouped interval coverage judges each group with the other groups' sp
   h.predicted = {1.01, 0.99, std::nan(""), std::nan("")};
   CHECK(std::isnan(calibration::grouped_interval_coverage(rows, h)));
 }
+
+TEST_CASE("an implementation's own terms reach its rows only: USP's collective host time, not the ring library's",
+          "[times]") {
+  // The GPU's profile is shared by the implementations fitted together; what one implementation's
+  // code adds (USP's all-to-all calls, which ring-flash-attention never makes) is its own.
+  const models::Catalog cat;
+  calibration::TimePredictor predictor{models::Catalog(cat)};
+  auto profile = cat.profile("", cat.hardware("a100-80gb"), "ring-flash-attn");
+  profile.host_collective_s = profile.host_collective_peer_s = 0;
+  TimeRow ring = synthetic_rows()[2];  // a100-80gb, a contiguous ring of 4, forward
+  REQUIRE(ring.layout == "contiguous");
+  REQUIRE(ring.pass == "fwd");
+  TimeRow usp = ring;
+  usp.impl = "usp";
+  usp.cp = models::Strategy::parse("usp:2x2");
+  const double ring_before = predictor(ring, profile), usp_before = predictor(usp, profile);
+  const double host = 5e-3, peer = 1e-3;  // far above any transfer of the rows
+  predictor.set_library_terms("usp", "a100-80gb", {host, peer});
+  CHECK(predictor(ring, profile) == Approx(ring_before).epsilon(1e-12));
+  // Four forward all-to-alls in groups of two, each now host-bound: each adds its host time less
+  // the transfer it hides, and no transfer took longer than the whole call did before.
+  const double rise = predictor(usp, profile) - usp_before;
+  CHECK(rise <= 4 * (host + peer) * (1 + 1e-12));
+  CHECK(rise >= 4 * (host + peer) - usp_before);
+  CHECK(predictor(usp, profile) == Approx(predictor(usp, predictor.with_library_terms(profile, "usp", "a100-80gb"))));
+  const auto own = predictor.with_library_terms(profile, "usp", "a100-80gb");
+  CHECK(own.host_collective_s == host);
+  CHECK(own.host_collective_peer_s == peer);
+  CHECK(predictor.with_library_terms(profile, "ring-flash-attn", "a100-80gb").host_collective_s == 0);
+}

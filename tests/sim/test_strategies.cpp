@@ -294,3 +294,32 @@ TEST_CASE("a double ring of windows of one is the ring, event for event", "[step
   CHECK(a.step_s == Approx(b.step_s).epsilon(1e-12));
   CHECK(a.compute_s == b.compute_s);
 }
+
+TEST_CASE("a collective call lasts at least the host's time to issue it, in both solvers", "[step][strategy][host]") {
+  // With ideal links every all-to-all is host-bound: each call lasts host_collective_s plus
+  // host_collective_peer_s per peer of its group, a USP group of one included (the library calls
+  // all_to_all_4D at a Ulysses degree of 1), and the simulator holds each group as long.
+  const double host = 300e-6, peer = 40e-6;
+  struct HostCase {
+    std::string cp;
+    std::int64_t group;  // the all-to-all's group size
+  };
+  for (const auto& [cp, group] : {HostCase{"ulysses", 4}, HostCase{"usp:2x2", 2}, HostCase{"usp:1x4", 1}, HostCase{"usp:4x1", 4}}) {
+    auto s = resolve("attn:32:8:128", 1, 4, 4096, "zigzag", cp, "usp");
+    s.profile.host_collective_s = s.profile.host_collective_peer_s = 0;
+    make_ideal(s);
+    const double before = models::predict(s).exposed_all_to_all_s;
+    s.profile.host_collective_s = host;
+    s.profile.host_collective_peer_s = peer;
+    test::rebuild_cost(s);
+    const auto p = models::predict(s);
+    INFO(cp);
+    CHECK(before == Approx(0).margin(1e-12));
+    // Four all-to-alls forward (Q, K, V, out) and four backward (dout, dQ, dK, dV) per layer.
+    const double layers = static_cast<double>(s.model.layers);
+    CHECK(p.exposed_all_to_all_s == Approx(8 * layers * (host + static_cast<double>(group - 1) * peer)).epsilon(1e-12));
+    const auto barrier = sim::simulate_step(s, femto(sim::Sync::Barrier));
+    CHECK(barrier.step_s == Approx(p.step_s).epsilon(1e-9));
+    CHECK(sim::simulate_step(s, femto(sim::Sync::Async)).step_s <= barrier.step_s * (1 + 1e-12));
+  }
+}
