@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -75,13 +76,17 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
     throw InputError({}, 0, "shared", "--free none fits nothing: drop --shared");
   calibration::TimePredictor predictor{models::Catalog(catalog)};
   // Each implementation's own base profile gives what its code costs beyond the shared kernel and loop.
-  if (!base_dir.empty())
-    for (const auto& r : rows) {
-      const auto own_file = base_dir + "/" + r.impl + "/" + r.hardware + ".json";
+  // Each (implementation, hardware) pair's file is read once, however many rows it has.
+  if (!base_dir.empty()) {
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (const auto& r : rows) pairs.emplace(r.impl, r.hardware);
+    for (const auto& [row_impl, row_hw] : pairs) {
+      const auto own_file = base_dir + "/" + row_impl + "/" + row_hw + ".json";
       if (!std::filesystem::is_regular_file(own_file)) continue;
-      const auto own = catalog.profile(own_file, catalog.hardware(r.hardware), r.impl);
-      predictor.set_library_terms(r.impl, r.hardware, {own.host_collective_s, own.host_collective_peer_s});
+      const auto own = catalog.profile(own_file, catalog.hardware(row_hw), row_impl);
+      predictor.set_library_terms(row_impl, row_hw, {own.host_collective_s, own.host_collective_peer_s});
     }
+  }
   calibration::TimeFit fit;
   try {
     fit = calibration::fit_times(rows, setup, predictor);

@@ -17,14 +17,13 @@ squared log errors. Held out: each split (the group size, what a user changes) a
 
     python3 scripts/fit_collective_host.py [build/cli/ringsim]
 """
-import csv
-import io
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
+
+import ringsim_util as util
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 T1 = os.path.join(ROOT, "data", "usp_t1_a100_nvlink.csv")
@@ -35,16 +34,11 @@ MAX_SEQ = 8192
 
 
 def _ringsim(binary, *args):
-    r = subprocess.run([binary] + list(args), cwd=ROOT, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stderr.write(" ".join(args) + "\n" + r.stderr)
-        sys.exit(1)
-    return r.stdout
+    return util.run([binary] + list(args))
 
 
 def fitted_rows():
-    with open(T1, newline="") as f:
-        rows = list(csv.DictReader(l for l in f if l.strip() and not l.startswith("#")))
+    rows = util.read_csv(T1)
     return [r for r in rows if r["value"] != "OOM" and r["qkv_layout"] == "no_packed" and int(r["n_seq_total"]) <= MAX_SEQ]
 
 

@@ -19,16 +19,14 @@ checks (USP's Ulysses and hybrid rows, ring-flash-attention's varlen table), the
 grid and the predictions for the paper's unmeasured configurations.
 Standard library only. About ten minutes on two cores (the leave-one-group-out refits).
 """
-import csv
-import io
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 import fit_collective_host as collective_host
+import ringsim_util as util
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "cli", "ringsim")
@@ -95,12 +93,7 @@ MI300X_NOTE = ("No FlashAttention-2 measurement on MI300X was handed over, and R
                "tile model standing in for CK's tiles.")
 
 
-def run(args):
-    r = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stderr.write(" ".join(args) + "\n" + (r.stdout or "") + (r.stderr or ""))
-        sys.exit(1)
-    return r.stdout
+run = util.run
 
 
 def ringsim(*args):
@@ -117,10 +110,7 @@ def derive(source, hw, keep, note, impl=None, keep_cycles=""):
             "-o", "configs/profiles/%s/%s.json" % (impl or source.split("/")[0], hw))
 
 
-def read_csv(path_or_text, is_text=False):
-    f = io.StringIO(path_or_text) if is_text else open(path_or_text, newline="")
-    lines = [l for l in f if l.strip() and not l.startswith("#")]
-    return list(csv.DictReader(lines))
+read_csv = util.read_csv
 
 
 def pct(x):

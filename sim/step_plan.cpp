@@ -158,11 +158,11 @@ void StepPlan::build_phases() {
           c.bytes = st.bytes;
           c.steps = steps_of(pattern_of(st.collective), st.groups.size);
           c.host_ticks = clock.to_ticks(models::collective_host_s(s.profile, st.groups));
-          // Equal collectives share an entry, so equal layers have equal phase signatures.
+          // Equal collectives share an entry, so equal layers have equal phase signatures. The
+          // host time follows from the groups, which the channel fixes: it needs no comparison.
           std::size_t idx = collectives.size();
           for (std::size_t i = 0; i < collectives.size(); ++i)
-            if (collectives[i].kind == c.kind && collectives[i].channel == c.channel && collectives[i].bytes == c.bytes &&
-                collectives[i].host_ticks == c.host_ticks)
+            if (collectives[i].kind == c.kind && collectives[i].channel == c.channel && collectives[i].bytes == c.bytes)
               idx = i;
           if (idx == collectives.size()) collectives.push_back(c);
           ph.collective = idx;
