@@ -70,6 +70,7 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                                {"attention_s", p->attention_layer_s * static_cast<double>(s.model.layers)},
                                {"exposed_communication_s", p->exposed_layer_s * static_cast<double>(s.model.layers)},
                                {"other_compute_s", p->other_compute_s},
+                               {"tp_communication_s", p->tp_communication_s},
                                {"message_bytes_per_hop", p->message_bytes},
                                {"returned_bytes", p->return_bytes},
                                {"memory_bytes", p->memory_bytes},
@@ -89,14 +90,14 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
       "sharding: new and cached tokens each in {} balanced chunks, device d holding chunks d and {}-d\n\n",
       s.model.name, s.hardware.name, s.impl.name, s.spec.mp, s.spec.sp, s.spec.n_seq, cached, 100 * hit, s.spec.batch,
       2 * s.spec.sp, 2 * s.spec.sp - 1);
-  out += fmt::format("{:<9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11}  {}\n", "variant", "TTFT", "tokens/s",
-                     "attention", "exposed", "other", "per hop", "memory", "");
+  out += fmt::format("{:<9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11}  {}\n", "variant", "TTFT", "tokens/s",
+                     "attention", "exposed", "other", "tp comm", "per hop", "memory", "");
   const double layers = static_cast<double>(s.model.layers);
   for (const auto* p : {&kv, &q})
-    out += fmt::format("{:<9} {:>9.4g}s {:>11.4g} {:>10.4g}s {:>10.4g}s {:>10.4g}s {:>9.4g} MB {:>7.1f} GiB  {}\n",
+    out += fmt::format("{:<9} {:>9.4g}s {:>11.4g} {:>10.4g}s {:>10.4g}s {:>10.4g}s {:>10.4g}s {:>9.4g} MB {:>7.1f} GiB  {}\n",
                        models::to_string(p->variant), p->ttft_s, p->tokens_per_s, p->attention_layer_s * layers,
-                       p->exposed_layer_s * layers, p->other_compute_s, p->message_bytes / 1e6, p->memory_bytes / gib,
-                       p->fits_memory ? "" : "DOES NOT FIT");
+                       p->exposed_layer_s * layers, p->other_compute_s, p->tp_communication_s, p->message_bytes / 1e6,
+                       p->memory_bytes / gib, p->fits_memory ? "" : "DOES NOT FIT");
   out += fmt::format("\nwhy:\n  pass-KV  {}\n  pass-Q   {}\n", kv.why, q.why);
   if (s.spec.sp == 1)
     out += "\none device: no ring, so both variants run the same calls and move nothing\n";
@@ -130,6 +131,7 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
                            {"attention_s", p->attention_layer_s * layers},
                            {"communication_share", p->communication_share},
                            {"weights_read_s", p->weights_read_s},
+                           {"tp_communication_s", p->tp_communication_s},
                            {"kv_cache_bytes", p->kv_cache_bytes},
                            {"memory_bytes", p->memory_bytes},
                            {"fits_memory", p->fits_memory},
@@ -153,7 +155,8 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
   if (!ring_of_one) out += fmt::format("  ring of {:<4} {}\n", ring.devices, ring.why);
   out += fmt::format("  one device   {}\n", alone.why);
   out += "(per layer: the query broadcast, each device's split-KV attention over its shard, the partial outputs "
-         "gathered and merged; the weights read once per step; docs/inference.md)\n";
+         "gathered and merged, and at mp > 1 two tensor-parallel all-reduces; the weights read once per step; "
+         "docs/inference.md)\n";
   return out;
 }
 

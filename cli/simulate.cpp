@@ -57,8 +57,9 @@ int run_simulate(int argc, char** argv) {
   const auto format = one_of(r, "format", {"table", "json"});
   const auto phase = one_of(r, "phase", {"train", "prefill", "decode"});
   if (phase == "decode")
-    throw InputError({}, 0, "phase", "a decode step is not simulated (its two collectives per layer have no ring to "
-                                     "schedule): ringsim predict --phase decode");
+    throw InputError({}, 0, "phase",
+                     "a decode step is not simulated (every device does the same work and waits only at its "
+                     "collectives, so the closed form is what a simulation would give): ringsim predict --phase decode");
   if (phase == "prefill") {
     // What only a training step has: refused rather than ignored.
     for (const char* flag : {"buffers", "granularity", "layer-passes", "trace", "matrix", "max-events"})

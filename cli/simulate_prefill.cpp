@@ -50,8 +50,8 @@ std::string simulate_prefill_text(const cxxopts::ParseResult& r, const models::C
   out += "\nTTFT = the simulated forward (every layer's projections, MLP and attention); layer = one layer's\n"
          "attention (the ring, and pass-Q's all-to-all and merge); analytic = ringsim predict --phase prefill\n"
          "(lock-step rounds, as --sync barrier runs them); busiest = the device with the most compute, exposed =\n"
-         "TTFT minus that. Hops take the topology's links: where the hardware has no measured hops a route\n"
-         "through a switch pays each of its two links' latency, one more than the analytic hop (docs/inference.md).\n";
+         "TTFT minus that. Hops take the topology's links, at the measured hop's figures where the hardware\n"
+         "has them (configs/links) and at its links' otherwise (docs/inference.md).\n";
   return out;
 }
 

@@ -21,6 +21,7 @@ void Evaluator::evaluate_inference(const SweepPoint& p, SweepResult& r) {
     q.tokens_per_s = x.tokens_per_s;
     q.attention_fwd_s = x.attention_s;
     q.other_compute_s = x.other_s;
+    q.collective_s = x.collective_s;
     q.exposed_transfer_s = x.exposed_s;
     q.imbalance = 1;  // the balanced sharding of new and cached tokens (prefill), even shards (decode)
     q.mfu = 0;

@@ -30,7 +30,7 @@ PrefillRingPlan plan_prefill(const models::ResolvedScenario& s, const models::Pr
   plan.message_bytes = p.message_bytes;
   plan.return_bytes = p.return_bytes;
   plan.merge_s = p.merge_s;
-  plan.other_layer_s = p.other_compute_s / static_cast<double>(plan.layers);
+  plan.other_layer_s = (p.other_compute_s + p.tp_communication_s) / static_cast<double>(plan.layers);
   return plan;
 }
 

@@ -25,7 +25,9 @@ struct PrefillRingPlan {
   double message_bytes = 0;   // sent over each hop in every round but the last
   double return_bytes = 0;    // pass-Q: partial outputs each device returns, one all-to-all per layer (0: none)
   double merge_s = 0;         // pass-Q: merging them, after the all-to-all
-  double other_layer_s = 0;   // one layer's projections and MLP on a device (the same on every device)
+  // One layer's projections, MLP and element-wise ops on a device, and its tensor-parallel
+  // all-reduces, which the layer waits for (the same on every device).
+  double other_layer_s = 0;
   std::string topology;       // canonical spec of the topology the hops run over
 };
 

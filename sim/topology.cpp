@@ -47,6 +47,9 @@ void check_gpus_per_node(std::int64_t g) {
 // doubles could differ in the last bit depending on the order of addition.
 std::int64_t latency_ps(double latency_s) { return std::llround(latency_s * 1e12); }
 
+// A link to or from a switch: half of the device-to-device hop's latency (Fabric).
+LinkParams switch_side(LinkParams hop) { return {hop.bandwidth_bytes_per_s, hop.latency_s / 2}; }
+
 }  // namespace
 
 Vertex Topology::add_device(std::int64_t node, std::string name) {
@@ -79,7 +82,8 @@ Topology Topology::node(std::int64_t gpus, LinkParams nvlink) {
   t.spec_ = "node:" + std::to_string(gpus);
   t.devices_per_node_ = gpus;
   const auto sw = t.add_switch(0, "nvswitch0");
-  for (std::int64_t g = 0; g < gpus; ++g) t.add_link_pair(t.add_device(0, "gpu" + std::to_string(g)), sw, LinkKind::NvLink, nvlink);
+  for (std::int64_t g = 0; g < gpus; ++g)
+    t.add_link_pair(t.add_device(0, "gpu" + std::to_string(g)), sw, LinkKind::NvLink, switch_side(nvlink));
   return t;
 }
 
@@ -98,8 +102,8 @@ Topology Topology::nodes(std::int64_t n_nodes, std::int64_t gpus_per_node, LinkP
     const auto sw = t.add_switch(n, "nvswitch" + std::to_string(n));
     for (std::int64_t g = 0; g < gpus_per_node; ++g) {
       const auto gpu = t.add_device(n, "gpu" + std::to_string(n * gpus_per_node + g));
-      t.add_link_pair(gpu, sw, LinkKind::NvLink, nvlink);
-      t.add_link_pair(gpu, net, LinkKind::Nic, nic);
+      t.add_link_pair(gpu, sw, LinkKind::NvLink, switch_side(nvlink));
+      t.add_link_pair(gpu, net, LinkKind::Nic, switch_side(nic));
     }
   }
   return t;

@@ -53,7 +53,12 @@ struct LinkParams {
   double latency_s = 0;
 };
 
-// The link parameters a spec string needs; they come from the hardware description.
+// The link parameters a spec string needs; they come from the hardware description. Each
+// latency is a device-to-device hop's, as the hardware files give it (the GPU-to-GPU latency that
+// p2p probes measure, configs/hardware): a route through a switch crosses two links, so the
+// builders put half of it on each link to and from a switch, and one hop through the switch costs
+// it once, as the analytic model's hop does (models::Profile::ring_hop). A torus link joins two
+// chips directly and carries the whole latency.
 struct Fabric {
   LinkParams nvlink;  // GPU <-> NVSwitch, per GPU
   LinkParams nic;     // GPU <-> network switch, one NIC per GPU

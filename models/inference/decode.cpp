@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
 #include "models/io/error.hpp"
 
@@ -54,8 +55,13 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   r.weights_bytes = kInferenceWireBytes * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
   r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * static_cast<double>(m.parameters()) /
                                                           static_cast<double>(s.spec.mp) * b / matmul_rate);
-  const double comm = layers * (r.query_broadcast_s + r.output_gather_s);
-  r.tpot_s = layers * (r.attention_layer_s + r.merge_s) + comm + r.weights_read_s;
+  // The token's element-wise ops and, at mp > 1, the two tensor-parallel all-reduces per layer
+  // (models/inference/forward_rest.hpp); its matrix products are the weights' streaming above.
+  const auto rest = forward_rest(s, 1, s.spec.batch);
+  r.elementwise_s = rest.elementwise_s;
+  r.tp_communication_s = rest.tp_collective_s;
+  const double comm = layers * (r.query_broadcast_s + r.output_gather_s) + r.tp_communication_s;
+  r.tpot_s = layers * (r.attention_layer_s + r.merge_s) + comm + r.weights_read_s + r.elementwise_s;
   r.tokens_per_s = b / r.tpot_s;
   r.communication_share = comm / r.tpot_s;
   r.kv_cache_bytes = b * shard * layers * h_kv * d * 2 * kInferenceWireBytes;
@@ -64,8 +70,11 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   const double attention = layers * r.attention_layer_s;
   char buf[256];
   if (r.communication_share >= std::max(attention, r.weights_read_s) / r.tpot_s)
-    std::snprintf(buf, sizeof buf, "latency-bound: two collectives per layer (%.0f%% of the step) for %.3g KB of queries and outputs",
-                  100 * r.communication_share, b * h * (2 * d * kInferenceWireBytes + 4) / 1e3);
+    std::snprintf(buf, sizeof buf,
+                  "latency-bound: collectives %.0f%% of the step (the ring's two per layer for %.3g KB of queries and "
+                  "outputs%s)",
+                  100 * r.communication_share, b * h * (2 * d * kInferenceWireBytes + 4) / 1e3,
+                  r.tp_communication_s > 0 ? ", and the tensor-parallel all-reduces" : "");
   else if (attention >= r.weights_read_s)
     std::snprintf(buf, sizeof buf, "cache-bound: reading %.3g GB of K/V per step (%.0f%% of the step)",
                   layers * r.cache_bytes_read_per_layer / 1e9, 100 * attention / r.tpot_s);

@@ -12,6 +12,9 @@
 //      B x h x (d + 1) values per device), and the new token's K/V are appended to one device's
 //      shard (the owner of the next position: the cache stays balanced).
 //
+// At mp > 1 each layer also pays Megatron's two all-reduces of the token's activations over the
+// tensor-parallel group, as training does (models/inference/forward_rest.hpp).
+//
 // Two collectives per layer whose messages are small: at small batches decode is bound by their
 // latency and by reading the weights once per step, not by the attention (docs/inference.md).
 #include <cstdint>
@@ -30,6 +33,8 @@ struct DecodePrediction {
   double output_gather_s = 0;             // per layer
   double merge_s = 0;                     // per layer: N partials per output
   double weights_read_s = 0;              // the step's weights streamed once from HBM (and their FLOPs)
+  double elementwise_s = 0;               // the token's norms, RoPE and activation, all layers
+  double tp_communication_s = 0;          // the tensor-parallel all-reduces, all layers (mp > 1)
   double tpot_s = 0;                      // time per output token (one decode step)
   double tokens_per_s = 0;                // B / tpot
   double communication_share = 0;         // of tpot

@@ -58,6 +58,7 @@ InferencePrediction prefill(const ResolvedScenario& s, std::int64_t cached, doub
   r.attention_s = layers * best.attention_layer_s;
   r.exposed_s = layers * best.exposed_layer_s;
   r.other_s = best.other_compute_s;
+  r.collective_s = best.tp_communication_s;
   r.weights_bytes = best.weights_bytes;
   r.kv_cache_bytes = best.kv_cache_bytes;
   r.activations_bytes = best.activations_bytes;
@@ -90,7 +91,8 @@ InferencePrediction decode(const ResolvedScenario& s, std::int64_t context, doub
   r.tokens_per_s = d.tokens_per_s;
   r.attention_s = layers * d.attention_layer_s;
   r.exposed_s = layers * (d.query_broadcast_s + d.output_gather_s);
-  r.other_s = d.weights_read_s + layers * d.merge_s;
+  r.other_s = d.weights_read_s + layers * d.merge_s + d.elementwise_s;
+  r.collective_s = d.tp_communication_s;
   r.weights_bytes = d.weights_bytes;
   r.kv_cache_bytes = d.kv_cache_bytes;
   r.memory_bytes = d.memory_bytes;

@@ -37,7 +37,8 @@ struct InferencePrediction {
   double tokens_per_s = 0;  // prefill: new tokens per second; decode: generated tokens per second (batch / TPOT)
   double attention_s = 0;   // every layer's attention (prefill: its ring, all-to-all and merges)
   double exposed_s = 0;     // of the latency, communication nothing hides (decode: the two collectives per layer)
-  double other_s = 0;       // the rest (prefill: projections and MLP; decode: the weights read, the merges)
+  double other_s = 0;       // the rest (prefill: projections, MLP, element-wise ops; decode: the weights read, the merges)
+  double collective_s = 0;  // the tensor-parallel all-reduces (mp > 1), as a training row's collective_s
   // Per device (prefill: the faster variant's, whose buffers differ).
   double weights_bytes = 0, kv_cache_bytes = 0, activations_bytes = 0, buffer_bytes = 0, memory_bytes = 0;
   double capacity_bytes = 0, headroom_bytes = 0;

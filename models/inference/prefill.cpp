@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <string>
 
 #include "models/families/kernel_time.hpp"
-#include "models/io/error.hpp"
+#include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
+#include "models/io/error.hpp"
 #include "models/memory/memory.hpp"
 
 namespace ringsim::models {
@@ -53,6 +55,14 @@ std::vector<PrefillCall> calls_for(const Chunks& c, std::int64_t q_owner, std::i
   else
     out.push_back({q_owner, k_owner, false, c.fresh, 2 * c.fresh, false, pairs_of({qs[1]}, c.fresh, {ks[0], ks[1]}, c.fresh), 0});
   return out;
+}
+
+// The tensor-parallel all-reduces' share of the prefill, for the why-line, where there are any.
+std::string tp_share(const PrefillPrediction& r) {
+  if (r.tp_communication_s <= 0) return {};
+  char buf[96];
+  std::snprintf(buf, sizeof buf, ", tensor-parallel all-reduces %.1f%%", 100 * r.tp_communication_s / r.ttft_s);
+  return buf;
 }
 
 }  // namespace
@@ -157,17 +167,13 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.pairs_per_device_min = *lo;
   r.pairs_per_device_max = *hi;
 
-  // The rest of the forward on the device's new tokens: every layer's projections and MLP
-  // (2 FLOPs per weight and token), tensor-parallel shards of them.
-  const double q_width = static_cast<double>(m.heads * m.head_dim), kv_width = static_cast<double>(m.kv_heads * m.head_dim);
-  const double dm = static_cast<double>(m.d_model), ff = static_cast<double>(m.d_ff);
-  const double layer_weights = m.attention_only ? 0.0
-                                                : dm * (q_width + 2 * kv_width) + q_width * dm +
-                                                      static_cast<double>(m.mlp_matrices()) * dm * ff;
+  // The rest of the forward on the device's T/N new tokens (models/inference/forward_rest.hpp):
+  // the projections, MLP and element-wise ops, and the tensor-parallel all-reduces at mp > 1.
   const double layers = static_cast<double>(std::max<std::int64_t>(1, m.layers));
-  const double matmul_rate = s.hardware.peak_flops_per_s(Precision::BF16) * s.profile.matmul_efficiency;
-  r.other_compute_s = 2.0 * layer_weights * layers / static_cast<double>(s.spec.mp) * q_block_tokens * batch / matmul_rate;
-  r.ttft_s = layers * r.attention_layer_s + r.other_compute_s;
+  const auto rest = forward_rest(s, t / n, s.spec.batch);
+  r.other_compute_s = rest.matmul_s + rest.elementwise_s;
+  r.tp_communication_s = rest.tp_collective_s;
+  r.ttft_s = layers * r.attention_layer_s + r.other_compute_s + r.tp_communication_s;
   r.tokens_per_s = static_cast<double>(t) * batch / r.ttft_s;
 
   // Memory per device.
@@ -207,8 +213,9 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
                     to_string(variant), r.all_to_all_s * 1e3, r.message_bytes / 1e6, hop_s * 1e3, calls_lo * 1e3,
                     calls_hi * 1e3);
   } else
-    std::snprintf(buf, sizeof buf, "compute-bound: attention %.0f%% of the time to first token, exposed communication %.1f%%",
-                  100 * layers * (r.attention_layer_s - r.exposed_layer_s) / r.ttft_s, 100 * exposed / r.ttft_s);
+    std::snprintf(buf, sizeof buf, "compute-bound: attention %.0f%% of the time to first token, exposed communication %.1f%%%s",
+                  100 * layers * (r.attention_layer_s - r.exposed_layer_s) / r.ttft_s, 100 * exposed / r.ttft_s,
+                  tp_share(r).c_str());
   r.why = buf;
   return r;
 }

@@ -62,7 +62,8 @@ struct PrefillPrediction {
   double merge_s = 0;                // pass-Q: merging N partial outputs per query, one layer
   double attention_layer_s = 0;      // the ring, plus the all-to-all and merge of pass-Q
   double exposed_layer_s = 0;        // of it, time no device computes attention (transfer-bound rounds, the all-to-all)
-  double other_compute_s = 0;        // projections and MLP of the T/N new tokens, all layers
+  double other_compute_s = 0;        // projections, MLP and element-wise ops of the T/N new tokens, all layers
+  double tp_communication_s = 0;     // the tensor-parallel all-reduces of their activations, all layers (mp > 1)
   double ttft_s = 0;                 // time to first token: every layer's attention and the rest
   double tokens_per_s = 0;           // new tokens per second of prefill
   std::int64_t pairs_per_device_max = 0, pairs_per_device_min = 0;  // one head, one layer

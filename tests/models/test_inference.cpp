@@ -167,8 +167,43 @@ TEST_CASE("decode: the shards add up to the cache, one device has no collectives
       CHECK(r.query_broadcast_s > 0);
       CHECK(r.output_gather_s > r.query_broadcast_s);  // outputs carry the log-sum-exp too
     }
-    CHECK(r.tpot_s == Approx(32 * (r.attention_layer_s + r.merge_s + r.query_broadcast_s + r.output_gather_s) + r.weights_read_s));
+    CHECK(r.tp_communication_s == 0);  // mp 1
+    CHECK(r.elementwise_s > 0);
+    CHECK(r.tpot_s == Approx(32 * (r.attention_layer_s + r.merge_s + r.query_broadcast_s + r.output_gather_s) +
+                             r.weights_read_s + r.elementwise_s));
     CHECK(r.tokens_per_s == Approx(4 / r.tpot_s));
+  }
+}
+
+TEST_CASE("inference under tensor parallelism: two all-reduces per layer of the device's tokens, as training prices them",
+          "[prefill][decode]") {
+  // Closed form (CostModel::op_s, Megatron's all-reduce as a ring over mp in one node): per
+  // all-reduce 2 (mp - 1) latencies and 2 (mp - 1) / mp of the tokens' bf16 activations over the
+  // link; two per layer, forward only.
+  const auto all_reduces = [](const models::ResolvedScenario& s, double tokens) {
+    const double mp = static_cast<double>(s.spec.mp);
+    const double bytes = tokens * static_cast<double>(s.model.d_model) * 2;
+    const double bw = s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency;
+    const double lat = s.profile.link_latency_s.value_or(s.hardware.intra_link_latency_s);
+    return 2.0 * static_cast<double>(s.model.layers) * (2 * (mp - 1) * lat + 2 * (mp - 1) / mp * bytes / bw);
+  };
+  for (const std::int64_t mp : {1, 2, 4}) {
+    INFO("mp " << mp);
+    // Prefill: 2 x 4 devices in one node, 32,768 new tokens over 65,536 cached: 8,192 new tokens per device.
+    auto s = test::resolve_scenario("h100-sxm", "llama3-8b", mp, 8 / mp, 32768, "zigzag", "causal", std::nullopt,
+                                    "ring-flash-attn");
+    for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+      const auto r = models::predict_prefill(s, 65536, v);
+      CHECK(r.tp_communication_s == Approx(mp == 1 ? 0.0 : all_reduces(s, 32768.0 / static_cast<double>(8 / mp))));
+      CHECK(r.ttft_s == Approx(32 * r.attention_layer_s + r.other_compute_s + r.tp_communication_s));
+      if (mp > 1) CHECK_THAT(r.why, Catch::Contains("tensor-parallel all-reduces"));
+    }
+    // Decode: one token of each of 4 sequences.
+    s.spec.batch = 4;
+    const auto d = models::predict_decode(s, 65536);
+    CHECK(d.tp_communication_s == Approx(mp == 1 ? 0.0 : all_reduces(s, 4.0)));
+    CHECK(d.tpot_s == Approx(32 * (d.attention_layer_s + d.merge_s + d.query_broadcast_s + d.output_gather_s) +
+                             d.weights_read_s + d.elementwise_s + d.tp_communication_s));
   }
 }
 

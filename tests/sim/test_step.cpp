@@ -376,9 +376,10 @@ TEST_CASE("tensor-parallel all-reduces on the topology take the ring all-reduce'
         bytes = op.bytes;
       }
     REQUIRE(count == 4);
-    // Route: device -> NVSwitch -> device, both links at the NVLink bandwidth.
+    // Route: device -> NVSwitch -> device, both links at the NVLink bandwidth, the hop's latency
+    // once (half of it on each link, sim/topology.hpp's Fabric).
     const double bw = s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency;
-    const double lat = 2 * s.profile.link_latency_s.value_or(s.hardware.intra_link_latency_s);
+    const double lat = s.profile.link_latency_s.value_or(s.hardware.intra_link_latency_s);
     const double chunk = std::ceil(bytes / static_cast<double>(mp));
     const double per_all_reduce = 2.0 * static_cast<double>(mp - 1) * (lat + chunk / bw);
     const double expected_tp = per_all_reduce * 4 * static_cast<double>(s.model.layers);

@@ -206,7 +206,7 @@ TEST_CASE("Ring embedding: tensor-parallel groups inside a node by default", "[s
       const auto& r = mesh.hop_route(k, j);
       CHECK(is_path(t, r, mesh.device(k, j), mesh.device(k, (j + 1) % 4)));
       for (const auto id : r) CHECK(t.link(id).kind == LinkKind::Nic);
-      CHECK(mesh.hop_latency_s(k, j) == Approx(2 * kNic.latency_s));
+      CHECK(mesh.hop_latency_s(k, j) == Approx(kNic.latency_s));  // the hop's, split over its two links
       CHECK(mesh.hop_bottleneck_bytes_per_s(k, j) == kNic.bandwidth_bytes_per_s);
     }
   }
