@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>

@@ -325,8 +325,7 @@ StepRest step_rest(const ResolvedScenario& s) {
   shape.batch = s.spec.batch;
   shape.mp = s.spec.mp;
   shape.recompute = s.profile.recompute;
-  // mp groups sit inside a node while they fit there.
-  const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
+  const bool mp_inter = s.tp_crosses_nodes();
   thread_local std::vector<Op> ops;  // a sweep predicts many scenarios: one buffer per thread
   step_ops(m, shape, ops);
   for (const Op& op : ops) {

@@ -15,10 +15,11 @@ ForwardRest forward_rest(const ResolvedScenario& s, std::int64_t tokens, std::in
   shape.batch = batch;
   shape.mp = s.spec.mp;
   shape.recompute = false;  // inference keeps nothing for a backward
-  // mp groups sit inside a node while they fit there (as the training step places them).
-  const bool mp_inter = s.spec.mp > s.hardware.devices_per_node;
+  const bool mp_inter = s.tp_crosses_nodes();
   const double layers = static_cast<double>(std::max<std::int64_t>(1, s.model.layers));
-  for (const Op& op : step_ops(s.model, shape)) {
+  thread_local std::vector<Op> ops;  // sweeps price many points: one buffer per thread, as step_rest
+  step_ops(s.model, shape, ops);
+  for (const Op& op : ops) {
     if (op.phase != Phase::Forward || !op.per_layer) continue;  // the LM head is per step (header)
     const double t = s.cost->op_s(op, mp_inter) * layers;
     switch (op.kind) {

@@ -81,6 +81,8 @@ struct ResolvedScenario {
   // The strategy's attention program (models/program/program.hpp), built last.
   std::shared_ptr<const Program> program;
   [[nodiscard]] bool ring_crosses_nodes() const noexcept;
+  // Whether a tensor-parallel group leaves its node: mp groups sit inside a node while they fit.
+  [[nodiscard]] bool tp_crosses_nodes() const noexcept { return spec.mp > hardware.devices_per_node; }
   // After hardware or profile changed (a fit, an interval's perturbed profile, a test's ideal
   // links): the cost model rebuilt from them, and the ring part given the same ones.
   void rebuild_cost();
