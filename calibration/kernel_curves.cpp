@@ -123,7 +123,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     const auto rates = models::KernelRates::of(hw, base);
     const auto one_wave = [&](const KernelRow& r) {
       const bool backward = r.pass == KernelPass::Bwd;
-      const auto& t = spec.tile(backward, r.head_dim);
+      const auto& t = spec.tile(backward, r.head_dim, r.causal);
       const std::int64_t blocks = backward ? (r.k_len + t.block_n - 1) / t.block_n : (r.q_len + t.block_m - 1) / t.block_m;
       return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
     };

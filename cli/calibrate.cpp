@@ -58,6 +58,8 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("min-seconds", "--from-kernels: leave out rows shorter than this (seconds): a call timed alone pays the host's dispatch", cxxopts::value<double>()->default_value("0"))
                  ("method", "--from-kernels on a benchmark chart: the method whose rows to fit", cxxopts::value<std::string>()->default_value("FlashAttention-2"))
+                 ("kernel", "--from-kernels: the kernel to fit (configs/kernels/NAME.json), where it is not the one --impl calls on the GPU (flash-attn-3, say)",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("derive-from", "a profile (IMPL/HARDWARE) to derive an uncalibrated profile for --hardware from", cxxopts::value<std::string>()->default_value(""))
                  ("keep", "--derive-from: parameters copied as they are; --from-times: what a derived profile copies (scores its interval)", cxxopts::value<std::string>()->default_value(""))
                  ("keep-cycles", "--derive-from: parameters copied as SM cycles (rescaled by the clocks)", cxxopts::value<std::string>()->default_value(""))

@@ -1,7 +1,9 @@
 #include "cli/calibrate_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
+#include "models/implementations/kernel_spec.hpp"
 
 namespace ringsim::cli {
 
@@ -128,9 +131,18 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   if (!impl.kernel_model)
     throw InputError({}, 0, "impl", "implementation " + impl.name + " has no kernel model (kernel family " + impl.kernel +
                                         "); the kernel curves time the flash family");
+  // --kernel: a kernel the implementation does not call on these GPUs (a component fit of its own).
+  std::optional<models::KernelSpec> named_kernel;
+  if (const auto k = a["kernel"].as<std::string>(); !k.empty()) {
+    if (k.find('/') != std::string::npos || k.find("..") != std::string::npos)
+      throw InputError({}, 0, "kernel", "expected a kernel name of configs/kernels/, got '" + k + "'");
+    const auto path = (std::filesystem::path(catalog.root()) / "configs" / "kernels" / (k + ".json")).string();
+    if (!std::filesystem::exists(path)) throw InputError({}, 0, "kernel", "no kernel '" + k + "' (looked for " + path + ")");
+    named_kernel = models::KernelSpec::load_file(path);
+  }
   std::string out = fmt::format(
-      "ringsim calibrate: kernel curves of {} ({}) from {}{}; fitted on relative time, held out: leave one shape group out\n",
-      impl.kernel_model->name, impl.name, file, chart ? " (method " + method + ")" : std::string());
+      "ringsim calibrate: kernel curves of {} from {}{}; fitted on relative time, held out: leave one shape group out\n",
+      impl.name, file, chart ? " (method " + method + ")" : std::string());
   if (rows.size() < n_all)
     out += fmt::format("  {} of {} rows kept: those of at least {:g} us (--min-seconds)\n", rows.size(), n_all, min_s * 1e6);
   // --free (given): the parameters to fit instead of the defaults (calibration/kernel_curves.hpp).
@@ -146,23 +158,30 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       if (r.gpu.starts_with(gpu)) mine.push_back(r);
     if (mine.empty()) throw InputError(file, 0, "as", "no rows of GPU '" + gpu + "'" + (chart ? " and method " + method : ""));
     const auto hw = catalog.hardware(hw_name);
+    // The kernel the implementation calls on this GPU (its backend choice by compute capability).
+    const models::KernelSpec& kernel = named_kernel ? *named_kernel : *impl.kernel_for(hw.compute_capability);
     // Spec defaults, so that the fit depends on the kernel data only; --profile: the base of every
     // GPU instead (a kernel fit of the same SM on data that tell more, say).
     const auto profile = a["profile"].as<std::string>();
     const auto base = profile.empty() ? catalog.spec_profile(hw, impl.name) : catalog.profile(profile, hw, impl.name);
     calibration::KernelCurveFit fit;
     try {
-      fit = calibration::fit_kernel_curves(mine, *impl.kernel_model, hw, base, free);
+      fit = calibration::fit_kernel_curves(mine, kernel, hw, base, free);
     } catch (const InputError& e) {
       throw e.located(file, e.line());
     }
-    out += fmt::format("{} (measured as {}): {} rows in {} shape groups; base profile {}\n", hw.name, gpu, mine.size(),
-                       fit.groups, base.name);
+    out += fmt::format("{} (measured as {}), kernel {}: {} rows in {} shape groups; base profile {}\n", hw.name, gpu,
+                       kernel.name, mine.size(), fit.groups, base.name);
     for (const auto& p : fit.parameters) {
       const bool seconds = p.name.ends_with("_s");
       const double k = seconds ? 1e6 : 1.0;
-      out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}{}\n", p.name, p.value * k, p.std_error * k, seconds ? " us" : "",
-                         p.at_bound ? "  (at its bound)" : "");
+      // A parameter at its bound has no standard error (the fit cannot move it): said, not printed as nan.
+      if (p.at_bound)
+        out += fmt::format("  {:<26} {:>9.4g}{}   (at its bound)\n", p.name, p.value * k, seconds ? " us" : "");
+      else if (!std::isfinite(p.std_error))
+        out += fmt::format("  {:<26} {:>9.4g}{}   (not identified by these rows)\n", p.name, p.value * k, seconds ? " us" : "");
+      else
+        out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}\n", p.name, p.value * k, p.std_error * k, seconds ? " us" : "");
     }
     for (const auto& s : fit.scores)
       out += fmt::format("  {:<8} {:>4} rows   in-sample {:>7}   held-out {:>7}\n", calibration::to_string(s.pass), s.rows,
@@ -175,16 +194,20 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       p.version = base.version + 1;
       p.provenance.calibrated = true;
       p.provenance.method = "kernel curves: fit to single-kernel timings (bounded Levenberg-Marquardt on relative time, "
-                            "flash kernel-time model)";
+                            "flash kernel-time model of " + kernel.name + ")";
       p.provenance.fitted_from = file;
       p.provenance.date = date_option(a);
       std::string fitted, scores;
-      for (const auto& q : fit.parameters) fitted += fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error);
+      for (const auto& q : fit.parameters)
+        fitted += q.at_bound ? fmt::format("{}{} = {:.4g} (at its bound)", fitted.empty() ? "" : "; ", q.name, q.value)
+                  : !std::isfinite(q.std_error)
+                      ? fmt::format("{}{} = {:.4g} (not identified)", fitted.empty() ? "" : "; ", q.name, q.value)
+                      : fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error);
       for (const auto& sc : fit.scores)
         scores += fmt::format("; {} leave-one-shape-group-out MAPE {:.1f}% ({} rows)", calibration::to_string(sc.pass),
                               100 * sc.held_out_mape, sc.rows);
       p.provenance.notes = fmt::format("Kernel curves of {} on {} ({} rows of {}{}, {} shape groups): {}{}. Base: {}.",
-                                       impl.kernel_model->name, gpu, mine.size(), file,
+                                       kernel.name, gpu, mine.size(), file,
                                        min_s > 0 ? fmt::format(", calls of at least {:g} us", min_s * 1e6) : std::string(),
                                        fit.groups, fitted, scores, base.name);
       p.validate(file);

@@ -67,6 +67,19 @@ KERNEL_ONLY = {"h100-sxm": ("h100_sdpa_flash.csv", "NVIDIA H100", "h800")}
 # the kernel profile of the same die (the third field), fitted above.
 KERNEL_MIN_S = "5e-4"
 KERNEL_ONLY_FREE = "attention_efficiency,attention_bwd_efficiency,softmax_overlap,cta_overhead_s"
+# The Hopper kernels, fitted as components on H100 (configs/kernels/): cuDNN's fused attention on this
+# project's measurement (PyTorch SDPA's cuDNN backend, the sm90 wgmma kernels TransformerEngine's
+# FusedAttention runs), timed alone from Python as the FlashAttention-2 rows were, so the same
+# --min-seconds; FlashAttention-3's forward on its chart (no library here calls it by default).
+CUDNN = ("h100_sdpa_cudnn.csv", "NVIDIA H100", "h100-sxm")
+FA3_CHART = "flash_fa3_h100.csv"
+# TransformerEngine's libraries call cuDNN from compute capability 9.0 (configs/implementations/te-*.json
+# kernel_model_from_compute_capability): on these GPUs their profiles come from the cuDNN fit.
+TE_IMPLS = ["te-p2p", "te-a2a-p2p", "te-all-gather", "te-a2a"]
+CUDNN_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its SMs and clocks).",
+              "h100-pcie": "The H100 PCIe has fewer SMs and a lower clock than the SXM part (this GPU's specs).",
+              "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs).",
+              "b200": "On Blackwell cuDNN runs its sm100 kernels, unmeasured here: the H100's sm90 fit stands in."}
 # Which fitted GPU's kernel parameters a GPU borrows (the same sm80 FlashAttention-2 code path).
 FA2_SOURCE = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "a800": "a100-80gb", "a100-80gb-pcie": "a100-80gb",
               "h800": "h800", "h100-sxm": "h100-sxm", "h100-pcie": "h100-sxm", "h200-sxm": "h100-sxm", "b200": "h100-sxm",
@@ -172,6 +185,12 @@ def fit_components():
         out[hw] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + csv_name, "--as", "%s=%s" % (gpu, hw),
                           "--profile", os.path.join(kfit, "ring-flash-attn", die + ".json"),
                           "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FREE, "--date", DATE, "--profiles-dir", kfit)
+    gpu, hw = CUDNN[1], CUDNN[2]
+    out["cudnn"] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + CUDNN[0], "--impl", "te-p2p", "--as",
+                           "%s=%s" % (gpu, hw), "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FREE,
+                           "--date", DATE, "--profiles-dir", kfit)
+    out["fa3"] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + FA3_CHART, "--method", "FlashAttention-3",
+                         "--kernel", "flash-attn-3", "--as", "H100=h100-sxm", "--date", DATE)
     # The host's time per step and call of ring-flash-attention's loop, from its one measured host (the
     # H100 campaign's VM: h100-sxm's own, a stand-in for the others).
     for hw in ("a100-80gb", "h800") + tuple(KERNEL_ONLY):
@@ -228,10 +247,33 @@ def fit_flash(kfit):
             with open(os.path.join(ROOT, "configs", "profiles", impl, hw + ".json"), "w") as f:
                 json.dump(p, f, indent=2)
                 f.write("\n")
+    # TransformerEngine on Hopper and later: the cuDNN kernel fit, with the same ring-level spread.
+    cudnn_hw = CUDNN[2]
+    for impl in TE_IMPLS:
+        p = json.load(open(os.path.join(kfit, "te-p2p", cudnn_hw + ".json")))
+        p["implementation"], p["name"] = impl, impl + "/" + cudnn_hw
+        p["uncertainty"] = ref["uncertainty"]
+        sd = ref["uncertainty"]["residual_log_sd"]
+        p["provenance"]["notes"] += (
+            " TransformerEngine runs cuDNN's fused attention on this GPU (configs/implementations/%s.json); its host "
+            "loop is unmeasured (spec defaults). No ring rows of it: its interval is the spread of the same method's "
+            "out-of-sample predictions of the ring tables on a100-80gb and h800 (log sd time %.3f, ratio %.3f)."
+            % (impl, sd["time"], sd["ratio"]))
+        os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
+        with open(os.path.join(ROOT, "configs", "profiles", impl, cudnn_hw + ".json"), "w") as f:
+            json.dump(p, f, indent=2)
+            f.write("\n")
+        for hw, why in CUDNN_GPUS.items():
+            if hw == cudnn_hw:
+                continue
+            note = ("%s calls cuDNN's fused attention on this GPU, whose sm90 kernels the source profile's fit "
+                    "measured on H100; its merges, messages and strategies are its own (configs/implementations/%s.json). %s"
+                    % (impl, impl, why)).strip()
+            derive(impl + "/" + cudnn_hw, hw, FLASH_KEEP, note, impl, FLASH_KEEP_CYCLES)
     for impl in FA2_IMPLS:
         os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
         for hw in GPUS:
-            if (impl, hw) in FITTED:
+            if (impl, hw) in FITTED or (impl in TE_IMPLS and hw in CUDNN_GPUS):
                 continue
             if hw == "mi300x":
                 derive("ring-flash-attn/a100-80gb", hw, "", MI300X_NOTE, impl)
@@ -239,9 +281,6 @@ def fit_flash(kfit):
             note = ("%s calls FlashAttention-2, whose sm80 code path the source profile's fit measured; its merges, "
                     "messages and strategies are its own (configs/implementations/%s.json). %s"
                     % (impl, impl, NOTE_GPU[hw])).strip()
-            if impl.startswith("te-") and hw not in ("a100-80gb", "a100-40gb"):
-                note += " On Hopper and later TransformerEngine prefers cuDNN's fused attention (not public): these " \
-                        "FlashAttention-2 parameters stand in for it."
             keep = FLASH_KEEP + ("," + HOST_KEEP if impl in HOST_IMPLS else "")
             derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, keep, note, impl, FLASH_KEEP_CYCLES)
     return text
@@ -559,6 +598,27 @@ def write_flash(w, comps, text, t1, vl):
     for hw in KERNEL_ONLY:
         for l in component_lines(comps[hw]):
             w("    " + l)
+    w("")
+    w("**The Hopper kernels** (configs/kernels/cudnn-fused.json, flash-attn-3.json). TransformerEngine's")
+    w("libraries call cuDNN's fused attention from compute capability 9.0 (`kernel_model_from_compute_capability`,")
+    w("from TE's get_attention_backend), so their Hopper profiles are the cuDNN kernel's fit on this project's")
+    w("H100 measurement (PyTorch SDPA's cuDNN backend: the sm90 wgmma kernels TE's FusedAttention runs; the same")
+    w("0.5 ms floor), from spec defaults; the H800, H100 PCIe, H200 and B200 derive from it. No te-* ring rows")
+    w("exist, so their interval is the ring-level spread measured on a100-80gb and h800:")
+    w("")
+    w("    ringsim calibrate --from-kernels %s/%s --impl te-p2p --as \"%s=%s\" \\" % (KERNELS, CUDNN[0], CUDNN[1], CUDNN[2]))
+    w("        --min-seconds %s --free %s --profiles-dir KFIT" % (KERNEL_MIN_S, KERNEL_ONLY_FREE))
+    w("")
+    for l in component_lines(comps["cudnn"]):
+        w("    " + l)
+    w("")
+    w("FlashAttention-3's forward on its chart (a component fit; no library here calls it by default):")
+    w("")
+    w("    ringsim calibrate --from-kernels %s/%s --method FlashAttention-3 --kernel flash-attn-3 --as H100=h100-sxm"
+      % (KERNELS, FA3_CHART))
+    w("")
+    for l in component_lines(comps["fa3"]):
+        w("    " + l)
     w("")
     w("**The systems, predicted.** Data: ring-flash-attention's README table (8 x A100 and 8 x H800, forward")
     w("and forward + backward, with the single-GPU flash_attn call; implementation `ring-flash-attn`) and the")

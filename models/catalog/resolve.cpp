@@ -84,7 +84,10 @@ ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
   ScenarioParts p;
   p.hardware = spec.hardware_file.empty() ? catalog.hardware(spec.hardware) : Hardware::load_file(spec.hardware_file);
   p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
-  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
+  // The kernel the library calls on this GPU (TransformerEngine's backend choice, say) is what the
+  // scenario times: every kernel timing reads impl.kernel_model.
+  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}))
+               .on_compute_capability(p.hardware.compute_capability);
   p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
   p.attention = make_attention_cost(p.impl.kernel);
   return p;

@@ -310,7 +310,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
   // The split forward launches its combine kernel too.
   if (const double split = split_fwd_s(s, r, c); split >= 0) return split + static_cast<double>(s.fwd_launches + 1) * r.launch_s;
-  const KernelTile& t = s.tile(false, c.head_dim);
+  const KernelTile& t = s.tile(false, c.head_dim, c.causal);
   const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
   const std::int64_t rows = ceil_div(c.q_len, t.block_m);
@@ -347,7 +347,7 @@ KernelTime flash_call_time(const KernelSpec& s, const KernelRates& r, const Kern
   t.fwd_s = flash_fwd_s(s, r, c);
   t.bwd_s = flash_bwd_s(s, r, c);
   if (c.q_len > 0 && c.k_len > 0) {
-    t.fwd_ctas = ceil_div(c.q_len, s.tile(false, c.head_dim).block_m) * c.batch * c.heads;
+    t.fwd_ctas = ceil_div(c.q_len, s.tile(false, c.head_dim, c.causal).block_m) * c.batch * c.heads;
     t.bwd_ctas = ceil_div(c.k_len, s.tile(true, c.head_dim).block_n) * c.batch * c.heads;
   }
   return t;
@@ -357,7 +357,8 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
   KernelTime out;
   if (w.q_len <= 0 || w.k_len <= 0 || !(w.visited_elements > 0)) return out;
   auto pass = [&](bool backward, std::int64_t& ctas_out) {
-    const KernelTile& t = s.tile(backward, w.head_dim);
+    // Packed documents are causal within each document: the causal tiles.
+    const KernelTile& t = s.tile(backward, w.head_dim, true);
     const ElementCost e = element_cost(s, r, t.max_head_dim, backward);
     const double area = static_cast<double>(t.block_m * t.block_n);
     const std::int64_t ctas = ceil_div(backward ? w.k_len : w.q_len, backward ? t.block_n : t.block_m);

@@ -1,5 +1,7 @@
 #include "models/hardware/hardware.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
@@ -81,6 +83,8 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   if (f.find("compute_units")) {
     // Counts of the kernel-time model (models/kernel_time): integers in a physical range.
     h.sm_count = f.count_sourced("compute_units.sm_count", 1, 1 << 20);
+    if (const auto cc = f.optional_sourced_in("compute_units.compute_capability", 1, 99))
+      h.compute_capability = static_cast<std::int64_t>(std::lround(*cc * 10));
     h.sm_clock_hz = f.sourced_in("compute_units.sm_clock_hz", 1e6, 1e11);
     h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
     h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);

@@ -42,6 +42,9 @@ struct Hardware {
   // that decide how many thread blocks (CTAs) an SM holds at once. 0 where the file gives none
   // (TPUs): kernel-level timing (models/families/kernel_time.hpp) needs them.
   std::int64_t sm_count = 0;
+  // CUDA compute capability x 10 (90 for 9.0): libraries choose their attention kernel by it
+  // (Implementation::kernel_for). 0 where the file gives none (AMD, TPUs).
+  std::int64_t compute_capability = 0;
   double sm_clock_hz = 0;
   double sfu_ops_per_clock_per_sm = 0;
   std::int64_t shared_memory_per_sm_bytes = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -148,6 +149,27 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
       throw InputError(file, 0, "kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
     im.kernel_model = KernelSpec::load_file(path);
   }
+  if (const auto* list = f.find("kernel_model_from_compute_capability")) {
+    const std::string field = "kernel_model_from_compute_capability";
+    if (!list->is_array() || list->empty())
+      throw InputError(file, 0, field, "expected a list of {\"compute_capability\": 9.0, \"kernel_model\": NAME}");
+    if (!im.kernel_model) throw InputError(file, 0, field, "needs a kernel_model for the GPUs below the first entry");
+    for (const auto& e : *list) {
+      if (!e.is_object() || !e.contains("compute_capability") || !e["compute_capability"].is_number() ||
+          !e.contains("kernel_model") || !e["kernel_model"].is_string() || e.size() != 2)
+        throw InputError(file, 0, field, "expected entries {\"compute_capability\": 9.0, \"kernel_model\": NAME} and nothing else");
+      const double cc = e["compute_capability"].get<double>();
+      if (!(cc >= 1 && cc < 100)) throw InputError(file, 0, field + ".compute_capability", "expected a compute capability in [1, 100)");
+      const auto cc10 = static_cast<std::int64_t>(std::lround(cc * 10));
+      if (!im.kernel_from_compute_capability.empty() && cc10 <= im.kernel_from_compute_capability.back().first)
+        throw InputError(file, 0, field, "expected compute capabilities in ascending order");
+      const std::string kname = e["kernel_model"].get<std::string>();
+      const auto path = (std::filesystem::path(kernels_dir) / (kname + ".json")).string();
+      if (kname.empty() || !std::filesystem::exists(path))
+        throw InputError(file, 0, field + ".kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
+      im.kernel_from_compute_capability.emplace_back(cc10, KernelSpec::load_file(path));
+    }
+  }
   if (im.kernel == "flash") {
     if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
     // A ring's rounds are timed from the library's step calls.
@@ -162,6 +184,20 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
 
 Implementation Implementation::load_file(const std::string& path, const std::string& configs_dir) {
   return from_json(read_json_file(path), path, configs_dir);
+}
+
+const KernelSpec* Implementation::kernel_for(std::int64_t compute_capability) const noexcept {
+  const KernelSpec* chosen = kernel_model ? &*kernel_model : nullptr;
+  if (compute_capability > 0)
+    for (const auto& [from, spec] : kernel_from_compute_capability)
+      if (compute_capability >= from) chosen = &spec;
+  return chosen;
+}
+
+Implementation Implementation::on_compute_capability(std::int64_t compute_capability) const {
+  Implementation im = *this;
+  if (const KernelSpec* k = kernel_for(compute_capability)) im.kernel_model = *k;
+  return im;
 }
 
 }  // namespace ringsim::models

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -54,6 +55,18 @@ struct Implementation {
   // configs/kernels/, shared by every library that calls the same kernel. Kernel family "flash"
   // needs it.
   std::optional<KernelSpec> kernel_model;
+  // The kernel it calls instead on newer GPUs, read from its backend selection
+  // ("kernel_model_from_compute_capability": [{"compute_capability": 9.0, "kernel_model": NAME}]):
+  // from that compute capability up (x 10, ascending), that kernel. TransformerEngine, say, prefers
+  // cuDNN's fused attention on 9.0 and later.
+  std::vector<std::pair<std::int64_t, KernelSpec>> kernel_from_compute_capability;
+
+  // The kernel it calls on a GPU of this compute capability (x 10; 0 unknown: kernel_model's);
+  // nullptr when it names none.
+  [[nodiscard]] const KernelSpec* kernel_for(std::int64_t compute_capability) const noexcept;
+  // A copy whose kernel_model is the one it calls on a GPU of this compute capability: what a
+  // scenario on that GPU runs, so every kernel timing reads kernel_model.
+  [[nodiscard]] Implementation on_compute_capability(std::int64_t compute_capability) const;
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool runs_precision(std::string_view precision) const noexcept;

@@ -70,8 +70,8 @@ const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t he
   return nullptr;
 }
 
-const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim) const {
-  const auto& v = backward ? bwd_tiles : fwd_tiles;
+const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim, bool causal) const {
+  const auto& v = backward ? bwd_tiles : (causal && !fwd_causal_tiles.empty() ? fwd_causal_tiles : fwd_tiles);
   if (const auto* t = tile_for(v, head_dim)) return *t;
   throw InputError({}, 0, "head_dim",
                    "kernel " + name + " has no " + (backward ? "backward" : "forward") + " tile for head dim " +
@@ -97,6 +97,12 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
   k.sources = code_sources_from_json(f.find("sources"), file, "a kernel");
   k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, "fwd_tiles");
   k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, "bwd_tiles");
+  if (j.contains("fwd_causal_tiles")) {
+    k.fwd_causal_tiles = tiles_from(j["fwd_causal_tiles"], file, "fwd_causal_tiles");
+    if (k.fwd_causal_tiles.back().max_head_dim != k.fwd_tiles.back().max_head_dim)
+      throw InputError(file, 0, "fwd_causal_tiles", "expected the head dims of fwd_tiles (up to " +
+                                                        std::to_string(k.fwd_tiles.back().max_head_dim) + ")");
+  }
   auto num = [&](const char* key, double& out, double lo, double hi) {
     const auto v = located(key, [&] { return f.optional_number(key); });
     if (!v) return;

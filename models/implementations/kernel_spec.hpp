@@ -50,6 +50,9 @@ struct KernelSpec {
   std::vector<CodeSource> sources;  // where each figure was read
   std::string notes;
   std::vector<KernelTile> fwd_tiles, bwd_tiles;  // in the launch code's order
+  // The forward's tiles under a causal mask where the launch code picks others (FlashAttention-3's
+  // head dim 128: 128 keys causal, 176 full); empty: fwd_tiles.
+  std::vector<KernelTile> fwd_causal_tiles;
   std::int64_t registers_per_thread = 255;
   // Per element of a visited tile (one head): exponentials (special-function unit) and other fp32
   // operations (max, scale, sum, conversions; FMA counted once), forward and backward.
@@ -63,7 +66,7 @@ struct KernelSpec {
   std::int64_t fwd_launches = 1, bwd_launches = 1;
   std::optional<SplitKv> fwd_split_kv;  // none: the forward never splits the keys
 
-  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim) const;
+  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal = false) const;
   [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
   [[nodiscard]] static KernelSpec load_file(const std::string& path);
 };

@@ -167,3 +167,29 @@ TEST_CASE("calibrate --from-kernels --min-seconds: short calls (the harness's di
   expect_bad("calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds 5", "min-seconds");
   expect_bad("calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds -1", "min-seconds");
 }
+
+TEST_CASE("calibrate --from-kernels fits the kernel the implementation calls on the GPU, or the one --kernel names",
+          "[cli][calibrate][kernel]") {
+  const std::string file = std::string(RINGSIM_TEST_DATA) + "/components/kernels/h100_sdpa_cudnn.csv";
+  // Few rows (calls of at least 10 ms) and two parameters keep the fit quick under the sanitizers.
+  const std::string fit = "calibrate --from-kernels " + file + " --as NVIDIA=h100-sxm --min-seconds 1e-2 " +
+                          "--free attention_bwd_efficiency,cta_overhead_s";
+  // TransformerEngine on compute capability 9.0 calls cuDNN; ring-flash-attention FlashAttention-2.
+  const auto te = run(fit + " --impl te-p2p");
+  INFO(te.err);
+  REQUIRE(te.code == 0);
+  CHECK(te.out.find("kernel cudnn-fused") != std::string::npos);
+  const auto rfa = run(fit + " --impl ring-flash-attn");
+  REQUIRE(rfa.code == 0);
+  CHECK(rfa.out.find("kernel flash-attn-2") != std::string::npos);
+  const auto named = run(fit + " --impl ring-flash-attn --kernel cudnn-fused");
+  REQUIRE(named.code == 0);
+  CHECK(named.out.find("kernel cudnn-fused") != std::string::npos);
+  // The same rows through the same kernel fit the same parameters, whichever way it was chosen.
+  const auto params = [](const std::string& out) { return out.substr(out.find("attention_bwd_efficiency")); };
+  CHECK(params(named.out) == params(te.out));
+  CHECK_FALSE(params(rfa.out) == params(te.out));
+  CHECK(te.out.find("nan") == std::string::npos);
+  expect_bad(fit + " --kernel no-such-kernel", "kernel");
+  expect_bad(fit + " --kernel ../kernels/flash-attn-2", "kernel");
+}
