@@ -58,12 +58,13 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
     }
     out += "\n";
   } else {
-    out += fmt::format("implementation {} ({} @ {}{}); strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,
+    // The kernel is named: a library may call another on this GPU (TransformerEngine: cuDNN on Hopper).
+    out += fmt::format("implementation {} ({} @ {}{}){}; strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,
                        s0.impl.sources.front().commit.substr(0, 7),
                        s0.impl.maturity == models::Maturity::Research    ? "; a research kernel, not a production library"
                        : s0.impl.maturity == models::Maturity::Reference ? "; ringsim's own reference kernels, which no one runs"
                                                                          : "",
-                       s0.strategy.spec);
+                       s0.impl.kernel_model ? ", kernel " + s0.impl.kernel_model->name : std::string(), s0.strategy.spec);
   }
   out += fmt::format("engine {}{}\n", engine_name(engine),
                      engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "

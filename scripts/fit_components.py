@@ -8,8 +8,10 @@ sorted keys).
 
 usage: python3 scripts/fit_components.py [--root DIR] [--out PATH] [--quiet]
 
-These fits are NOT yet read by the C++ cost model (models/families/kernel_time.cpp); docs/components.md says
-what the C++ side would need.
+These fits are an independent cross-check: the C++ cost model is fitted by `ringsim calibrate --from-kernels`
+and `--from-probes` through models/families/kernel_time.cpp and models/hardware/point_to_point.cpp (the same
+kernels: configs/kernels/flash-attn-2.json, flash-attn-3.json, cudnn-fused.json); docs/components.md compares
+the two.
 
 Kernel model (the physical form of models/families/kernel_time.cpp, simplified where the data cannot tell
 the extra terms apart):
@@ -201,8 +203,9 @@ GPU_CONFIG = {"A100": "a100-80gb", "A800": "a100-80gb", "H100": "h100-sxm", "H80
 # schedule. The chart's causal rows show no sign of the static round robin's imbalance (it predicts causal
 # 16k hd128 26 % slower than measured), so causal calls are timed with the dynamic scheduler.
 FA3_TILES = {64: (192, 128, 128), 128: (128, 128, 176), 256: (128, 80, 80)}  # d: (Br, Bc causal, Bc full)
-# cuDNN's fused attention is closed source: its tile is not known. Assumed 128 x 128 for every head
-# dim, one CTA per SM, launch order like FA2 (an assumption, flagged in fit.json).
+# cuDNN's fused attention is closed source: its tile is not known. This cross-check assumes 128 x 128 for
+# every head dim, one CTA per SM, launch order like FA2 (an assumption, flagged in fit.json); the C++ kernel
+# (configs/kernels/cudnn-fused.json) reads 64 x 128 / 64 x 64 from the kernel names measured on H100.
 CUDNN_TILE = (128, 128)
 
 

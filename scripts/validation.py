@@ -227,6 +227,23 @@ def set_collective_host(path, a, b):
         f.write("\n")
 
 
+def kernel_only_profile(src, impl, hw, ref, note):
+    """Writes configs/profiles/IMPL/HW.json from the kernel-fitted profile at `src` for a GPU with no ring
+    rows: its interval the ring-level spread of the reference profile `ref` (the same method's
+    out-of-sample predictions of the ring tables), said in its notes after `note`."""
+    p = json.load(open(src))
+    p["implementation"], p["name"] = impl, impl + "/" + hw
+    p["uncertainty"] = ref["uncertainty"]
+    sd = ref["uncertainty"]["residual_log_sd"]
+    p["provenance"]["notes"] += note + (
+        " No ring rows on this GPU: its interval is the spread of the same method's out-of-sample predictions "
+        "of the ring tables on a100-80gb and h800 (log sd time %.3f, ratio %.3f)." % (sd["time"], sd["ratio"]))
+    os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
+    with open(os.path.join(ROOT, "configs", "profiles", impl, hw + ".json"), "w") as f:
+        json.dump(p, f, indent=2)
+        f.write("\n")
+
+
 def fit_flash(kfit):
     text = ringsim("calibrate", "--from-times", "data/cp_attention_times.csv", "--impl", FLASH_IMPLS,
                    "--free", "none", "--keep", FLASH_KEEP + "," + FLASH_KEEP_CYCLES, "--base-profiles", kfit,
@@ -237,32 +254,13 @@ def fit_flash(kfit):
     ref = json.load(open(os.path.join(ROOT, "configs", "profiles", "ring-flash-attn", "a100-80gb.json")))
     for hw in KERNEL_ONLY:
         for impl in HOST_IMPLS:
-            p = json.load(open(os.path.join(kfit, "ring-flash-attn", hw + ".json")))
-            p["implementation"], p["name"] = impl, impl + "/" + hw
-            p["uncertainty"] = ref["uncertainty"]
-            sd = ref["uncertainty"]["residual_log_sd"]
-            p["provenance"]["notes"] += (
-                " No ring rows on this GPU: its interval is the spread of the same method's out-of-sample predictions "
-                "of the ring tables on a100-80gb and h800 (log sd time %.3f, ratio %.3f)." % (sd["time"], sd["ratio"]))
-            with open(os.path.join(ROOT, "configs", "profiles", impl, hw + ".json"), "w") as f:
-                json.dump(p, f, indent=2)
-                f.write("\n")
+            kernel_only_profile(os.path.join(kfit, "ring-flash-attn", hw + ".json"), impl, hw, ref, "")
     # TransformerEngine on Hopper and later: the cuDNN kernel fit, with the same ring-level spread.
     cudnn_hw = CUDNN[2]
     for impl in TE_IMPLS:
-        p = json.load(open(os.path.join(kfit, "te-p2p", cudnn_hw + ".json")))
-        p["implementation"], p["name"] = impl, impl + "/" + cudnn_hw
-        p["uncertainty"] = ref["uncertainty"]
-        sd = ref["uncertainty"]["residual_log_sd"]
-        p["provenance"]["notes"] += (
-            " TransformerEngine runs cuDNN's fused attention on this GPU (configs/implementations/%s.json); its host "
-            "loop is unmeasured (spec defaults). No ring rows of it: its interval is the spread of the same method's "
-            "out-of-sample predictions of the ring tables on a100-80gb and h800 (log sd time %.3f, ratio %.3f)."
-            % (impl, sd["time"], sd["ratio"]))
-        os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
-        with open(os.path.join(ROOT, "configs", "profiles", impl, cudnn_hw + ".json"), "w") as f:
-            json.dump(p, f, indent=2)
-            f.write("\n")
+        kernel_only_profile(os.path.join(kfit, "te-p2p", cudnn_hw + ".json"), impl, cudnn_hw, ref,
+                            " TransformerEngine runs cuDNN's fused attention on this GPU (configs/implementations/%s.json);"
+                            " its host loop is unmeasured (spec defaults)." % impl)
         for hw, why in CUDNN_GPUS.items():
             if hw == cudnn_hw:
                 continue
