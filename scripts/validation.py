@@ -544,6 +544,16 @@ def component_lines(text):
     return [l.rstrip() for l in text.splitlines()[1:] if l.strip()]
 
 
+def write_fit(w, commands, text):
+    """A component fit on the page: its command lines, then its parameter and held-out lines."""
+    for c in commands:
+        w("    " + c)
+    w("")
+    for l in component_lines(text):
+        w("    " + l)
+    w("")
+
+
 def write_flash(w, comps, text, t1, vl):
     rep = read_csv(os.path.join(TMP, "flash.csv"))
     w("## 2. FlashAttention-2 ring libraries on GPUs (`ring-flash-attn`, `usp`): components, then systems")
@@ -555,11 +565,8 @@ def write_flash(w, comps, text, t1, vl):
     w("**Links** (configs/links/HARDWARE.json; a ring hop of a probed type takes the probe's latency and")
     w("bandwidth, others the link spec at `link_efficiency`; no profile caps a transfer):")
     w("")
-    w("    ringsim calibrate --from-probes %s --as %s --links-dir configs/links" % (PROBES, PROBE_GPUS))
-    w("")
-    for l in component_lines(comps["links"]):
-        w("    " + l)
-    w("")
+    write_fit(w, ["ringsim calibrate --from-probes %s --as %s --links-dir configs/links" % (PROBES, PROBE_GPUS)],
+              comps["links"])
     w("**Kernel curves** (the flash family's parameters per GPU, fitted on single-kernel timings only,")
     w("held out by shape group). A100 80GB: the A800 kernel profile (the same GA100 die, SMs and clocks) on the")
     w("A100 chart's fit, which alone has two head dims and so tells the softmax overlap; H800: its kernel")
@@ -604,20 +611,12 @@ def write_flash(w, comps, text, t1, vl):
     w("0.5 ms floor), from spec defaults; the H800, H100 PCIe, H200 and B200 derive from it. No te-* ring rows")
     w("exist, so their interval is the ring-level spread measured on a100-80gb and h800:")
     w("")
-    w("    ringsim calibrate --from-kernels %s/%s --impl te-p2p --as \"%s=%s\" \\" % (KERNELS, CUDNN[0], CUDNN[1], CUDNN[2]))
-    w("        --min-seconds %s --free %s --profiles-dir KFIT" % (KERNEL_MIN_S, KERNEL_ONLY_FREE))
-    w("")
-    for l in component_lines(comps["cudnn"]):
-        w("    " + l)
-    w("")
+    write_fit(w, ["ringsim calibrate --from-kernels %s/%s --impl te-p2p --as \"%s=%s\" \\" % (KERNELS, CUDNN[0], CUDNN[1], CUDNN[2]),
+                  "    --min-seconds %s --free %s --profiles-dir KFIT" % (KERNEL_MIN_S, KERNEL_ONLY_FREE)], comps["cudnn"])
     w("FlashAttention-3's forward on its chart (a component fit; no library here calls it by default):")
     w("")
-    w("    ringsim calibrate --from-kernels %s/%s --method FlashAttention-3 --kernel flash-attn-3 --as H100=h100-sxm"
-      % (KERNELS, FA3_CHART))
-    w("")
-    for l in component_lines(comps["fa3"]):
-        w("    " + l)
-    w("")
+    write_fit(w, ["ringsim calibrate --from-kernels %s/%s --method FlashAttention-3 --kernel flash-attn-3 --as H100=h100-sxm"
+                  % (KERNELS, FA3_CHART)], comps["fa3"])
     w("**The systems, predicted.** Data: ring-flash-attention's README table (8 x A100 and 8 x H800, forward")
     w("and forward + backward, with the single-GPU flash_attn call; implementation `ring-flash-attn`) and the")
     w("ring-only rows (Ulysses degree 1) of YunChang/USP's table T1 (8 x A100 NVLink, forward, head shapes 2/2/32")
