@@ -26,6 +26,14 @@ using models::InputError;
 
 namespace {
 
+// Why a fitted parameter carries no standard error (the fit could not move it, or the rows do not
+// tell it), said rather than printed as nan; empty when it has one.
+std::string no_error_reason(const calibration::KernelParameterFit& p, bool brief) {
+  if (p.at_bound) return "at its bound";
+  if (!std::isfinite(p.std_error)) return brief ? "not identified" : "not identified by these rows";
+  return {};
+}
+
 bool truth(const CsvTable& t, std::size_t i, std::size_t c) {
   const auto v = t.text(i, c);
   if (v == "1" || v == "true") return true;
@@ -133,13 +141,9 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                                         "); the kernel curves time the flash family");
   // --kernel: a kernel the implementation does not call on these GPUs (a component fit of its own).
   std::optional<models::KernelSpec> named_kernel;
-  if (const auto k = a["kernel"].as<std::string>(); !k.empty()) {
-    if (k.find('/') != std::string::npos || k.find("..") != std::string::npos)
-      throw InputError({}, 0, "kernel", "expected a kernel name of configs/kernels/, got '" + k + "'");
-    const auto path = (std::filesystem::path(catalog.root()) / "configs" / "kernels" / (k + ".json")).string();
-    if (!std::filesystem::exists(path)) throw InputError({}, 0, "kernel", "no kernel '" + k + "' (looked for " + path + ")");
-    named_kernel = models::KernelSpec::load_file(path);
-  }
+  if (const auto k = a["kernel"].as<std::string>(); !k.empty())
+    named_kernel = models::KernelSpec::load_named((std::filesystem::path(catalog.root()) / "configs" / "kernels").string(), k,
+                                                  {}, "kernel");
   std::string out = fmt::format(
       "ringsim calibrate: kernel curves of {} from {}{}; fitted on relative time, held out: leave one shape group out\n",
       impl.name, file, chart ? " (method " + method + ")" : std::string());
@@ -175,11 +179,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     for (const auto& p : fit.parameters) {
       const bool seconds = p.name.ends_with("_s");
       const double k = seconds ? 1e6 : 1.0;
-      // A parameter at its bound has no standard error (the fit cannot move it): said, not printed as nan.
-      if (p.at_bound)
-        out += fmt::format("  {:<26} {:>9.4g}{}   (at its bound)\n", p.name, p.value * k, seconds ? " us" : "");
-      else if (!std::isfinite(p.std_error))
-        out += fmt::format("  {:<26} {:>9.4g}{}   (not identified by these rows)\n", p.name, p.value * k, seconds ? " us" : "");
+      if (const auto why = no_error_reason(p, false); !why.empty())
+        out += fmt::format("  {:<26} {:>9.4g}{}   ({})\n", p.name, p.value * k, seconds ? " us" : "", why);
       else
         out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}\n", p.name, p.value * k, p.std_error * k, seconds ? " us" : "");
     }
@@ -198,11 +199,11 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       p.provenance.fitted_from = file;
       p.provenance.date = date_option(a);
       std::string fitted, scores;
-      for (const auto& q : fit.parameters)
-        fitted += q.at_bound ? fmt::format("{}{} = {:.4g} (at its bound)", fitted.empty() ? "" : "; ", q.name, q.value)
-                  : !std::isfinite(q.std_error)
-                      ? fmt::format("{}{} = {:.4g} (not identified)", fitted.empty() ? "" : "; ", q.name, q.value)
-                      : fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error);
+      for (const auto& q : fit.parameters) {
+        const auto why = no_error_reason(q, true);
+        fitted += why.empty() ? fmt::format("{}{} = {:.4g} +- {:.2g}", fitted.empty() ? "" : "; ", q.name, q.value, q.std_error)
+                              : fmt::format("{}{} = {:.4g} ({})", fitted.empty() ? "" : "; ", q.name, q.value, why);
+      }
       for (const auto& sc : fit.scores)
         scores += fmt::format("; {} leave-one-shape-group-out MAPE {:.1f}% ({} rows)", calibration::to_string(sc.pass),
                               100 * sc.held_out_mape, sc.rows);

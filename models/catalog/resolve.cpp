@@ -86,8 +86,8 @@ ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
   p.model = spec.model_file.empty() ? catalog.model(spec.model) : ModelConfig::load_file(spec.model_file);
   // The kernel the library calls on this GPU (TransformerEngine's backend choice, say) is what the
   // scenario times: every kernel timing reads impl.kernel_model.
-  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}))
-               .on_compute_capability(p.hardware.compute_capability);
+  p.impl = catalog.implementation(catalog.choose_implementation(spec, p.hardware, {spec.layout}));
+  p.impl.select_kernel_for(p.hardware.compute_capability);
   p.profile = catalog.profile(spec.profile, p.hardware, p.impl.name);
   p.attention = make_attention_cost(p.impl.kernel);
   return p;

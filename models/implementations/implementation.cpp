@@ -143,11 +143,7 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   if (const auto* km = f.find("kernel_model")) {
     if (!km->is_string() || km->get<std::string>().empty())
       throw InputError(file, 0, "kernel_model", "expected the name of a kernel in configs/kernels/");
-    const std::string kname = km->get<std::string>();
-    const auto path = (std::filesystem::path(kernels_dir) / (kname + ".json")).string();
-    if (!std::filesystem::exists(path))
-      throw InputError(file, 0, "kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
-    im.kernel_model = KernelSpec::load_file(path);
+    im.kernel_model = KernelSpec::load_named(kernels_dir, km->get<std::string>(), file, "kernel_model");
   }
   if (const auto* list = f.find("kernel_model_from_compute_capability")) {
     const std::string field = "kernel_model_from_compute_capability";
@@ -163,11 +159,8 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
       const auto cc10 = static_cast<std::int64_t>(std::lround(cc * 10));
       if (!im.kernel_from_compute_capability.empty() && cc10 <= im.kernel_from_compute_capability.back().first)
         throw InputError(file, 0, field, "expected compute capabilities in ascending order");
-      const std::string kname = e["kernel_model"].get<std::string>();
-      const auto path = (std::filesystem::path(kernels_dir) / (kname + ".json")).string();
-      if (kname.empty() || !std::filesystem::exists(path))
-        throw InputError(file, 0, field + ".kernel_model", "no kernel '" + kname + "' (looked for " + path + ")");
-      im.kernel_from_compute_capability.emplace_back(cc10, KernelSpec::load_file(path));
+      im.kernel_from_compute_capability.emplace_back(
+          cc10, KernelSpec::load_named(kernels_dir, e["kernel_model"].get<std::string>(), file, field + ".kernel_model"));
     }
   }
   if (im.kernel == "flash") {
@@ -194,10 +187,8 @@ const KernelSpec* Implementation::kernel_for(std::int64_t compute_capability) co
   return chosen;
 }
 
-Implementation Implementation::on_compute_capability(std::int64_t compute_capability) const {
-  Implementation im = *this;
-  if (const KernelSpec* k = kernel_for(compute_capability)) im.kernel_model = *k;
-  return im;
+void Implementation::select_kernel_for(std::int64_t compute_capability) {
+  if (const KernelSpec* k = kernel_for(compute_capability); k && (!kernel_model || k != &*kernel_model)) kernel_model = *k;
 }
 
 }  // namespace ringsim::models

@@ -64,9 +64,9 @@ struct Implementation {
   // The kernel it calls on a GPU of this compute capability (x 10; 0 unknown: kernel_model's);
   // nullptr when it names none.
   [[nodiscard]] const KernelSpec* kernel_for(std::int64_t compute_capability) const noexcept;
-  // A copy whose kernel_model is the one it calls on a GPU of this compute capability: what a
-  // scenario on that GPU runs, so every kernel timing reads kernel_model.
-  [[nodiscard]] Implementation on_compute_capability(std::int64_t compute_capability) const;
+  // Sets kernel_model to the one it calls on a GPU of this compute capability: what a scenario on
+  // that GPU runs, so every kernel timing reads kernel_model.
+  void select_kernel_for(std::int64_t compute_capability);
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool runs_precision(std::string_view precision) const noexcept;

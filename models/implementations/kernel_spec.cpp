@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,16 @@ const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim, bool ca
 }
 
 KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+
+KernelSpec KernelSpec::load_named(const std::string& kernels_dir, const std::string& name, const std::string& file,
+                                  const std::string& field) {
+  // A name, not a path: it may not climb out of the kernels folder.
+  if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
+    throw InputError(file, 0, field, "expected a kernel name of configs/kernels/, got '" + name + "'");
+  const auto path = (std::filesystem::path(kernels_dir) / (name + ".json")).string();
+  if (!std::filesystem::exists(path)) throw InputError(file, 0, field, "no kernel '" + name + "' (looked for " + path + ")");
+  return load_file(path);
+}
 
 KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& file) {
   if (!j.is_object()) throw InputError(file, 0, "", "expected a JSON object describing a kernel");

@@ -69,6 +69,10 @@ struct KernelSpec {
   [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal = false) const;
   [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
   [[nodiscard]] static KernelSpec load_file(const std::string& path);
+  // The kernel NAME of configs/kernels/ (kernels_dir/NAME.json); a missing or malformed name is
+  // the mistake of `file` at `field`, where the name was written.
+  [[nodiscard]] static KernelSpec load_named(const std::string& kernels_dir, const std::string& name,
+                                             const std::string& file, const std::string& field);
 };
 
 }  // namespace ringsim::models
