@@ -32,6 +32,8 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("name", "name of the fitted profile (default: the base profile's)", cxxopts::value<std::string>()->default_value(""))
                  ("from-speedups", "CSV with hardware,model,mp,sp,n_seq,speedup[,tms]", cxxopts::value<std::string>()->default_value(""))
+                 ("mesh-spread-from", "--from-speedups on one mesh: a profile (IMPL/HARDWARE) whose fit held meshes out; its leave-one-mesh-out spread widens the interval",
+                  cxxopts::value<std::string>()->default_value(""))
                  ("from-timings", "kernel timings CSV (docs/timings-format.md)", cxxopts::value<std::string>()->default_value(""))
                  ("from-times", "published attention times of a ring library (data/cp_attention_times.csv): joint fit over its GPUs",
                   cxxopts::value<std::string>()->default_value(""))

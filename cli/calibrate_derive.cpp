@@ -22,18 +22,19 @@ namespace {
 
 // What a derived profile is uncertain about: the source fit's covariance of the parameters it
 // copied (rescaled as they were), and as held-out spread the source's "time_derived" and
-// "ratio_derived" (its per-GPU parameters predicting another fitted GPU), the error that copying
-// parameters across GPUs was measured to make. Empty when the source measured no such spread:
-// then, or when nothing was copied, the derived profile has no interval.
+// "ratio_derived" (its parameters predicting another fitted GPU's ring times, or another fitted
+// hardware's speedups), the error that copying parameters across hardware was measured to make.
+// Empty when the source measured no such spread: then, or when nothing was copied, the derived
+// profile has no interval.
 models::Profile::Uncertainty derived_uncertainty(const models::Profile& source, const std::map<std::string, double>& scale) {
   models::Profile::Uncertainty u;
   const auto& su = source.uncertainty;
   const auto t = su.residual_log_sd.find("time_derived");
+  const auto r = su.residual_log_sd.find("ratio_derived");
   // Nothing copied: the target keeps its spec defaults, which the measured spread does not describe.
-  if (t == su.residual_log_sd.end() || scale.empty()) return u;
-  u.residual_log_sd["time"] = t->second;
-  if (const auto r = su.residual_log_sd.find("ratio_derived"); r != su.residual_log_sd.end())
-    u.residual_log_sd["ratio"] = r->second;
+  if ((t == su.residual_log_sd.end() && r == su.residual_log_sd.end()) || scale.empty()) return u;
+  if (t != su.residual_log_sd.end()) u.residual_log_sd["time"] = t->second;
+  if (r != su.residual_log_sd.end()) u.residual_log_sd["ratio"] = r->second;
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < su.parameters.size(); ++i)
     if (scale.count(su.parameters[i])) idx.push_back(i);
@@ -113,11 +114,14 @@ int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catal
       *impl, hardware, source.name, source.provenance.method, kept.empty() ? "nothing else" : kept, hardware,
       a["note"].as<std::string>());
   p.uncertainty = derived_uncertainty(source, scale);
-  if (!p.uncertainty.residual_log_sd.empty())
+  if (!p.uncertainty.residual_log_sd.empty()) {
+    std::string sds;
+    for (const auto& [q, v] : p.uncertainty.residual_log_sd) sds += fmt::format("{}{} {:.3f}", sds.empty() ? "" : ", ", q, v);
     p.provenance.notes += fmt::format(
-        " Its intervals: the copied parameters' covariance and the spread the source's fit measured when one fitted "
-        "GPU's parameters predict another's rows (log sd time {:.3f}).",
-        p.uncertainty.residual_log_sd.at("time"));
+        " Its intervals: the copied parameters' covariance and the spread the source's fit measured when its "
+        "parameters predict another fitted hardware's rows (log sd {}).",
+        sds);
+  }
   const auto o = a["output"].as<std::string>();
   if (o.empty()) throw InputError({}, 0, "output", "--derive-from needs -o FILE");
   write_output(o, p.to_json().dump(2) + "\n");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/plot.hpp"
+#include "calibration/speedup_spread.hpp"
 #include "calibration/tables.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/commands.hpp"
@@ -25,8 +26,11 @@ using models::InputError;
 
 namespace {
 
+// The rows of `hardware`; the other hardware's rows go to `others` (scored with this fit's
+// parameters: what deriving a profile from it costs).
 std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, const std::string& hardware,
-                                                   const models::Catalog& catalog) {
+                                                   const models::Catalog& catalog,
+                                                   std::vector<calibration::SpeedupRow>& others) {
   const CsvTable t = read_csv(path);
   const ScenarioColumns cols(t);
   const auto c_speedup = t.require_column("speedup");
@@ -38,10 +42,7 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto line = t.lines[i];
     const std::string hw = t.text(i, cols.hardware);
-    if (hw != hardware) {
-      if (std::find(seen.begin(), seen.end(), hw) == seen.end()) seen.push_back(hw);
-      continue;
-    }
+    if (hw != hardware && std::find(seen.begin(), seen.end(), hw) == seen.end()) seen.push_back(hw);
     const auto spec = cols.spec(t, i);
     calibration::SpeedupRow row;
     row.hardware = hw;
@@ -55,7 +56,7 @@ std::vector<calibration::SpeedupRow> read_speedups(const std::string& path, cons
     row.impl = t.text_or(i, c_impl, "");
     if (row.n_seq % row.sp != 0) throw InputError(path, line, "n_seq", "n_seq is not divisible by sp");
     row.line = line;
-    rows.push_back(row);
+    (hw == hardware ? rows : others).push_back(row);
   }
   if (rows.empty()) {
     std::string s;
@@ -71,7 +72,12 @@ int calibrate_from_speedups(const cxxopts::ParseResult& a, const models::Catalog
   const auto path = a["from-speedups"].as<std::string>();
   const auto hardware = a["hardware"].as<std::string>();
   if (hardware.empty()) throw InputError({}, 0, "hardware", "--from-speedups needs --hardware");
-  const auto rows = read_speedups(path, hardware, catalog);
+  std::vector<calibration::SpeedupRow> other_rows;
+  const auto rows = read_speedups(path, hardware, catalog, other_rows);
+  if (!a["mesh-spread-from"].as<std::string>().empty() &&
+      std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.mesh() != rows.front().mesh(); }))
+    throw InputError({}, 0, "mesh-spread-from",
+                     "the rows of " + hardware + " hold several meshes: their own leave-one-mesh-out spread is used");
   const auto hw = catalog.hardware(hardware);
   // The rows say which implementation was measured (an impl column); --impl must agree.
   std::string measured;
@@ -140,18 +146,63 @@ int calibrate_from_speedups(const cxxopts::ParseResult& a, const models::Catalog
   for (std::size_t i = 0; i < c.free.size(); ++i)
     for (std::size_t j = 0; j < c.free.size(); ++j)
       p.uncertainty.covariance[i][j] = f.covariance(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-  double sq = 0;
-  std::int64_t held = 0;
-  for (const auto* cv : {&c.by_mesh, &c.by_length})
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (cv->available && std::isfinite(cv->held_out_predicted[i])) {
-        const double e = std::log(cv->held_out_predicted[i] / rows[i].speedup);
-        sq += e * e;
-        ++held;
-      }
-  if (held > 0) {
-    p.uncertainty.residual_log_sd["ratio"] = std::sqrt(sq / static_cast<double>(held));
-    p.uncertainty.held_out_points = held;
+  // The spread: held-out residuals grouped by what a user changes (calibration/speedup_spread.hpp).
+  const auto spread = calibration::speedup_spread(rows, c);
+  double ratio_sd = spread.held_out_log_sd;
+  if (std::isfinite(spread.mesh_log_sd)) {
+    p.uncertainty.residual_log_sd["ratio_mesh"] = spread.mesh_log_sd;
+    out += fmt::format("held-out log spread {:.4f} over {} points; leave-one-mesh-out alone {:.4f} over {}\n",
+                       spread.held_out_log_sd, spread.held_out_points, spread.mesh_log_sd, spread.mesh_points);
+  } else if (std::isfinite(ratio_sd)) {
+    out += fmt::format("held-out log spread {:.4f} over {} points (no mesh held out)\n", ratio_sd, spread.held_out_points);
+  }
+  if (std::isfinite(spread.mesh_coverage))
+    out += fmt::format("90 % intervals of each held-out mesh, spread from the other meshes only, cover {} of {} points "
+                       "({:.1f}%)\n",
+                       spread.mesh_covered, spread.mesh_points, 100 * spread.mesh_coverage);
+  // One mesh: its own spread holds no change of mesh, which a user of another mesh makes. The
+  // spread a mesh change made where several were measured (--mesh-spread-from) is added.
+  if (const auto src = a["mesh-spread-from"].as<std::string>(); !src.empty()) {
+    const auto sp = catalog.profile(src, hw, c.profile.implementation);
+    const auto m = sp.uncertainty.residual_log_sd.find("ratio_mesh");
+    if (m == sp.uncertainty.residual_log_sd.end())
+      throw InputError({}, 0, "mesh-spread-from", "profile " + sp.name + " measured no leave-one-mesh-out spread (ratio_mesh)");
+    ratio_sd = calibration::combine_spread(ratio_sd, m->second);
+    out += fmt::format("one mesh: a change of mesh adds {}'s leave-one-mesh-out spread {:.4f} in quadrature: {:.4f}\n",
+                       sp.name, m->second, ratio_sd);
+    p.provenance.notes += fmt::format(" These rows hold one mesh: the interval adds {}'s leave-one-mesh-out spread ({:.4f}, "
+                                      "log) in quadrature.",
+                                      sp.name, m->second);
+  }
+  if (std::isfinite(ratio_sd)) {
+    p.uncertainty.residual_log_sd["ratio"] = ratio_sd;
+    p.uncertainty.held_out_points = spread.held_out_points;
+  }
+  // Derived profiles copy these free parameters: the other fitted hardware's rows under them say
+  // what that costs (its interval, ratio_derived).
+  {
+    std::vector<std::string> others;
+    for (const auto& r : other_rows)
+      if ((r.impl.empty() || r.impl == measured) && std::find(others.begin(), others.end(), r.hardware) == others.end())
+        others.push_back(r.hardware);
+    double sq = 0;
+    std::int64_t n = 0;
+    for (const auto& h : others) {
+      std::vector<calibration::SpeedupRow> mine;
+      for (const auto& r : other_rows)
+        if (r.hardware == h && (r.impl.empty() || r.impl == measured)) mine.push_back(r);
+      const auto target = catalog.profile({}, catalog.hardware(h), c.profile.implementation);
+      // Only a fitted profile says what copying costs; spec defaults would add their own error.
+      if (!target.provenance.calibrated) continue;
+      const auto score = calibration::predict_with_copied(mine, target, c.profile, free, predictor);
+      if (score.rows == 0) continue;
+      out += fmt::format("derived (these free parameters on {}'s profile {}, as --derive-from copies them): MAE {:.4f}, log "
+                         "spread {:.4f} over {} rows\n",
+                         h, target.name, score.mae, score.log_sd, score.rows);
+      sq += score.log_sd * score.log_sd * static_cast<double>(score.rows);
+      n += score.rows;
+    }
+    if (n > 0) p.uncertainty.residual_log_sd["ratio_derived"] = std::sqrt(sq / static_cast<double>(n));
   }
   if (const auto o = a["output"].as<std::string>(); !o.empty()) write_output(o, p.to_json().dump(2) + "\n");
 

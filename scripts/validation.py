@@ -144,8 +144,10 @@ def covered(m, lo, hi):
 def fit_paper():
     fits = {}
     for hw in ("a100-80gb", "tpu-v4"):
+        # TPU v4's rows hold one mesh: a change of mesh takes the A100 fit's leave-one-mesh-out spread.
         fits[hw] = ringsim("calibrate", "--from-speedups", "data/striped_paper_calibration.csv", "--hardware", hw,
                            "--impl", "jax-blockwise", "--free", PAPER_FREE[hw], "--date", DATE,
+                           *(["--mesh-spread-from", "jax-blockwise/a100-80gb"] if hw == "tpu-v4" else []),
                            "-o", "configs/profiles/jax-blockwise/%s.json" % hw,
                            "--report", os.path.join(TMP, hw + ".csv"),
                            "--plot", "docs/images/validation%s.svg" % ("" if hw == "a100-80gb" else "-tpu-v4"))
@@ -445,7 +447,8 @@ def write_paper(w, paper_fit, scen):
     w("")
     for hw in ("a100-80gb", "tpu-v4"):
         w("    ringsim calibrate --from-speedups data/striped_paper_calibration.csv --hardware %s --impl jax-blockwise \\" % hw)
-        w("        --free %s -o configs/profiles/jax-blockwise/%s.json" % (PAPER_FREE[hw], hw))
+        w("        --free %s%s -o configs/profiles/jax-blockwise/%s.json"
+          % (PAPER_FREE[hw], " --mesh-spread-from jax-blockwise/a100-80gb" if hw == "tpu-v4" else "", hw))
     w("    ringsim predict --scenarios data/striped_paper_calibration.csv --format csv")
     w("")
     w("What the model needs, from the code (exists-forall/striped_attention, bpt.py; docs/implementations.md):")
@@ -503,6 +506,20 @@ def write_paper(w, paper_fit, scen):
     if inside:
         w("The 90 %% intervals of `predict` cover %d of the %d published speedups." % (sum(inside), len(inside)))
     w("")
+    w("**Intervals.** A profile's 90 % interval is its held-out spread (log speedup, both groupings pooled)")
+    w("with the fitted parameters' covariance. What a user changes must be in that spread: the TPU v4 rows")
+    w("hold one mesh, so their own spread (7 points, one mesh) says nothing of another mesh, and the A100")
+    w("fit's leave-one-mesh-out spread (six meshes) is added in quadrature (`--mesh-spread-from`). A profile")
+    w("derived from a fit takes as its spread the error of that fit's parameters on the other fitted")
+    w("hardware's rows (`ratio_derived`: the A100's on TPU v4's and back; GPU and TPU differ more than two")
+    w("GPUs do, so it errs wide):")
+    w("")
+    for hw in ("a100-80gb", "tpu-v4"):
+        for l in paper_fit[hw].splitlines():
+            if l.startswith("held-out log spread") or l.startswith("90 % intervals of each held-out mesh") \
+                    or l.startswith("one mesh:") or l.startswith("derived ("):
+                w("- %s: %s" % (hw, l.strip()))
+    w("")
     w("![speedup vs n_seq per A100 mesh: predicted lines, published points](images/validation.svg)")
     w("")
     w("![TPU v4](images/validation-tpu-v4.svg)")
@@ -523,7 +540,7 @@ def write_paper(w, paper_fit, scen):
     w("")
     w("TPU v3, v5e and v5p profiles are derived from the TPU v4 fit, and the H100, H200, B200 and MI300X ones")
     w("from the A100 fit (the JAX loop's tile terms kept, the GPU's own spec efficiencies), all marked")
-    w("uncalibrated (`calibrate --derive-from`).")
+    w("uncalibrated (`calibrate --derive-from`); their intervals are their source's `ratio_derived`.")
     w("")
 
 

@@ -125,9 +125,9 @@ Profile Profile::from_json(const nlohmann::json& j, const std::string& file, Pro
     if (const auto* r = f.find("uncertainty.residual_log_sd")) {
       if (!r->is_object()) throw InputError(file, 0, "uncertainty.residual_log_sd", "expected {quantity: sd}");
       for (const auto& [q, v] : r->items()) {
-        if (q != "time" && q != "ratio" && q != "time_derived" && q != "ratio_derived")
+        if (q != "time" && q != "ratio" && q != "time_derived" && q != "ratio_derived" && q != "ratio_mesh")
           throw InputError(file, 0, "uncertainty.residual_log_sd." + q,
-                           "expected the quantity time, ratio, time_derived or ratio_derived");
+                           "expected the quantity time, ratio, time_derived, ratio_derived or ratio_mesh");
         if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 10))
           throw InputError(file, 0, "uncertainty.residual_log_sd." + q, "expected a value in [0, 10]");
         un.residual_log_sd[q] = v.get<double>();

@@ -3,6 +3,7 @@
 // one takes that error as its interval (none when the source measured none).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -63,8 +64,10 @@ TEST_CASE("calibrate: a derived profile's interval is the measured error of copy
   REQUIRE(p.code == 0);
   CHECK(p.out.find("a derived profile's spread") != std::string::npos);
   // A source that measured no such error gives a derived profile without an interval.
-  write_file(dir.file("plain.json"), std::regex_replace(source_text, std::regex(",?\\s*\"time_derived\": [-+0-9.eE]+"), ""));
+  write_file(dir.file("plain.json"),
+             std::regex_replace(source_text, std::regex(",?\\s*\"(time|ratio)_derived\": [-+0-9.eE]+"), ""));
   REQUIRE(std::isnan(json_number(read_file(dir.file("plain.json")), "time_derived")));
+  REQUIRE(std::isnan(json_number(read_file(dir.file("plain.json")), "ratio_derived")));
   const auto d2 = run("calibrate --derive-from " + dir.file("plain.json") + " --hardware h100-sxm" + keep + " -o " +
                       dir.file("h100b.json"));
   REQUIRE(d2.code == 0);
@@ -192,4 +195,46 @@ TEST_CASE("calibrate --from-kernels fits the kernel the implementation calls on 
   CHECK(te.out.find("nan") == std::string::npos);
   expect_bad(fit + " --kernel no-such-kernel", "kernel");
   expect_bad(fit + " --kernel ../kernels/flash-attn-2", "kernel");
+}
+
+TEST_CASE("calibrate --from-speedups: a fit on one mesh takes a change of mesh from a fit that held meshes out, "
+          "and its derived profiles the error of its parameters on the other fitted hardware",
+          "[cli][calibrate]") {
+  const TempDir dir;
+  const std::string data = std::string(RINGSIM_TEST_DATA) + "/striped_paper_calibration.csv";
+  const std::string tpu = "calibrate --from-speedups " + data +
+                          " --hardware tpu-v4 --impl jax-blockwise --free skipped_tile_cost,round_bytes_per_element";
+  const auto own = run(tpu + " -o " + dir.file("own.json"));
+  REQUIRE(own.code == 0);
+  CHECK(own.out.find("no mesh held out") != std::string::npos);
+  CHECK(own.out.find("derived (these free parameters on a100-80gb's profile") != std::string::npos);
+  const auto own_text = read_file(dir.file("own.json"));
+  const double own_sd = json_number(own_text, "ratio");
+  REQUIRE(own_sd > 0);
+  CHECK(std::isnan(json_number(own_text, "ratio_mesh")));
+  // The A100 rows under TPU v4's parameters miss by more than TPU v4's own rows do.
+  CHECK(json_number(own_text, "ratio_derived") > own_sd);
+
+  const std::string a100 = "jax-blockwise/a100-80gb";
+  const double mesh_sd = json_number(read_file(std::string(RINGSIM_TEST_DATA) + "/../configs/profiles/" + a100 + ".json"),
+                                     "ratio_mesh");
+  REQUIRE(mesh_sd > 0);
+  const auto wide = run(tpu + " --mesh-spread-from " + a100 + " -o " + dir.file("wide.json"));
+  REQUIRE(wide.code == 0);
+  CHECK(wide.out.find("one mesh: a change of mesh adds") != std::string::npos);
+  const double wide_sd = json_number(read_file(dir.file("wide.json")), "ratio");
+  CHECK(wide_sd * wide_sd == Approx(own_sd * own_sd + mesh_sd * mesh_sd).epsilon(1e-6));
+
+  // Rows of several meshes measure their own: the option is a mistake there.
+  expect_bad("calibrate --from-speedups " + data + " --hardware a100-80gb --impl jax-blockwise --mesh-spread-from " + a100 +
+                 " -o " + dir.file("x.json"),
+             "several meshes");
+  CHECK(!std::filesystem::exists(dir.file("x.json")));
+
+  // A profile derived from the fit takes its cross-hardware error as its interval.
+  const auto d = run("calibrate --derive-from " + dir.file("wide.json") +
+                     " --hardware tpu-v5e --keep skipped_tile_cost,round_bytes_per_element -o " + dir.file("v5e.json"));
+  REQUIRE(d.code == 0);
+  const auto v5e = read_file(dir.file("v5e.json"));
+  CHECK(json_number(v5e, "ratio") == Approx(json_number(read_file(dir.file("wide.json")), "ratio_derived")).epsilon(1e-9));
 }
