@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
+#include "calibration/holdout_coverage.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/interval.hpp"
@@ -469,51 +471,17 @@ DerivedScore derived_from_other_gpus(const std::vector<TimeRow>& rows, const Tim
 }
 
 double grouped_interval_coverage(const std::vector<TimeRow>& rows, const HeldOut& h, double level) {
-  const double z = models::two_sided_normal_quantile(level);
   std::map<std::string, std::vector<double>> by_group;
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (std::isfinite(h.predicted[i])) by_group[rows[i].group(h.by)].push_back(std::log(h.predicted[i] / rows[i].seconds));
-  if (by_group.size() < 2) return std::numeric_limits<double>::quiet_NaN();
-  std::int64_t in = 0, n = 0;
-  for (const auto& [g, own] : by_group) {
-    double sq = 0;
-    std::int64_t m = 0;
-    for (const auto& [other, v] : by_group)
-      if (other != g)
-        for (const double x : v) {
-          sq += x * x;
-          ++m;
-        }
-    const double half = z * std::sqrt(sq / static_cast<double>(m));
-    for (const double x : own) {
-      in += std::abs(x) <= half;
-      ++n;
-    }
-  }
-  return static_cast<double>(in) / static_cast<double>(n);
+  return other_groups_coverage(by_group, level).share;
 }
 
 double derived_interval_coverage(const DerivedScore& d, double level) {
-  if (d.pairs.size() < 2) return std::numeric_limits<double>::quiet_NaN();
-  const double z = models::two_sided_normal_quantile(level);
-  std::int64_t in = 0, n = 0;
-  for (std::size_t g = 0; g < d.pairs.size(); ++g) {
-    double sq = 0;
-    std::int64_t m = 0;
-    for (std::size_t k = 0; k < d.log_time.size(); ++k)
-      if (d.time_pair[k] != g) {
-        sq += d.log_time[k] * d.log_time[k];
-        ++m;
-      }
-    if (m == 0) continue;
-    const double sd = std::sqrt(sq / static_cast<double>(m));
-    for (std::size_t k = 0; k < d.log_time.size(); ++k)
-      if (d.time_pair[k] == g) {
-        in += std::abs(d.log_time[k]) <= z * sd;
-        ++n;
-      }
-  }
-  return n ? static_cast<double>(in) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, std::vector<double>> by_pair;
+  // Keyed by the pair's index: its name need not be unique.
+  for (std::size_t k = 0; k < d.log_time.size(); ++k) by_pair[std::to_string(d.time_pair[k])].push_back(d.log_time[k]);
+  return other_groups_coverage(by_pair, level).share;
 }
 
 }  // namespace ringsim::calibration

@@ -4,7 +4,7 @@
 #include <limits>
 #include <map>
 
-#include "models/analytic/interval.hpp"
+#include "calibration/holdout_coverage.hpp"
 
 namespace ringsim::calibration {
 
@@ -42,27 +42,9 @@ SpeedupSpread speedup_spread(const std::vector<SpeedupRow>& rows, const SpeedupC
     for (std::size_t i = 0; i < rows.size() && i < c.by_mesh.held_out_predicted.size(); ++i)
       if (usable(c.by_mesh.held_out_predicted[i], rows[i].speedup))
         by_group[rows[i].mesh()].push_back(std::log(c.by_mesh.held_out_predicted[i] / rows[i].speedup));
-  s.mesh_coverage = kNaN;
-  if (by_group.size() >= 2) {
-    const double z = models::two_sided_normal_quantile(0.9);
-    std::int64_t n = 0;
-    for (const auto& [g, errs] : by_group) {
-      double sq = 0;
-      std::int64_t m = 0;
-      for (const auto& [h, other] : by_group)
-        if (h != g)
-          for (const double e : other) {
-            sq += e * e;
-            ++m;
-          }
-      const double sd = std::sqrt(sq / static_cast<double>(m));
-      for (const double e : errs) {
-        s.mesh_covered += std::abs(e) <= z * sd;
-        ++n;
-      }
-    }
-    s.mesh_coverage = static_cast<double>(s.mesh_covered) / static_cast<double>(n);
-  }
+  const auto cov = other_groups_coverage(by_group);
+  s.mesh_coverage = cov.share;
+  s.mesh_covered = cov.covered;
   return s;
 }
 
