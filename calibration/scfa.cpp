@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "models/catalog/resolve.hpp"
@@ -146,6 +147,36 @@ ScfaCalibration calibrate_scfa(const std::vector<ScfaRow>& rows, const models::P
     c.relative_error.push_back(ms / rows[i].ms - 1);
   }
   return c;
+}
+
+ScfaHeldOut scfa_leave_one_row_out(const std::vector<ScfaRow>& rows, const models::Profile& base,
+                                   const std::vector<std::string>& free, const ScfaPredictor& predictor,
+                                   const FitOptions& options) {
+  ScfaHeldOut h;
+  h.predicted_ms.assign(rows.size(), std::numeric_limits<double>::quiet_NaN());
+  double abs_sum = 0, sq = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<ScfaRow> train;
+    for (std::size_t j = 0; j < rows.size(); ++j)
+      if (j != i) train.push_back(rows[j]);
+    if (train.size() < free.size()) continue;
+    ScfaCalibration c;
+    try {
+      c = calibrate_scfa(train, base, free, predictor, options);
+    } catch (const InputError&) {
+      continue;  // the others cannot fit these parameters: the row stays unscored
+    }
+    const double ms = predictor(rows[i], c.profile) * 1e3;
+    if (!(ms > 0) || !std::isfinite(ms)) continue;
+    h.predicted_ms[i] = ms;
+    abs_sum += std::abs(ms / rows[i].ms - 1);
+    const double e = std::log(ms / rows[i].ms);
+    sq += e * e;
+    ++h.points;
+  }
+  h.mape = h.points ? abs_sum / static_cast<double>(h.points) : std::numeric_limits<double>::quiet_NaN();
+  h.log_sd = h.points ? std::sqrt(sq / static_cast<double>(h.points)) : std::numeric_limits<double>::quiet_NaN();
+  return h;
 }
 
 }  // namespace ringsim::calibration

@@ -64,4 +64,15 @@ struct ScfaCalibration {
                                              const std::vector<std::string>& free, const ScfaPredictor& predictor,
                                              const FitOptions& options = {});
 
+// Leave one row out: each row predicted by the same free parameters fitted to the others (NaN
+// where the others cannot determine them or the fit fails); the profile's held-out spread.
+struct ScfaHeldOut {
+  std::vector<double> predicted_ms;  // per row
+  double mape = 0, log_sd = 0;       // over the rows predicted; NaN when none is
+  std::int64_t points = 0;
+};
+[[nodiscard]] ScfaHeldOut scfa_leave_one_row_out(const std::vector<ScfaRow>& rows, const models::Profile& base,
+                                                 const std::vector<std::string>& free, const ScfaPredictor& predictor,
+                                                 const FitOptions& options = {});
+
 }  // namespace ringsim::calibration

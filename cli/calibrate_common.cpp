@@ -32,6 +32,17 @@ std::string fmt_se(double se) {
   return std::isfinite(se) ? fmt::format("{:.3g}", se) : "n/a (on a bound, or not identified by these rows)";
 }
 
+models::Profile::Uncertainty parameter_uncertainty(const std::vector<calibration::FreeParameter>& params,
+                                                   const calibration::FitResult& f) {
+  models::Profile::Uncertainty u;
+  for (const auto& q : params) u.parameters.push_back(q.name);
+  u.covariance.assign(params.size(), std::vector<double>(params.size(), 0.0));
+  for (std::size_t i = 0; i < params.size(); ++i)
+    for (std::size_t j = 0; j < params.size(); ++j)
+      u.covariance[i][j] = f.covariance(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  return u;
+}
+
 void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
                   std::size_t name_width, std::string& out, std::string& notes) {
   for (std::size_t k = 0; k < params.size(); ++k) {

@@ -28,6 +28,11 @@ namespace ringsim::cli {
 void describe_fit(const std::vector<calibration::FreeParameter>& params, const calibration::FitResult& f,
                   std::size_t name_width, std::string& out, std::string& notes);
 
+// A fit's parameters and their covariance, as a profile's uncertainty carries them (the
+// held-out spread is the caller's, from its own grouping).
+[[nodiscard]] models::Profile::Uncertainty parameter_uncertainty(const std::vector<calibration::FreeParameter>& params,
+                                                                 const calibration::FitResult& f);
+
 // The base profile of a fit: profiles are keyed by (hardware, implementation); the implementation
 // is --impl, else the one the --profile reference names, else `fallback_impl`.
 [[nodiscard]] models::Profile base_profile(const cxxopts::ParseResult& a, const models::Catalog& catalog,

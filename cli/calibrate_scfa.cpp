@@ -60,6 +60,11 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
     mean_rel += std::abs(c.relative_error[i]) / static_cast<double>(rows.size());
   }
   out += fmt::format("mean |relative error| {:.2f}%, max {:.2f}%\n", 100 * mean_rel, 100 * max_rel);
+  // The score and the interval's spread: each row predicted by a fit to the others.
+  const auto held = calibration::scfa_leave_one_row_out(rows, base, free, calibration::analytic_scfa_predictor(catalog, setting));
+  if (held.points > 0)
+    out += fmt::format("leave-one-row-out MAPE {:.1f}% over {} of {} rows; held-out log spread {:.4f} (the interval's)\n",
+                       100 * held.mape, held.points, rows.size(), held.log_sd);
   notes += fmt::format(". Other parameters are {}'s values ({}); sparse_prep_bytes_per_element {:g} and "
                        "hash_sort_bytes_per_token {:g} are physical defaults, not fitted (the sparse rows are all at "
                        "one length, so a linear overhead and the kernel efficiency cannot both be identified). Mean "
@@ -76,13 +81,22 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
   p.provenance.date = date_option(a);
   p.provenance.residual = mean_rel;
   p.provenance.notes = notes;
+  p.uncertainty = parameter_uncertainty(c.free, f);
+  if (held.points > 0) {
+    p.uncertainty.residual_log_sd["time"] = held.log_sd;
+    p.uncertainty.held_out_points = held.points;
+    p.provenance.notes += fmt::format(" Leave-one-row-out MAPE {:.4f} over {} rows: its log spread {:.4f} is the "
+                                      "interval's.",
+                                      held.mape, held.points, held.log_sd);
+  }
   if (const auto o = a["output"].as<std::string>(); !o.empty()) write_output(o, p.to_json().dump(2) + "\n");
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
-    std::string csv = csv_line({"method", "param", "mask", "n_seq", "ms", "pred_ms", "relative_error"});
+    std::string csv = csv_line({"method", "param", "mask", "n_seq", "ms", "pred_ms", "relative_error", "held_out_ms"});
     for (std::size_t i = 0; i < rows.size(); ++i)
       csv += csv_line({rows[i].method, rows[i].param, rows[i].mask.text(), std::to_string(rows[i].n_seq),
                        fmt::format("{:g}", rows[i].ms), fmt::format("{:.2f}", c.predicted_ms[i]),
-                       fmt::format("{:+.4f}", c.relative_error[i])});
+                       fmt::format("{:+.4f}", c.relative_error[i]),
+                       std::isfinite(held.predicted_ms[i]) ? fmt::format("{:.2f}", held.predicted_ms[i]) : std::string()});
     write_output(rpt, csv);
   }
   std::fputs(out.c_str(), stdout);

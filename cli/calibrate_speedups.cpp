@@ -140,12 +140,7 @@ int calibrate_from_speedups(const cxxopts::ParseResult& a, const models::Catalog
     base_notes = std::string(models::trim(base_notes.substr(0, cut)));
   p.provenance.notes = base_notes.empty() ? notes : base_notes + " " + notes;
   // Intervals: the fitted parameters' covariance, and the spread of the held-out speedups (log).
-  p.uncertainty = {};
-  for (std::size_t k = 0; k < c.free.size(); ++k) p.uncertainty.parameters.push_back(c.free[k].name);
-  p.uncertainty.covariance.assign(c.free.size(), std::vector<double>(c.free.size(), 0.0));
-  for (std::size_t i = 0; i < c.free.size(); ++i)
-    for (std::size_t j = 0; j < c.free.size(); ++j)
-      p.uncertainty.covariance[i][j] = f.covariance(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+  p.uncertainty = parameter_uncertainty(c.free, f);
   // The spread: held-out residuals grouped by what a user changes (calibration/speedup_spread.hpp).
   const auto spread = calibration::speedup_spread(rows, c);
   double ratio_sd = spread.held_out_log_sd;

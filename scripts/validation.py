@@ -299,36 +299,12 @@ def fit_scfa():
 
 def scfa_leave_one_out():
     """Each row of data/scfa_calibration.csv predicted by a fit to the other four (the same three
-    free parameters): the held-out score of the SCFA profile."""
-    lines = open(os.path.join(ROOT, "data", "scfa_calibration.csv")).read().splitlines(True)
-    comments = [l for l in lines if l.startswith("#") or not l.strip()]
-    body = [l for l in lines if l.strip() and not l.startswith("#")]
-    header, rows = body[0], body[1:]
+    free parameters; `calibrate --from-scfa` refits them, its report's held_out_ms): the held-out
+    score of the SCFA profile and its interval's spread."""
     out = []
-    for i, row in enumerate(rows):
-        f = dict(zip(header.strip().split(","), row.strip().split(",")))
-        train = os.path.join(TMP, "scfa-loo-%d.csv" % i)
-        with open(train, "w") as t:
-            t.writelines(comments + [header] + rows[:i] + rows[i + 1:])
-        prof = os.path.join(TMP, "scfa-loo-%d.json" % i)
-        try:
-            ringsim("calibrate", "--from-scfa", train, "--hardware", "a100-40gb", "--name", "scfa/loo", "--impl", "scfa",
-                    "--date", DATE, "-o", prof)
-        except SystemExit:
-            out.append((f, None))
-            continue
-        mask = {"none": "causal"}.get(f["param"], None)
-        if mask is None:
-            kind, value = f["param"].split("=")
-            mask = "hash:%s" % value if f["method"] == "hash" else "qkdrop:%s" % value
-        r = read_csv(ringsim("predict", "--impl", "scfa", "--model", "attn:48:48:64", "--mesh", "1x1", "--batch", "4",
-                             "--tile", "128x128", "--layout", "contiguous", "--seq", f["n_seq"], "--mask", mask,
-                             "--hardware", "a100-40gb", "--profile", prof, "--format", "csv"), True)[0]
-        out.append((f, 1000 * (float(r["attention_fwd_s"]) + float(r["attention_bwd_s"]))))
+    for r in read_csv(os.path.join(TMP, "scfa.csv")):
+        out.append((r, float(r["held_out_ms"]) if r["held_out_ms"] else None))
     return out
-
-
-# ------------------------------------------------------------------------------ predictions
 
 def predict_json(*args):
     return json.loads(ringsim("predict", "--format", "json", *args))["results"][0]
@@ -928,7 +904,11 @@ def write_scfa(w, scfa_text, sg):
         w("Held-out MAPE %.1f%% over %d rows (in-sample above: not a score). The dense rows carry one another;" % (100 * sum(errs) / len(errs), len(errs)))
         w("each sparse row is the only one of its kind, so without it the sparse kernel's efficiency and the masking")
         w("penalty are fixed by the other sparse row alone: two sparse rows cannot check a three-parameter sparse")
-        w("model, and these errors say how far one carries to the other.")
+        w("model, and these errors say how far one carries to the other. Their log spread (%s) is the profile's"
+          % [l.split("held-out log spread ")[1].split(" ")[0] for l in scfa_text.splitlines()
+             if "held-out log spread" in l][0])
+        w("90 % interval spread, with the fitted parameters' covariance; the profiles derived for other GPUs")
+        w("have no interval (one GPU measured: no error of copying its parameters to another is known).")
         w("")
     w("**Speedup over dense causal attention vs the number of buckets** (forward / forward + backward, batch 4,")
     w("48 heads of dim 64, sort, gathers and scatter included; `ringsim predict --impl scfa --mask hash:K")

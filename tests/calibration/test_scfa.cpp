@@ -1,4 +1,6 @@
 // The SCFA fit: recovers known parameters from synthetic times, rejects malformed tables.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "calibration/scfa.hpp"
@@ -53,6 +55,47 @@ TEST_CASE("scfa fit recovers known parameters from synthetic times", "[scfa][fit
   CHECK(c.profile.sparse_kernel_efficiency == Approx(0.7).epsilon(1e-4));
   CHECK(c.profile.masked_tile_penalty == Approx(0.5).epsilon(1e-3));
   for (double e : c.relative_error) CHECK(std::abs(e) < 1e-6);
+}
+
+TEST_CASE("scfa leave-one-row-out predicts each row from a fit to the others", "[scfa][fit]") {
+  calibration::ScfaSetting setting;
+  setting.model = "attn:8:8:64";
+  setting.batch = 2;
+  setting.tile = {64, 64};
+  const models::Catalog catalog;
+  const auto predictor = calibration::analytic_scfa_predictor(catalog, setting);
+  // Rows the model makes itself, with the planted parameters: every row the others can carry
+  // (the dense ones, and any sparse one while a dense row fixes the efficiency) comes back.
+  std::vector<ScfaRow> rows = {row("flash", "none", 1024), row("flash", "none", 2048), row("flash", "none", 4096),
+                               row("hash", "nb=8", 2048)};
+  const auto hw = catalog.hardware("a100-40gb");
+  models::Profile truth = models::Profile::spec_default(hw);
+  truth.attention_efficiency = 0.35;
+  truth.sparse_kernel_efficiency = 0.7;
+  for (auto& r : rows) r.ms = predictor(r, truth) * 1e3;
+  const models::Profile base = models::Profile::spec_default(hw);
+  const std::vector<std::string> free = {"attention_efficiency", "sparse_kernel_efficiency"};
+  const auto h = calibration::scfa_leave_one_row_out(rows, base, free, predictor);
+  REQUIRE(h.predicted_ms.size() == rows.size());
+  for (std::size_t i = 0; i < 3; ++i) CHECK(h.predicted_ms[i] == Approx(rows[i].ms).epsilon(1e-4));
+  // Without the only sparse row nothing fixes the sparse efficiency: the base's 1.0 predicts it,
+  // and misses by the planted 0.7.
+  CHECK(h.predicted_ms[3] == Approx(rows[3].ms).epsilon(0.5));
+  CHECK(std::abs(h.predicted_ms[3] / rows[3].ms - 1) > 0.01);
+  CHECK(h.points == 4);
+  double sq = 0, abs_sum = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double e = std::log(h.predicted_ms[i] / rows[i].ms);
+    sq += e * e;
+    abs_sum += std::abs(h.predicted_ms[i] / rows[i].ms - 1);
+  }
+  CHECK(h.log_sd == Approx(std::sqrt(sq / 4)));
+  CHECK(h.mape == Approx(abs_sum / 4));
+  // Two rows for two parameters: holding one out leaves too few, so no row is scored.
+  const auto two = calibration::scfa_leave_one_row_out({rows[0], rows[3]}, base, free, predictor);
+  CHECK(two.points == 0);
+  CHECK(std::isnan(two.log_sd));
+  CHECK(std::isnan(two.predicted_ms[0]));
 }
 
 TEST_CASE("scfa rows: missing columns and bad values are InputErrors", "[scfa][errors]") {
