@@ -37,9 +37,11 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
   }
   if (free.empty()) throw InputError({}, 0, "free", "no free parameters named");
   for (const auto& f : free) (void)calibration::find_parameter(f);
+  // One predictor for the fit and its leave-one-row-out refits: it memoises the resolved scenarios.
+  const auto predictor = calibration::analytic_scfa_predictor(catalog, setting);
   calibration::ScfaCalibration c;
   try {
-    c = calibration::calibrate_scfa(rows, base, free, calibration::analytic_scfa_predictor(catalog, setting));
+    c = calibration::calibrate_scfa(rows, base, free, predictor);
   } catch (const InputError& e) {
     throw InputError(path, e.line(), e.field(), e.message());
   }
@@ -61,7 +63,7 @@ int calibrate_from_scfa(const cxxopts::ParseResult& a, const models::Catalog& ca
   }
   out += fmt::format("mean |relative error| {:.2f}%, max {:.2f}%\n", 100 * mean_rel, 100 * max_rel);
   // The score and the interval's spread: each row predicted by a fit to the others.
-  const auto held = calibration::scfa_leave_one_row_out(rows, base, free, calibration::analytic_scfa_predictor(catalog, setting));
+  const auto held = calibration::scfa_leave_one_row_out(rows, base, free, predictor);
   if (held.points > 0)
     out += fmt::format("leave-one-row-out MAPE {:.1f}% over {} of {} rows; held-out log spread {:.4f} (the interval's)\n",
                        100 * held.mape, held.points, rows.size(), held.log_sd);

@@ -176,16 +176,17 @@ int calibrate_from_speedups(const cxxopts::ParseResult& a, const models::Catalog
   // Derived profiles copy these free parameters: the other fitted hardware's rows under them say
   // what that costs (its interval, ratio_derived).
   {
-    std::vector<std::string> others;
-    for (const auto& r : other_rows)
-      if ((r.impl.empty() || r.impl == measured) && std::find(others.begin(), others.end(), r.hardware) == others.end())
-        others.push_back(r.hardware);
+    // The other hardware's rows of the same implementation, in the file's order of hardware.
+    std::vector<std::pair<std::string, std::vector<calibration::SpeedupRow>>> others;
+    for (const auto& r : other_rows) {
+      if (!r.impl.empty() && r.impl != measured) continue;
+      auto it = std::find_if(others.begin(), others.end(), [&](const auto& o) { return o.first == r.hardware; });
+      if (it == others.end()) it = others.insert(others.end(), {r.hardware, {}});
+      it->second.push_back(r);
+    }
     double sq = 0;
     std::int64_t n = 0;
-    for (const auto& h : others) {
-      std::vector<calibration::SpeedupRow> mine;
-      for (const auto& r : other_rows)
-        if (r.hardware == h && (r.impl.empty() || r.impl == measured)) mine.push_back(r);
+    for (const auto& [h, mine] : others) {
       const auto target = catalog.profile({}, catalog.hardware(h), c.profile.implementation);
       // Only a fitted profile says what copying costs; spec defaults would add their own error.
       if (!target.provenance.calibrated) continue;

@@ -21,6 +21,15 @@ ScfaRow row(const std::string& method, const std::string& param, std::int64_t n)
   return r;
 }
 
+// A small setting so a test is fast: 8 heads of 64, batch 2, 64 x 64 tiles.
+calibration::ScfaSetting small_setting() {
+  calibration::ScfaSetting setting;
+  setting.model = "attn:8:8:64";
+  setting.batch = 2;
+  setting.tile = {64, 64};
+  return setting;
+}
+
 }  // namespace
 
 TEST_CASE("scfa masks map the published methods", "[scfa]") {
@@ -32,14 +41,9 @@ TEST_CASE("scfa masks map the published methods", "[scfa]") {
 }
 
 TEST_CASE("scfa fit recovers known parameters from synthetic times", "[scfa][fit]") {
-  // A small setting so the test is fast; the same shape of data as the published file
-  // (dense rows at three lengths, sparse rows at one).
-  calibration::ScfaSetting setting;
-  setting.model = "attn:8:8:64";
-  setting.batch = 2;
-  setting.tile = {64, 64};
+  // The same shape of data as the published file (dense rows at three lengths, sparse rows at one).
   const models::Catalog catalog;
-  const auto predictor = calibration::analytic_scfa_predictor(catalog, setting);
+  const auto predictor = calibration::analytic_scfa_predictor(catalog, small_setting());
   std::vector<ScfaRow> rows = {row("flash", "none", 1024), row("flash", "none", 2048), row("flash", "none", 4096),
                                row("hash", "nb=8", 2048), row("qk", "drop=0.5", 2048)};
   const auto hw = catalog.hardware("a100-40gb");
@@ -58,12 +62,8 @@ TEST_CASE("scfa fit recovers known parameters from synthetic times", "[scfa][fit
 }
 
 TEST_CASE("scfa leave-one-row-out predicts each row from a fit to the others", "[scfa][fit]") {
-  calibration::ScfaSetting setting;
-  setting.model = "attn:8:8:64";
-  setting.batch = 2;
-  setting.tile = {64, 64};
   const models::Catalog catalog;
-  const auto predictor = calibration::analytic_scfa_predictor(catalog, setting);
+  const auto predictor = calibration::analytic_scfa_predictor(catalog, small_setting());
   // Rows the model makes itself, with the planted parameters: every row the others can carry
   // (the dense ones, and any sparse one while a dense row fixes the efficiency) comes back.
   std::vector<ScfaRow> rows = {row("flash", "none", 1024), row("flash", "none", 2048), row("flash", "none", 4096),
