@@ -7,6 +7,7 @@
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/families/attention_cost.hpp"
+#include "models/families/kernel_time.hpp"
 
 using namespace ringsim::models;
 
@@ -133,5 +134,23 @@ void BM_FlashPredictionSweep(benchmark::State& state) {
   state.counters["predictions_per_s"] = benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FlashPredictionSweep)->Unit(benchmark::kMillisecond);
+
+// One call's CTA schedule on H100's 132 SMs of 2 slots: the list schedule alone against the list
+// schedule with the last wave's drain (what the flash family times a call with). Arg: CTAs per
+// head of a causal forward (its query blocks; the pattern repeats over 32 heads), 0 for a
+// non-causal call of 4096 equal CTAs.
+void schedule_bench(benchmark::State& state, bool drained) {
+  std::vector<double> pattern;
+  const auto rows = state.range(0);
+  for (std::int64_t i = 1; i <= std::max<std::int64_t>(1, rows); ++i) pattern.push_back(rows > 0 ? 1e-6 * static_cast<double>(i) : 1e-4);
+  const std::int64_t repeats = rows > 0 ? 32 : 4096;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(drained ? drained_makespan(pattern, repeats, 132, 2, 0.66)
+                                     : list_schedule_makespan(pattern, repeats, 264));
+}
+void BM_ListSchedule(benchmark::State& state) { schedule_bench(state, false); }
+void BM_DrainedSchedule(benchmark::State& state) { schedule_bench(state, true); }
+BENCHMARK(BM_ListSchedule)->Arg(0)->Arg(64)->Arg(512);
+BENCHMARK(BM_DrainedSchedule)->Arg(0)->Arg(64)->Arg(512);
 
 BENCHMARK_MAIN();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <queue>
 
 #include "models/io/error.hpp"
@@ -73,8 +74,12 @@ struct TailStart {
 
 }  // namespace
 
-double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots,
-                              std::int64_t exact_limit) {
+namespace {
+
+// The greedy list schedule of a call's CTAs; with `slots_out`, also the slots' final free times (in
+// no particular order) and when the last CTA started (what drained_makespan needs).
+double list_schedule(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots,
+                     std::int64_t exact_limit, std::vector<double>* slots_out, double* last_start) {
   const auto m = static_cast<std::int64_t>(pattern.size());
   if (m == 0 || repeats <= 0 || slots <= 0) return 0;
   const std::int64_t n = m * repeats;
@@ -110,6 +115,13 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
       for (std::int64_t c = 0; c < count; ++c) f += w0;
       return f;
     };
+    if (slots_out) {
+      slots_out->clear();
+      for (std::int64_t s = 0; s < used; ++s) slots_out->push_back(finish(s, lo + (s < extra ? 1 : 0)));
+      // The last CTA goes to the last slot of the round it completes.
+      const std::int64_t last = extra > 0 ? extra - 1 : used - 1;
+      *last_start = finish(last, extra > 0 ? lo : lo - 1);
+    }
     double end = 0;
     if (extra > 0) end = finish(extra - 1, lo + 1);
     if (lo > 0) end = std::max(end, finish(used - 1, lo));
@@ -118,15 +130,46 @@ double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t r
   std::vector<double> starts(static_cast<std::size_t>(used));
   for (std::int64_t s = 0; s < used; ++s) starts[static_cast<std::size_t>(s)] = start_of(s);
   std::priority_queue<double, std::vector<double>, std::greater<>> free(std::greater<>{}, std::move(starts));
-  double end = 0;
+  double end = 0, last = 0;
   for (std::int64_t i = first; i < n; ++i) {
     const double start = free.top();
     free.pop();
     const double finish = start + pattern[static_cast<std::size_t>(i % m)];
     end = std::max(end, finish);
+    last = start;
     free.push(finish);
   }
+  if (slots_out) {
+    slots_out->clear();
+    for (; !free.empty(); free.pop()) slots_out->push_back(free.top());
+    *last_start = last;
+  }
   return end;
+}
+
+// Per-CTA rate (SM-seconds per second) of j CTAs sharing an SM that holds k (KernelRates::solo_gain).
+double shared_rate(std::int64_t j, std::int64_t k, double gain) {
+  return (1.0 + gain * static_cast<double>(k - j) / static_cast<double>(k - 1)) / static_cast<double>(k);
+}
+
+// Processor sharing on one SM: CTAs with `left` SM-seconds of work each, the shortest finishing
+// first and the others speeding up. `left` is sorted here.
+double share_out(std::vector<double>& left, std::int64_t k, double gain) {
+  std::sort(left.begin(), left.end());
+  double t = 0, done = 0;
+  for (std::size_t a = 0; a < left.size(); ++a) {
+    const auto j = static_cast<std::int64_t>(left.size() - a);
+    t += (left[a] - done) / shared_rate(j, k, gain);
+    done = left[a];
+  }
+  return t;
+}
+
+}  // namespace
+
+double list_schedule_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t slots,
+                              std::int64_t exact_limit) {
+  return list_schedule(pattern, repeats, slots, exact_limit, nullptr, nullptr);
 }
 
 double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t sm_count,
@@ -135,11 +178,6 @@ double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t re
   const std::int64_t n = m * repeats;
   if (!(gain > 0) || k <= 1 || n <= 0 || n > sm_count * k) return -1;
   gain = std::min(gain, static_cast<double>(k - 1));
-  // Throughput share of the SM that j co-resident CTAs get together, relative to k of them.
-  const auto share = [&](std::int64_t j) {
-    return (1.0 + gain * static_cast<double>(k - j) / static_cast<double>(k - 1)) * static_cast<double>(j) /
-           static_cast<double>(k);
-  };
   double end = 0;
   std::vector<double> left;
   for (std::int64_t sm = 0; sm < std::min(n, sm_count); ++sm) {
@@ -147,16 +185,53 @@ double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t re
     left.clear();
     for (std::int64_t i = sm; i < n; i += sm_count)
       left.push_back(pattern[static_cast<std::size_t>(i % m)] / static_cast<double>(k));
-    std::sort(left.begin(), left.end());
-    // Processor sharing: the shortest finishes first, then the others speed up.
-    double t = 0, done = 0;
-    for (std::size_t a = 0; a < left.size(); ++a) {
-      const auto j = static_cast<std::int64_t>(left.size() - a);
-      const double rate = share(j) / static_cast<double>(j);  // per CTA, SM-seconds per second
-      t += (left[a] - done) / rate;
-      done = left[a];
-    }
-    end = std::max(end, t);
+    end = std::max(end, share_out(left, k, gain));
+  }
+  return end;
+}
+
+double drained_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t sm_count,
+                        std::int64_t k, double gain, std::int64_t exact_limit) {
+  const std::int64_t slots = sm_count * k;
+  if (!(gain > 0) || k <= 1 || pattern.empty() || repeats <= 0 || sm_count <= 0)
+    return list_schedule_makespan(pattern, repeats, slots, exact_limit);
+  const std::int64_t n = static_cast<std::int64_t>(pattern.size()) * repeats;
+  // CTAs of one duration w scheduled exactly (every slot free at 0): whole waves of w, then the
+  // leftover CTAs dealt to the SMs in turn, the fullest SM (c of them) ending last after
+  // (w / k) / shared_rate(c). Closed form: calls of one shape are the common case.
+  const double w0 = pattern.front();
+  if (std::all_of(pattern.begin(), pattern.end(), [&](double w) { return w == w0; }) && w0 > 0 &&
+      TailStart(n, slots, exact_limit).exact) {
+    const std::int64_t waves = n / slots, extra = n % slots;
+    const double whole = static_cast<double>(waves) * w0;
+    if (extra == 0) return whole;
+    const std::int64_t fullest = ceil_div(extra, sm_count);
+    return whole + w0 / static_cast<double>(k) / shared_rate(fullest, k, std::min(gain, static_cast<double>(k - 1)));
+  }
+  if (const double t = partial_wave_makespan(pattern, repeats, sm_count, k, gain); t >= 0) return t;
+  gain = std::min(gain, static_cast<double>(k - 1));
+  // Until the last CTA is dispatched a freed slot is refilled at once, so every SM holds k CTAs
+  // and the list schedule is exact; after it, each SM's remaining CTAs share it as they finish.
+  // Which CTAs share an SM at the end is not modelled slot by slot: a flip of two CTAs' order
+  // would move one to another SM and make the call's time jump with its parameters (fits need it
+  // continuous). The remaining CTAs, sorted, are dealt to the SMs in turn (SM q holds the q-th,
+  // (q + sm_count)-th, ... shortest), which puts the uniform waves' leftover CTAs alone on their
+  // SMs as the hardware's in-order dispatch does.
+  // Reused: packed batches and sweeps call this per step shape, so no allocation per call.
+  thread_local std::vector<double> free, remaining, left;
+  double last = 0;
+  list_schedule(pattern, repeats, slots, exact_limit, &free, &last);
+  remaining.clear();
+  for (const double f : free)
+    if (f > last) remaining.push_back((f - last) / static_cast<double>(k));
+  std::sort(remaining.begin(), remaining.end());
+  double end = last;
+  for (std::int64_t sm = 0; sm < sm_count; ++sm) {
+    left.clear();
+    for (auto i = static_cast<std::size_t>(sm); i < remaining.size(); i += static_cast<std::size_t>(sm_count))
+      left.push_back(remaining[i]);
+    if (left.empty()) break;
+    end = std::max(end, last + share_out(left, k, gain));
   }
   return end;
 }
@@ -198,11 +273,11 @@ ElementCost element_cost(const KernelSpec& s, const KernelRates& r, std::int64_t
   return e;
 }
 
-// A call's CTAs on the GPU: one partial wave with SMs shared by fewer than k CTAs runs them
-// faster (KernelRates::solo_gain); otherwise the greedy list schedule on sm_count x k slots.
+// A call's CTAs on the GPU: the greedy list schedule on sm_count x k slots while CTAs remain to
+// be dispatched, SMs left with fewer than k CTAs then running them faster (KernelRates::solo_gain):
+// a partial wave from the start, the last wave's drain otherwise.
 double call_makespan(const std::vector<double>& pattern, std::int64_t repeats, const KernelRates& r, std::int64_t k) {
-  if (const double t = partial_wave_makespan(pattern, repeats, r.sm_count, k, r.solo_gain); t >= 0) return t;
-  return list_schedule_makespan(pattern, repeats, r.sm_count * k);
+  return drained_makespan(pattern, repeats, r.sm_count, k, r.solo_gain);
 }
 
 // What one CTA of a tile shape costs (SM-seconds): its fixed part, loading its first tiles (two
@@ -369,10 +444,12 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
                         w.visited_elements / area * r.tile_overhead_s +
                         static_cast<double>(ctas) * (r.cta_overhead_s + 2 * r.memory_latency_s);
     const std::int64_t k = ctas_per_sm(s, t, r);
-    // Packed batches time a varlen step per ring position and round: the closed form, not a
-    // pattern of `ctas` equal CTAs.
-    return uniform_makespan(work / static_cast<double>(ctas) * static_cast<double>(k), ctas * w.heads * w.batch,
-                            r.sm_count * k);
+    // Packed batches time a varlen step per ring position and round: one CTA repeated (the
+    // schedule's closed form for CTAs of one duration), not a pattern of `ctas` equal CTAs.
+    const double each = work / static_cast<double>(ctas) * static_cast<double>(k);
+    const std::int64_t all = ctas * w.heads * w.batch;
+    return r.solo_gain > 0 ? drained_makespan({each}, all, r.sm_count, k, r.solo_gain)
+                           : uniform_makespan(each, all, r.sm_count * k);
   };
   out.fwd_s = pass(false, out.fwd_ctas) + static_cast<double>(s.fwd_launches) * r.launch_s;
   const double q_elements = static_cast<double>(w.q_len * w.heads * w.batch * w.head_dim);

@@ -67,10 +67,16 @@ struct KernelRates {
 // most k per SM) whose SMs hold fewer than k CTAs: each SM shares its throughput among its CTAs
 // (processor sharing), j CTAs getting (1 + gain (k - j) / (k - 1)) j / k of it (gain <= k - 1);
 // `pattern` holds each CTA's wall time with k CTAs per SM (k x its SM-seconds). Negative when the
-// call is larger than one wave or gain is 0 (list_schedule_makespan then applies; with gain 0 the
+// call is larger than one wave or gain is 0 (drained_makespan then applies; with gain 0 the
 // two agree).
 [[nodiscard]] double partial_wave_makespan(const std::vector<double>& pattern, std::int64_t repeats,
                                            std::int64_t sm_count, std::int64_t k, double gain);
+// Any call on `sm_count` SMs of k slots: partial_wave_makespan where it applies; otherwise the
+// list schedule until the last CTA is dispatched (every SM holds k CTAs while any wait), after
+// which each SM's remaining CTAs share it as partial_wave_makespan's do, so a last wave of fewer
+// CTAs than slots runs faster (gain 0 or k = 1: list_schedule_makespan on sm_count x k slots).
+[[nodiscard]] double drained_makespan(const std::vector<double>& pattern, std::int64_t repeats, std::int64_t sm_count,
+                                      std::int64_t k, double gain, std::int64_t exact_limit = 0);
 // The same schedule for `ctas` CTAs of one duration, in closed form (O(1); equal to
 // list_schedule_makespan({duration}, ctas, slots) up to rounding).
 [[nodiscard]] double uniform_makespan(double duration, std::int64_t ctas, std::int64_t slots,
