@@ -4,7 +4,9 @@
 // CTA per query block (forward) or key block (backward) of every (batch, head); an SM holds as
 // many CTAs at once as its registers and shared memory allow; CTAs are dispatched in launch
 // order to the first free slot, so the call lasts as long as the greedy list schedule of its CTAs
-// (wave quantisation, and the tail of a causal call's uneven rows). A CTA costs a fixed part
+// (wave quantisation, and the tail of a causal call's uneven rows), except that an SM left with
+// fewer CTAs than it holds (a partial wave, or the last wave once no CTA waits) runs them faster
+// (drained_makespan). A CTA costs a fixed part
 // (prologue, epilogue, loading its first tiles: "pipeline fill") plus, per tile it visits, a fixed
 // part and per element of the tile: the matrix-unit FLOPs and the softmax's exponentials on the
 // special-function unit and other fp32 operations (separate pipes, partly overlapped:
