@@ -720,8 +720,8 @@ def write_flash(w, comps, text, t1, vl):
     w("  not what misses: the H800 kernel profile's 32-head calls of the same shapes (8192 x 8192, 8192 x 4096,")
     w("  4096 x 8192) are predicted within 4 %. Fitting `overlap` on these rows drives it to 0 (a fully")
     w("  exposed transfer), which the code contradicts (it posts the transfer first), so it is not fitted.")
-    short = [float(r["fitted_s"]) / float(r["seconds"]) - 1 for r in rep if r["table"] == "usp-t1" and r["n_seq"] == "8192"]
-    mid = [float(r["fitted_s"]) / float(r["seconds"]) - 1 for r in rep if r["table"] == "usp-t1" and r["n_seq"] == "32768"]
+    short = [err(r) for r in rep if r["table"] == "usp-t1" and r["n_seq"] == "8192"]
+    mid = [err(r) for r in rep if r["table"] == "usp-t1" and r["n_seq"] == "32768"]
     w("- **USP T1, 1k tokens per GPU**: host-bound. Measured 0.5-0.73 ms per ring step; the measured host's")
     w("  loop takes 0.73 ms per step with a call, and USP's four all-to-all calls around the ring (groups of")
     w("  one) about 0.09 ms each (fitted below), so these rows come out %s to %s (USP's host was faster than" % (pct(min(short)), pct(max(short))))
