@@ -35,7 +35,9 @@ double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, 
   return predict_kernel_row(row, spec, models::KernelRates::of(hw, p));
 }
 
-double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::KernelRates& rates) {
+namespace {
+
+models::KernelCall call_of(const KernelRow& row) {
   models::KernelCall c;
   c.q_len = row.q_len;
   c.k_len = row.k_len;
@@ -45,6 +47,13 @@ double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, 
   c.kv_heads = row.kv_heads;
   c.batch = row.batch;
   c.head_dim = row.head_dim;
+  return c;
+}
+
+}  // namespace
+
+double predict_kernel_row(const KernelRow& row, const models::KernelSpec& spec, const models::KernelRates& rates) {
+  const models::KernelCall c = call_of(row);
   switch (row.pass) {
     case KernelPass::Fwd: return models::flash_fwd_s(spec, rates, c);
     case KernelPass::Bwd: return models::flash_bwd_s(spec, rates, c);
@@ -128,6 +137,20 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
       return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
     };
     if (std::count_if(rows.begin(), rows.end(), one_wave) >= 3) free_names.emplace_back("solo_cta_gain");
+    // Forward tiles whose shared-memory bytes per FLOP differ by half again or more (the split
+    // kernel's 64-query tile against the 128-query one; head dim 256's 8 warps against 64's 4) tell
+    // the shared-memory bound from the matrix unit's.
+    if (hw.shared_memory_bytes_per_clock_per_sm > 0) {
+      double lo = 0, hi = 0;
+      for (const auto& r : rows) {
+        if (r.pass == KernelPass::Bwd) continue;
+        const auto& t = models::flash_fwd_tile(spec, rates, call_of(r));
+        const double per_flop = spec.fwd_smem_bytes(t) / (4.0 * static_cast<double>(t.max_head_dim));
+        lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
+        hi = std::max(hi, per_flop);
+      }
+      if (lo > 0 && hi >= 1.5 * lo) free_names.emplace_back("shared_memory_efficiency");
+    }
     // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
     if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
       free_names.emplace_back("kernel_launch_s");
@@ -151,7 +174,9 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
   else if (!(start_profile.attention_bwd_efficiency > 0)) start_profile.attention_bwd_efficiency = start_profile.attention_efficiency;
   Eigen::VectorXd start(static_cast<Eigen::Index>(free.size()));
   for (std::size_t i = 0; i < free.size(); ++i) {
-    const double v = start_profile.*(free[i].param->field) / free[i].scale;
+    double v = start_profile.*(free[i].param->field) / free[i].scale;
+    // A limit the base does not set (0: none, below its floor) starts where it limits least.
+    if (free[i].param->zero_is_none && v == 0 && free[i].param->lower > 0) v = free[i].param->upper / free[i].scale;
     start[static_cast<Eigen::Index>(i)] = std::clamp(v, free[i].param->lower / free[i].scale, free[i].param->upper / free[i].scale);
   }
   const Problem problem{rows, spec, hw, start_profile, free};

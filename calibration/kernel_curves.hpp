@@ -68,7 +68,9 @@ struct KernelCurveFit {
 // Fits the parameters of `free` (Profile parameter names; default attention_efficiency,
 // attention_bwd_efficiency (only where forward and backward are timed apart), cta_overhead_s,
 // softmax_overlap where the rows span two or more head dims, solo_cta_gain where three or more
-// calls launch at most one wave of CTAs, and kernel_launch_s where some call lasts under 100 us)
+// calls launch at most one wave of CTAs, shared_memory_efficiency where the forward rows run tiles
+// whose shared-memory bytes per FLOP differ by half again or more (on hardware that gives its
+// shared-memory rate), and kernel_launch_s where some call lasts under 100 us)
 // on relative time error. InputError (field "rows") with fewer rows than parameters or
 // fewer than two shape groups (nothing to hold out).
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,

@@ -74,9 +74,13 @@ struct Profile {
   double kernel_launch_s = 0;
   // How much faster than its 1/k share of a full SM a CTA runs when fewer CTAs than the SM holds
   // (k) share it: a lone CTA gets (1 + gain) / k of the SM (0: no faster; at most k - 1, the whole
-  // SM). Fewer warps hide less latency, so a lone CTA rarely gets it all. Used for calls that
-  // launch no more CTAs than one wave holds.
+  // SM). Fewer warps hide less latency, so a lone CTA rarely gets it all. Used for calls of at
+  // most one wave and for the last wave's drain.
   double solo_cta_gain = 0;
+  // Fraction of the hardware's shared-memory bandwidth (Hardware::shared_memory_bytes_per_clock_per_sm)
+  // a forward tile's operand traffic reaches (KernelSpec::fwd_smem_bytes): a tile takes at least
+  // its bytes at this rate. 0: no shared-memory bound.
+  double shared_memory_efficiency = 0;
   // How much of a tile's softmax work (exponentials, fp32 operations) runs concurrently with its
   // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
   // one is hidden; 0: they add up.

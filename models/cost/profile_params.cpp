@@ -50,6 +50,8 @@ constexpr std::array kParameters{
                      "GPU seconds one launch of the attention kernels adds to a call (grid launch and drain)"},
     ProfileParameter{"solo_cta_gain", &Profile::solo_cta_gain, 0, 7, kFamily, kFit, kWhenSet,
                      "how much faster than its share of a full SM a CTA runs with fewer CTAs on the SM (0: none)"},
+    ProfileParameter{"shared_memory_efficiency", &Profile::shared_memory_efficiency, 0.05, 1, kFamily, kFit, kWhenSet,
+                     "fraction of shared-memory bandwidth a forward tile's operand reads and writes reach (0: no bound)"},
     ProfileParameter{"softmax_overlap", &Profile::softmax_overlap, 0, 1, kFamily, kFit, kWritten,
                      "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
     ProfileParameter{"host_step_s", &Profile::host_step_s, 0, 0.01, kFamily, kFit, kWritten,

@@ -38,6 +38,7 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   r.cta_overhead_s = p.cta_overhead_s;
   r.launch_s = p.kernel_launch_s;
   r.solo_gain = p.solo_cta_gain;
+  r.smem_bytes_per_s = hw.shared_memory_bytes_per_clock_per_sm * hw.sm_clock_hz * p.shared_memory_efficiency;
   r.softmax_overlap = p.softmax_overlap;
   return r;
 }
@@ -273,6 +274,16 @@ ElementCost element_cost(const KernelSpec& s, const KernelRates& r, std::int64_t
   return e;
 }
 
+// Seconds of one visited element of tile `t`: its compute (`e`), or, for a forward tile, its
+// shared-memory traffic where that takes longer. The matrix unit's operands come through shared
+// memory (ldmatrix), and tiles whose warps each re-read the whole key tile with few queries per
+// warp (the split kernel's 64-query tile, head dim 256's 8 warps) move more bytes per FLOP.
+double visited_element_s(const KernelSpec& s, const KernelRates& r, const KernelTile& t, const ElementCost& e,
+                         bool backward) {
+  if (backward || !(r.smem_bytes_per_s > 0)) return e.full;
+  return std::max(e.full, s.fwd_smem_bytes(t) / r.smem_bytes_per_s);
+}
+
 // A call's CTAs on the GPU: the greedy list schedule on sm_count x k slots while CTAs remain to
 // be dispatched, SMs left with fewer than k CTAs then running them faster (KernelRates::solo_gain):
 // a partial wave from the start, the last wave's drain otherwise.
@@ -290,7 +301,7 @@ struct TileCosts {
     const double area = static_cast<double>(t.block_m * t.block_n);
     cta_s = r.cta_overhead_s;
     fill_s = 2 * r.memory_latency_s;
-    tile_s = r.tile_overhead_s + area * e.full;
+    tile_s = r.tile_overhead_s + area * visited_element_s(s, r, t, e, backward);
     mask_s = area * e.masked;
   }
   // A CTA that visits no tile only pays its fixed part.
@@ -348,18 +359,26 @@ void col_tiles(const KernelCall& c, std::int64_t k0, std::int64_t k1, std::int64
 
 namespace {
 
+// The split kernel's tile of a call it splits, and its split count; nullptr when the call runs
+// unsplit (no split kernel, none for its head dim, a varlen call, or enough work unsplit).
+const KernelTile* split_tile(const KernelSpec& s, const KernelRates& r, const KernelCall& c, std::int64_t& splits) {
+  if (!s.fwd_split_kv || c.varlen) return nullptr;
+  const SplitKv& sk = *s.fwd_split_kv;
+  const KernelTile* t = tile_for(sk.tiles, c.head_dim);
+  if (!t) return nullptr;
+  splits = sk.splits(c.batch * c.heads * ceil_div(c.q_len, sk.block_m), ceil_div(c.k_len, t->block_n), r.sm_count);
+  return splits > 1 ? t : nullptr;
+}
+
 // The split-KV forward (KernelSpec::fwd_split_kv) of a call it splits: one CTA per (query block,
 // split, batch, head), each over its split's share of the key tiles the query block visits.
 // Negative when the call runs unsplit.
 double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
-  if (!s.fwd_split_kv || c.varlen) return -1;
-  const SplitKv& sk = *s.fwd_split_kv;
-  const KernelTile* found = tile_for(sk.tiles, c.head_dim);
-  if (!found) return -1;  // no split kernel for this head dim: the call runs unsplit
+  std::int64_t splits = 0;
+  const KernelTile* found = split_tile(s, r, c, splits);
+  if (!found) return -1;
   const KernelTile& t = *found;
-  const std::int64_t rows = ceil_div(c.q_len, sk.block_m), cols = ceil_div(c.k_len, t.block_n);
-  const std::int64_t splits = sk.splits(c.batch * c.heads * rows, cols, r.sm_count);
-  if (splits <= 1) return -1;
+  const std::int64_t rows = ceil_div(c.q_len, s.fwd_split_kv->block_m), cols = ceil_div(c.k_len, t.block_n);
   const std::int64_t per = ceil_div(cols, splits);
   const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
@@ -380,6 +399,12 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
 }
 
 }  // namespace
+
+const KernelTile& flash_fwd_tile(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  std::int64_t splits = 0;
+  if (const KernelTile* t = split_tile(s, r, c, splits)) return *t;
+  return s.tile(false, c.head_dim, c.causal);
+}
 
 double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
@@ -440,7 +465,7 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
     ctas_out = ctas * w.heads * w.batch;
     // Per head: the visited elements in kernel tiles, each with its fixed cost; every CTA pays its
     // own fixed cost and fill.
-    const double work = w.visited_elements * e.full + w.masked_elements * e.masked +
+    const double work = w.visited_elements * visited_element_s(s, r, t, e, backward) + w.masked_elements * e.masked +
                         w.visited_elements / area * r.tile_overhead_s +
                         static_cast<double>(ctas) * (r.cta_overhead_s + 2 * r.memory_latency_s);
     const std::int64_t k = ctas_per_sm(s, t, r);

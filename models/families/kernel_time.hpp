@@ -11,7 +11,8 @@
 // part and per element of the tile: the matrix-unit FLOPs and the softmax's exponentials on the
 // special-function unit and other fp32 operations (separate pipes, partly overlapped:
 // max(matrix, softmax) + (1 - overlap) min(matrix, softmax)), and the element-wise mask on tiles
-// that straddle the causal diagonal. Fully masked tiles are not visited (the loop bounds skip them).
+// that straddle the causal diagonal; a forward tile lasts at least as long as its shared-memory
+// traffic takes (KernelSpec::fwd_smem_bytes). Fully masked tiles are not visited (the loop bounds skip them).
 // The backward adds its memory-bound pre- and post-processing kernels.
 #include <cstdint>
 #include <string>
@@ -51,6 +52,7 @@ struct KernelRates {
   double cta_overhead_s = 0;    // per CTA (SM-seconds)
   double launch_s = 0;          // per kernel launch (Profile::kernel_launch_s)
   double solo_gain = 0;         // Profile::solo_cta_gain
+  double smem_bytes_per_s = 0;  // per SM, at Profile::shared_memory_efficiency; 0: no bound
   double softmax_overlap = 0;   // Profile::softmax_overlap
   // Throws InputError when the hardware has no compute units (kernel timing needs them).
   [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);
@@ -91,6 +93,8 @@ struct KernelTime {
 };
 
 [[nodiscard]] double flash_fwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
+// The tile a call's forward runs: the split kernel's where the call splits its keys.
+[[nodiscard]] const KernelTile& flash_fwd_tile(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
 [[nodiscard]] double flash_bwd_s(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
 [[nodiscard]] KernelTime flash_call_time(const KernelSpec& spec, const KernelRates& r, const KernelCall& c);
 

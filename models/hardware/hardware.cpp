@@ -89,6 +89,8 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
     h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
     h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);
     h.registers_per_sm = f.count_sourced("compute_units.registers_per_sm", 1, std::int64_t{1} << 40);
+    if (const auto b = f.optional_sourced_in("compute_units.shared_memory_bytes_per_clock_per_sm", 1, 1e5))
+      h.shared_memory_bytes_per_clock_per_sm = *b;
     if (const auto lat = f.optional_sourced_in("compute_units.memory_latency_s", 1e-12, 1e-3)) h.memory_latency_s = *lat;
   }
   if (j.contains("sources") && j["sources"].is_array())

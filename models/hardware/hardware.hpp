@@ -48,6 +48,9 @@ struct Hardware {
   double sm_clock_hz = 0;
   double sfu_ops_per_clock_per_sm = 0;
   std::int64_t shared_memory_per_sm_bytes = 0;
+  // Shared-memory bytes an SM serves per clock (32 banks x 4 bytes on NVIDIA GPUs); 0 where the
+  // file gives none: no shared-memory bound on kernel tiles.
+  double shared_memory_bytes_per_clock_per_sm = 0;
   std::int64_t registers_per_sm = 0;
   // Latency of one dependent global-memory load (a loop step that waits for its load), seconds.
   double memory_latency_s = 0;

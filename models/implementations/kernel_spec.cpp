@@ -79,6 +79,13 @@ const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim, bool ca
                        std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");
 }
 
+double KernelSpec::fwd_smem_bytes(const KernelTile& t) const noexcept {
+  const auto d = static_cast<double>(t.max_head_dim);
+  return d * ((fwd_smem_kv_read_bytes_per_warp * static_cast<double>(t.warps) + fwd_smem_kv_write_bytes) /
+                  static_cast<double>(t.block_m) +
+              fwd_smem_q_read_bytes / static_cast<double>(t.block_n));
+}
+
 KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
 
 KernelSpec KernelSpec::load_named(const std::string& kernels_dir, const std::string& name, const std::string& file,
@@ -128,6 +135,9 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
   num("fwd_alu_per_element", k.fwd_alu_per_element, 0, 64);
   num("bwd_alu_per_element", k.bwd_alu_per_element, 0, 64);
   num("mask_alu_per_element", k.mask_alu_per_element, 0, 64);
+  num("fwd_smem_kv_read_bytes_per_warp", k.fwd_smem_kv_read_bytes_per_warp, 0, 64);
+  num("fwd_smem_kv_write_bytes", k.fwd_smem_kv_write_bytes, 0, 64);
+  num("fwd_smem_q_read_bytes", k.fwd_smem_q_read_bytes, 0, 64);
   num("bwd_flops_factor", k.bwd_flops_factor, 1, 10);
   num("bwd_pre_bytes_per_q_element", k.bwd_pre_bytes_per_q_element, 0, 256);
   num("bwd_post_bytes_per_q_element", k.bwd_post_bytes_per_q_element, 0, 256);

@@ -59,6 +59,13 @@ struct KernelSpec {
   double fwd_exp_per_element = 1, bwd_exp_per_element = 1;
   double fwd_alu_per_element = 0, bwd_alu_per_element = 0;
   double mask_alu_per_element = 0;  // extra, per element of a tile that straddles the diagonal
+  // The forward's shared-memory traffic per head-dim element of a tile, in bytes: what every warp
+  // reads of each key tile (K and V, when warps split the tile's queries and each multiplies by
+  // the whole key tile), what each key tile costs to write once, and what re-reading the query
+  // tile per key tile costs. Per element of a block_m x block_n tile at head dim d:
+  // d x ((kv_read x warps + kv_write) / block_m + q_read / block_n) bytes (fwd_smem_bytes). 0: no
+  // shared-memory bound.
+  double fwd_smem_kv_read_bytes_per_warp = 0, fwd_smem_kv_write_bytes = 0, fwd_smem_q_read_bytes = 0;
   double bwd_flops_factor = 2.5;    // backward matrix FLOPs / forward (5 products against 2)
   // Memory-bound kernels around the backward (HBM bytes per query element: rows x heads x head_dim).
   double bwd_pre_bytes_per_q_element = 0;
@@ -67,6 +74,8 @@ struct KernelSpec {
   std::optional<SplitKv> fwd_split_kv;  // none: the forward never splits the keys
 
   [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal = false) const;
+  // Shared-memory bytes per element of forward tile `t` (see fwd_smem_kv_read_bytes_per_warp).
+  [[nodiscard]] double fwd_smem_bytes(const KernelTile& t) const noexcept;
   [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
   [[nodiscard]] static KernelSpec load_file(const std::string& path);
   // The kernel NAME of configs/kernels/ (kernels_dir/NAME.json); a missing or malformed name is

@@ -1,7 +1,9 @@
 // Kernel curves: the fit recovers planted flash-family parameters from rows the kernel model
 // itself produced, a held-out shape group is predicted by a fit that never saw it, chart TFLOP/s
 // convert by the benchmark's rule, and FlashAttention-2's split-KV forward follows its heuristic.
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -92,6 +94,61 @@ TEST_CASE("kernel curves recover planted flash parameters and score only held-ou
   }
   CHECK(held / n == Approx(1.0 / 3).margin(0.02));
   CHECK(in / n < held / n);
+}
+
+TEST_CASE("kernel curves recover a planted shared-memory bound from split and unsplit forwards", "[calibration][kernels]") {
+  auto& s = setup();
+  const auto& kernel = *s.impl.kernel_model;
+  models::Profile truth = s.base;
+  truth.attention_efficiency = 0.45;
+  truth.attention_bwd_efficiency = 0.4;
+  truth.cta_overhead_s = 2e-6;
+  truth.shared_memory_efficiency = 0.85;
+  // Head dim 128: 32 heads run the 128-query tile (24 bytes per element: under the matrix unit at
+  // these rates), one head over 1024 queries splits its keys into 64-query tiles (42 bytes: bound).
+  std::vector<KernelRow> rows;
+  auto add = [&](std::int64_t heads, std::int64_t q, std::int64_t k) {
+    for (const bool causal : {false, true})
+      for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd}) {
+        KernelRow r;
+        r.gpu = "H100";
+        r.pass = pass;
+        r.heads = r.kv_heads = heads;
+        r.head_dim = 128;
+        r.q_len = q;
+        r.k_len = k;
+        r.causal = causal;
+        r.group = std::to_string(heads) + "x" + std::to_string(q) + "x" + std::to_string(k);
+        r.seconds = calibration::predict_kernel_row(r, kernel, s.hw, truth);
+        rows.push_back(r);
+      }
+  };
+  for (const std::int64_t n : {1024, 2048, 4096}) add(32, n, n);
+  for (const std::int64_t k : {8192, 16384, 32768}) add(1, 1024, k);
+  const auto rates = models::KernelRates::of(s.hw, truth);
+  REQUIRE(models::flash_fwd_tile(kernel, rates, models::KernelCall{1024, 8192, false, 0, 1, 1, 1, 128}).block_m == 64);
+  models::Profile start = s.base;
+  start.attention_efficiency = 0.3;
+  start.attention_bwd_efficiency = 0.6;
+  start.cta_overhead_s = 0;
+  start.shared_memory_efficiency = 0;  // no bound in the base: the fit starts at the full rate
+  const auto fit = calibration::fit_kernel_curves(rows, kernel, s.hw, start,
+                                                  {"attention_efficiency", "attention_bwd_efficiency", "cta_overhead_s",
+                                                   "shared_memory_efficiency"});
+  CHECK(fit.profile.shared_memory_efficiency == Approx(0.85).epsilon(1e-3));
+  CHECK(fit.profile.attention_efficiency == Approx(0.45).epsilon(1e-3));
+  for (const auto& sc : fit.scores) CHECK(sc.held_out_mape < 1e-3);
+  // The default free list takes the bound for these rows (tiles of 24 and 42 bytes per element at
+  // one head dim), not for rows of one tile shape per head dim (planted: 11 and 24 bytes per 4d FLOPs).
+  const auto names = [](const calibration::KernelCurveFit& f) {
+    std::vector<std::string> n;
+    for (const auto& p : f.parameters) n.push_back(p.name);
+    return n;
+  };
+  const auto by_default = names(calibration::fit_kernel_curves(rows, kernel, s.hw, start));
+  CHECK(std::find(by_default.begin(), by_default.end(), "shared_memory_efficiency") != by_default.end());
+  const auto one_shape = names(calibration::fit_kernel_curves(planted(s.base), kernel, s.hw, s.base));
+  CHECK(std::find(one_shape.begin(), one_shape.end(), "shared_memory_efficiency") == one_shape.end());
 }
 
 TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calibration][kernels][errors]") {

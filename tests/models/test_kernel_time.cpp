@@ -298,6 +298,62 @@ TEST_CASE("the kernel's loops visit the tiles a brute-force walk finds", "[kerne
   }
 }
 
+TEST_CASE("a forward tile lasts at least as long as its shared-memory traffic", "[kernel]") {
+  auto s = toy_spec();
+  s.fwd_smem_kv_read_bytes_per_warp = 4;
+  s.fwd_smem_kv_write_bytes = 4;
+  s.fwd_smem_q_read_bytes = 2;
+  // Tile 16 x 8 of 4 warps at head dim 64: 64 x ((4 x 4 + 4) / 16 + 2 / 8) bytes per element.
+  CHECK(s.fwd_smem_bytes(s.tile(false, 64)) == Approx(96.0).epsilon(1e-12));
+  auto r = toy_rates();
+  // Non-causal: no straddling tiles, whose mask work the bound does not cover.
+  const KernelCall c{512, 2048, false, 0, 8, 8, 1, 64};
+  const double none = flash_fwd_s(s, r, c);
+  // A bound far above the compute rate changes nothing; the backward never reads it.
+  r.smem_bytes_per_s = 1e18;
+  CHECK(flash_fwd_s(s, r, c) == none);
+  // Where the bound binds every tile, the tiles' part of the call scales with 1 / rate: with the
+  // fixed costs removed, halving the rate doubles the call.
+  r.tile_overhead_s = r.cta_overhead_s = r.memory_latency_s = 0;
+  r.smem_bytes_per_s = 0;
+  const double bwd = flash_bwd_s(s, r, c);
+  r.smem_bytes_per_s = 1e9;
+  const double bound = flash_fwd_s(s, r, c);
+  CHECK(bound > none);
+  auto half = r;
+  half.smem_bytes_per_s = 5e8;
+  CHECK(flash_fwd_s(s, half, c) == Approx(2 * bound).epsilon(1e-9));
+  CHECK(flash_bwd_s(s, half, c) == bwd);
+  // Non-increasing in the rate, between the bound and the unbound call.
+  double last = bound;
+  for (double rate : {2e9, 8e9, 3.2e10, 1e12}) {
+    r.smem_bytes_per_s = rate;
+    const double t = flash_fwd_s(s, r, c);
+    CHECK(t <= last);
+    last = t;
+  }
+}
+
+TEST_CASE("FlashAttention-2's split kernel moves more shared-memory bytes per element than its full tile", "[kernel][config]") {
+  const Catalog cat;
+  const auto im = cat.implementation("ring-flash-attn");
+  REQUIRE(im.kernel_model);
+  const auto& k = *im.kernel_model;
+  REQUIRE(k.fwd_split_kv);
+  // Head dim 128: 128 x 64 tile of 4 warps, 128 x (20 / 128 + 2 / 64) = 24 bytes per element; the
+  // split kernel's 64 x 128 of 4 warps, 128 x (20 / 64 + 2 / 128) = 42.
+  CHECK(k.fwd_smem_bytes(k.tile(false, 128)) == Approx(24.0));
+  const auto* split = tile_for(k.fwd_split_kv->tiles, 128);
+  REQUIRE(split);
+  CHECK(k.fwd_smem_bytes(*split) == Approx(42.0));
+  // A call of one head over few query blocks splits and runs the split tile; one of many heads does not.
+  const auto hw = cat.hardware("a800");
+  CHECK(hw.shared_memory_bytes_per_clock_per_sm == 128);
+  const auto r = KernelRates::of(hw, cat.profile("", hw, "ring-flash-attn"));
+  CHECK(flash_fwd_tile(k, r, KernelCall{1024, 16384, false, 0, 1, 1, 1, 128}).block_m == 64);
+  CHECK(flash_fwd_tile(k, r, KernelCall{4096, 4096, false, 0, 32, 32, 1, 128}).block_m == 128);
+}
+
 TEST_CASE("kernel specs load from configs/kernels through an implementation and reject malformed tiles", "[kernel][config]") {
   const Catalog cat;
   const auto im = cat.implementation("ring-flash-attn");
