@@ -359,26 +359,35 @@ void col_tiles(const KernelCall& c, std::int64_t k0, std::int64_t k1, std::int64
 
 namespace {
 
-// The split kernel's tile of a call it splits, and its split count; nullptr when the call runs
-// unsplit (no split kernel, none for its head dim, a varlen call, or enough work unsplit).
-const KernelTile* split_tile(const KernelSpec& s, const KernelRates& r, const KernelCall& c, std::int64_t& splits) {
-  if (!s.fwd_split_kv || c.varlen) return nullptr;
+// How a call it splits runs the split kernel: its tile, the query blocks of block_m rows, the key
+// tiles and the split count. `tile` is nullptr when the call runs unsplit (no split kernel, none
+// for its head dim, a varlen call, or enough work unsplit).
+struct SplitShape {
+  const KernelTile* tile = nullptr;
+  std::int64_t rows = 0, cols = 0, splits = 0;
+};
+
+SplitShape split_shape(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
+  SplitShape out;
+  if (!s.fwd_split_kv || c.varlen) return out;
   const SplitKv& sk = *s.fwd_split_kv;
   const KernelTile* t = tile_for(sk.tiles, c.head_dim);
-  if (!t) return nullptr;
-  splits = sk.splits(c.batch * c.heads * ceil_div(c.q_len, sk.block_m), ceil_div(c.k_len, t->block_n), r.sm_count);
-  return splits > 1 ? t : nullptr;
+  if (!t) return out;
+  out.rows = ceil_div(c.q_len, sk.block_m);
+  out.cols = ceil_div(c.k_len, t->block_n);
+  out.splits = sk.splits(c.batch * c.heads * out.rows, out.cols, r.sm_count);
+  if (out.splits > 1) out.tile = t;
+  return out;
 }
 
 // The split-KV forward (KernelSpec::fwd_split_kv) of a call it splits: one CTA per (query block,
 // split, batch, head), each over its split's share of the key tiles the query block visits.
 // Negative when the call runs unsplit.
 double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
-  std::int64_t splits = 0;
-  const KernelTile* found = split_tile(s, r, c, splits);
-  if (!found) return -1;
-  const KernelTile& t = *found;
-  const std::int64_t rows = ceil_div(c.q_len, s.fwd_split_kv->block_m), cols = ceil_div(c.k_len, t.block_n);
+  const SplitShape shape = split_shape(s, r, c);
+  if (!shape.tile) return -1;
+  const KernelTile& t = *shape.tile;
+  const std::int64_t rows = shape.rows, cols = shape.cols, splits = shape.splits;
   const std::int64_t per = ceil_div(cols, splits);
   const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
@@ -401,8 +410,7 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
 }  // namespace
 
 const KernelTile& flash_fwd_tile(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
-  std::int64_t splits = 0;
-  if (const KernelTile* t = split_tile(s, r, c, splits)) return *t;
+  if (const KernelTile* t = split_shape(s, r, c).tile) return *t;
   return s.tile(false, c.head_dim, c.causal);
 }
 
