@@ -150,6 +150,19 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
         hi = std::max(hi, per_flop);
       }
       if (lo > 0 && hi >= 1.5 * lo) free_names.emplace_back("shared_memory_efficiency");
+      // The backward's tiles change less with the head dim (head dim 32's 128 x 128 tile with V in
+      // registers against 128's 64 x 128: 1.35 x; 64 to 256: 1.17 x). Where backward rows are
+      // timed apart and span a quarter or more, the bound binds on some head dims and not others;
+      // with one head dim it would only trade places with attention_bwd_efficiency.
+      double blo = 0, bhi = 0;
+      for (const auto& r : rows) {
+        if (!split || r.pass != KernelPass::Bwd) continue;
+        const auto& t = spec.tile(true, r.head_dim, r.causal);
+        const double per_flop = spec.bwd_smem_bytes(t) / (4.0 * static_cast<double>(t.max_head_dim) * spec.bwd_flops_factor);
+        blo = blo > 0 ? std::min(blo, per_flop) : per_flop;
+        bhi = std::max(bhi, per_flop);
+      }
+      if (blo > 0 && bhi >= 1.25 * blo) free_names.emplace_back("bwd_shared_memory_efficiency");
     }
     // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
     if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))

@@ -70,7 +70,8 @@ struct KernelCurveFit {
 // softmax_overlap where the rows span two or more head dims, solo_cta_gain where three or more
 // calls launch at most one wave of CTAs, shared_memory_efficiency where the forward rows run tiles
 // whose shared-memory bytes per FLOP differ by half again or more (on hardware that gives its
-// shared-memory rate), and kernel_launch_s where some call lasts under 100 us)
+// shared-memory rate), bwd_shared_memory_efficiency where backward rows timed apart run tiles whose
+// bytes per FLOP differ by a quarter or more, and kernel_launch_s where some call lasts under 100 us)
 // on relative time error. InputError (field "rows") with fewer rows than parameters or
 // fewer than two shape groups (nothing to hold out).
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,

@@ -43,7 +43,8 @@ PROBE_GPUS = "A800=a800,H800=h800,A100=a100-80gb"
 # What another GPU running the same kernel code copies from a kernel fit: the matrix units' and
 # shared memory's efficiencies, the softmax overlap and a lone CTA's gain as they are; the per-CTA and per-launch
 # fixed costs as SM cycles (rescaled by the clocks).
-FLASH_KEEP = "attention_efficiency,attention_bwd_efficiency,softmax_overlap,solo_cta_gain,shared_memory_efficiency"
+FLASH_KEEP = ("attention_efficiency,attention_bwd_efficiency,softmax_overlap,solo_cta_gain,shared_memory_efficiency,"
+              "bwd_shared_memory_efficiency")
 FLASH_KEEP_CYCLES = "cta_overhead_s,kernel_launch_s"
 # The host's time per ring step and call: ring-flash-attention's loop, measured on one host
 # (data/components/host/); YunChang/USP runs the same loop. Other libraries' loops are unmeasured.
@@ -67,6 +68,10 @@ KERNEL_ONLY = {"h100-sxm": ("h100_sdpa_flash.csv", "NVIDIA H100", "h800")}
 # the kernel profile of the same die (the third field), fitted above.
 KERNEL_MIN_S = "5e-4"
 KERNEL_ONLY_FREE = "attention_efficiency,attention_bwd_efficiency,softmax_overlap,cta_overhead_s"
+# FlashAttention-2's rows span head dims 32 to 256, timed forward and backward apart: its backward
+# tiles' shared-memory bytes per FLOP differ by 1.35 x, which tells the backward's shared-memory
+# rate from its matrix unit's (KernelSpec::bwd_smem_bytes; cuDNN's kernels give no warp layout).
+KERNEL_ONLY_FA2_FREE = KERNEL_ONLY_FREE + ",bwd_shared_memory_efficiency"
 # The Hopper kernels, fitted as components on H100 (configs/kernels/): cuDNN's fused attention on this
 # project's measurement (PyTorch SDPA's cuDNN backend, the sm90 wgmma kernels TransformerEngine's
 # FusedAttention runs), timed alone from Python as the FlashAttention-2 rows were, so the same
@@ -186,7 +191,8 @@ def fit_components():
     for hw, (csv_name, gpu, die) in KERNEL_ONLY.items():
         out[hw] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + csv_name, "--as", "%s=%s" % (gpu, hw),
                           "--profile", os.path.join(kfit, "ring-flash-attn", die + ".json"),
-                          "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FREE, "--date", DATE, "--profiles-dir", kfit)
+                          "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FA2_FREE, "--date", DATE,
+                          "--profiles-dir", kfit)
     gpu, hw = CUDNN[1], CUDNN[2]
     out["cudnn"] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + CUDNN[0], "--impl", "te-p2p", "--as",
                            "%s=%s" % (gpu, hw), "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FREE,
@@ -587,11 +593,14 @@ def write_flash(w, comps, text, t1, vl):
     w("per-call constant over all 152 rows it comes to 42 us (fwd 7.0 %, bwd 8.0 % held out), where the H800's")
     w("kernel profile puts a launch at 4.5 us. A ring's back-to-back calls do not pay it, so the fit keeps")
     w("the calls of at least 0.5 ms (where it is under 8 %); what they cannot tell, the launch and a lone")
-    w("CTA's gain (`kernel_launch_s`, `solo_cta_gain`), comes from the H800's kernel profile (the same die):")
+    w("CTA's gain (`kernel_launch_s`, `solo_cta_gain`), comes from the H800's kernel profile (the same die).")
+    w("Its backward rows span head dims 32 to 256, whose tiles move 1.35 x apart in shared-memory bytes per FLOP,")
+    w("so they also tell the backward's shared-memory rate (`bwd_shared_memory_efficiency`, docs/components.md);")
+    w("the A800, H800 and chart rows (one head dim, or 64 to 256 at 1.17 x) cannot, and keep the forward's:")
     w("")
     w("    ringsim calibrate --from-kernels %s/h100_sdpa_flash.csv --as \"NVIDIA H100=h100-sxm\" \\" % KERNELS)
     w("        --profile KFIT/ring-flash-attn/h800.json --min-seconds %s --free %s --profiles-dir KFIT"
-      % (KERNEL_MIN_S, KERNEL_ONLY_FREE))
+      % (KERNEL_MIN_S, KERNEL_ONLY_FA2_FREE))
     w("")
     for hw in KERNEL_ONLY:
         for l in component_lines(comps[hw]):

@@ -171,6 +171,7 @@ void Profile::validate(const std::string& file) const {
   in("kernel_launch_s", kernel_launch_s, 0, 1);
   in("solo_cta_gain", solo_cta_gain, 0, 64);
   in("shared_memory_efficiency", shared_memory_efficiency, 0, 1);
+  in("bwd_shared_memory_efficiency", bwd_shared_memory_efficiency, 0, 1);
   in("softmax_overlap", softmax_overlap, 0, 1);
   in("host_step_s", host_step_s, 0, 1);
   in("host_call_s", host_call_s, 0, 1);

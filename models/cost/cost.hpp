@@ -81,6 +81,10 @@ struct Profile {
   // a forward tile's operand traffic reaches (KernelSpec::fwd_smem_bytes): a tile takes at least
   // its bytes at this rate. 0: no shared-memory bound.
   double shared_memory_efficiency = 0;
+  // The same for a backward tile's traffic (KernelSpec::bwd_smem_bytes), whose loads include
+  // transposed ldmatrix reads and whose P and dS stores leave the accumulators' register layout
+  // (flash_bwd_kernel.h), so it need not reach the forward's rate. 0: the forward's.
+  double bwd_shared_memory_efficiency = 0;
   // How much of a tile's softmax work (exponentials, fp32 operations) runs concurrently with its
   // matrix-unit work: the pipes are separate, and warps of the SM's CTAs interleave. 1: the shorter
   // one is hidden; 0: they add up.

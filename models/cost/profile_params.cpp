@@ -52,6 +52,10 @@ constexpr std::array kParameters{
                      "how much faster than its share of a full SM a CTA runs with fewer CTAs on the SM (0: none)"},
     ProfileParameter{"shared_memory_efficiency", &Profile::shared_memory_efficiency, 0.05, 1, kFamily, kFit, kWhenSet,
                      "fraction of shared-memory bandwidth a forward tile's operand reads and writes reach (0: no bound)"},
+    ProfileParameter{"bwd_shared_memory_efficiency", &Profile::bwd_shared_memory_efficiency, 0.05, 1, kFamily, kFit,
+                     kWhenSet,
+                     "fraction of shared-memory bandwidth a backward tile's operand reads and writes reach (0: the "
+                     "forward's)"},
     ProfileParameter{"softmax_overlap", &Profile::softmax_overlap, 0, 1, kFamily, kFit, kWritten,
                      "fraction of a tile's softmax work (exp, fp32) hidden behind its matrix-unit work"},
     ProfileParameter{"host_step_s", &Profile::host_step_s, 0, 0.01, kFamily, kFit, kWritten,

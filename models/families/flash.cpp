@@ -15,12 +15,13 @@ namespace ringsim::models {
 namespace {
 
 // The kernel-time model's rates (KernelRates::of) and the host's work per ring step and call, per pass.
-constexpr std::array<std::string_view, 10> kFlashParameters{
+constexpr std::array<std::string_view, 11> kFlashParameters{
     "attention_bwd_efficiency",
     "cta_overhead_s",
     "kernel_launch_s",
     "solo_cta_gain",
     "shared_memory_efficiency",
+    "bwd_shared_memory_efficiency",
     "softmax_overlap",
     "host_step_s",
     "host_call_s",

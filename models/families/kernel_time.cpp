@@ -38,7 +38,10 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   r.cta_overhead_s = p.cta_overhead_s;
   r.launch_s = p.kernel_launch_s;
   r.solo_gain = p.solo_cta_gain;
-  r.smem_bytes_per_s = hw.shared_memory_bytes_per_clock_per_sm * hw.sm_clock_hz * p.shared_memory_efficiency;
+  const double smem_peak = hw.shared_memory_bytes_per_clock_per_sm * hw.sm_clock_hz;
+  r.smem_bytes_per_s = smem_peak * p.shared_memory_efficiency;
+  r.bwd_smem_bytes_per_s =
+      smem_peak * (p.bwd_shared_memory_efficiency > 0 ? p.bwd_shared_memory_efficiency : p.shared_memory_efficiency);
   r.softmax_overlap = p.softmax_overlap;
   return r;
 }
@@ -274,14 +277,17 @@ ElementCost element_cost(const KernelSpec& s, const KernelRates& r, std::int64_t
   return e;
 }
 
-// Seconds of one visited element of tile `t`: its compute (`e`), or, for a forward tile, its
-// shared-memory traffic where that takes longer. The matrix unit's operands come through shared
-// memory (ldmatrix), and tiles whose warps each re-read the whole key tile with few queries per
-// warp (the split kernel's 64-query tile, head dim 256's 8 warps) move more bytes per FLOP.
+// Seconds of one visited element of tile `t`: its compute (`e`), or its shared-memory traffic
+// where that takes longer. The matrix unit's operands come through shared memory (ldmatrix), and
+// tiles whose warps each re-read the whole key tile with few queries per warp (the split kernel's
+// 64-query tile, head dim 256's 8 warps) move more bytes per FLOP; the backward's five products
+// move more than the forward's two.
 double visited_element_s(const KernelSpec& s, const KernelRates& r, const KernelTile& t, const ElementCost& e,
                          bool backward) {
-  if (backward || !(r.smem_bytes_per_s > 0)) return e.full;
-  return std::max(e.full, s.fwd_smem_bytes(t) / r.smem_bytes_per_s);
+  const double rate = backward ? r.bwd_smem_bytes_per_s : r.smem_bytes_per_s;
+  const double bytes = backward ? s.bwd_smem_bytes(t) : s.fwd_smem_bytes(t);
+  if (!(rate > 0) || !(bytes > 0)) return e.full;
+  return std::max(e.full, bytes / rate);
 }
 
 // A call's CTAs on the GPU: the greedy list schedule on sm_count x k slots while CTAs remain to

@@ -11,8 +11,8 @@
 // part and per element of the tile: the matrix-unit FLOPs and the softmax's exponentials on the
 // special-function unit and other fp32 operations (separate pipes, partly overlapped:
 // max(matrix, softmax) + (1 - overlap) min(matrix, softmax)), and the element-wise mask on tiles
-// that straddle the causal diagonal; a forward tile lasts at least as long as its shared-memory
-// traffic takes (KernelSpec::fwd_smem_bytes). Fully masked tiles are not visited (the loop bounds skip them).
+// that straddle the causal diagonal; a tile lasts at least as long as its shared-memory
+// traffic takes (KernelSpec::fwd_smem_bytes, bwd_smem_bytes). Fully masked tiles are not visited (the loop bounds skip them).
 // The backward adds its memory-bound pre- and post-processing kernels.
 #include <cstdint>
 #include <string>
@@ -53,6 +53,7 @@ struct KernelRates {
   double launch_s = 0;          // per kernel launch (Profile::kernel_launch_s)
   double solo_gain = 0;         // Profile::solo_cta_gain
   double smem_bytes_per_s = 0;  // per SM, at Profile::shared_memory_efficiency; 0: no bound
+  double bwd_smem_bytes_per_s = 0;  // per SM, at Profile::bwd_shared_memory_efficiency (0: the forward's)
   double softmax_overlap = 0;   // Profile::softmax_overlap
   // Throws InputError when the hardware has no compute units (kernel timing needs them).
   [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);

@@ -37,6 +37,22 @@ std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string&
     t.block_n = count("block_n", 1, 4096);
     t.warps = count("warps", 1, 32);
     t.smem_bytes = count("smem_bytes", 0, 1 << 24);
+    // The warp layout is all or nothing: each atom counts warps along one side of a product, so
+    // it divides the tile's warps.
+    const char* atoms[] = {"atom_m_sdp", "atom_n_dkv", "atom_m_dq"};
+    std::int64_t* slots[] = {&t.atom_m_sdp, &t.atom_n_dkv, &t.atom_m_dq};
+    const bool any = f.find(atoms[0]) || f.find(atoms[1]) || f.find(atoms[2]);
+    for (int a = 0; any && a < 3; ++a) {
+      if (!f.find(atoms[a]))
+        throw InputError(file, 0, here + "." + atoms[a], "expected all of atom_m_sdp, atom_n_dkv, atom_m_dq or none");
+      *slots[a] = count(atoms[a], 1, t.warps);
+      if (t.warps % *slots[a] != 0)
+        throw InputError(file, 0, here + "." + atoms[a], "expected a divisor of warps (" + std::to_string(t.warps) + ")");
+    }
+    if (const auto* v = f.find("v_in_regs")) {
+      if (!v->is_boolean()) throw InputError(file, 0, here + ".v_in_regs", "expected true or false");
+      t.v_in_regs = v->get<bool>();
+    }
     if (!out.empty() && t.max_head_dim <= out.back().max_head_dim)
       throw InputError(file, 0, here + ".max_head_dim", "tile configurations must list increasing max_head_dim");
     out.push_back(t);
@@ -84,6 +100,23 @@ double KernelSpec::fwd_smem_bytes(const KernelTile& t) const noexcept {
   return d * ((fwd_smem_kv_read_bytes_per_warp * static_cast<double>(t.warps) + fwd_smem_kv_write_bytes) /
                   static_cast<double>(t.block_m) +
               fwd_smem_q_read_bytes / static_cast<double>(t.block_n));
+}
+
+double KernelSpec::bwd_smem_bytes(const KernelTile& t) const noexcept {
+  if (!(bwd_smem_element_bytes > 0) || t.atom_m_sdp <= 0 || t.atom_n_dkv <= 0 || t.atom_m_dq <= 0) return 0;
+  const auto d = static_cast<double>(t.max_head_dim), m = static_cast<double>(t.block_m),
+             n = static_cast<double>(t.block_n), w = static_cast<double>(t.warps);
+  const auto am = static_cast<double>(t.atom_m_sdp), an = static_cast<double>(t.atom_n_dkv),
+             aq = static_cast<double>(t.atom_m_dq);
+  // Per tile: Q and dO written (2 M d); S and dP read Q and dO W/aM times over, K and V aM times
+  // over; dV and dK read P^T and dS^T W/aN times over, dO and Q aN times over; dQ reads dS W/aQ
+  // times over and K aQ times over; P and dS written (2 M N).
+  // Per element of the M x N tile: the query side's M x d operands over N, the key side's N x d
+  // over M, the M x N operands P and dS as they are.
+  const double q_side = 2.0 * d * (1.0 + w / am + an) / n;
+  const double kv_side = d * (am + aq + (t.v_in_regs ? 0.0 : am)) / m;
+  const double p_ds = 2.0 + 2.0 * w / an + w / aq;
+  return bwd_smem_element_bytes * (q_side + kv_side + p_ds);
 }
 
 KernelSpec KernelSpec::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
@@ -138,6 +171,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
   num("fwd_smem_kv_read_bytes_per_warp", k.fwd_smem_kv_read_bytes_per_warp, 0, 64);
   num("fwd_smem_kv_write_bytes", k.fwd_smem_kv_write_bytes, 0, 64);
   num("fwd_smem_q_read_bytes", k.fwd_smem_q_read_bytes, 0, 64);
+  num("bwd_smem_element_bytes", k.bwd_smem_element_bytes, 0, 8);
   num("bwd_flops_factor", k.bwd_flops_factor, 1, 10);
   num("bwd_pre_bytes_per_q_element", k.bwd_pre_bytes_per_q_element, 0, 256);
   num("bwd_post_bytes_per_q_element", k.bwd_post_bytes_per_q_element, 0, 256);

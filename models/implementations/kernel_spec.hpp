@@ -20,6 +20,13 @@ struct KernelTile {
   std::int64_t block_n = 0;       // keys per CTA tile
   std::int64_t warps = 4;
   std::int64_t smem_bytes = 0;    // shared memory of one CTA
+  // A backward tile's warps in its matrix products (FlashAttention-2's Flash_bwd_kernel_traits):
+  // along the query rows of S = Q K^T and dP = dO V^T (AtomLayoutMSdP, the rest along the keys),
+  // along the keys of dV = P^T dO and dK = dS^T Q (AtomLayoutNdKV, the rest along the head dim),
+  // along the query rows of dQ = dS K (AtomLayoutMdQ); and whether V stays in registers
+  // (Is_V_in_regs, so dP reads no V from shared memory). 0: not given (no backward bound).
+  std::int64_t atom_m_sdp = 0, atom_n_dkv = 0, atom_m_dq = 0;
+  bool v_in_regs = false;
 };
 
 // A forward that splits the keys of a call over several CTAs per query block when the call alone
@@ -66,6 +73,9 @@ struct KernelSpec {
   // d x ((kv_read x warps + kv_write) / block_m + q_read / block_n) bytes (fwd_smem_bytes). 0: no
   // shared-memory bound.
   double fwd_smem_kv_read_bytes_per_warp = 0, fwd_smem_kv_write_bytes = 0, fwd_smem_q_read_bytes = 0;
+  // The backward's shared-memory traffic follows from its tiles' warp layouts (KernelTile::atom_*)
+  // and the bytes of one operand element (2: fp16/bf16): bwd_smem_bytes. 0: no backward bound.
+  double bwd_smem_element_bytes = 0;
   double bwd_flops_factor = 2.5;    // backward matrix FLOPs / forward (5 products against 2)
   // Memory-bound kernels around the backward (HBM bytes per query element: rows x heads x head_dim).
   double bwd_pre_bytes_per_q_element = 0;
@@ -76,6 +86,13 @@ struct KernelSpec {
   [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal = false) const;
   // Shared-memory bytes per element of forward tile `t` (see fwd_smem_kv_read_bytes_per_warp).
   [[nodiscard]] double fwd_smem_bytes(const KernelTile& t) const noexcept;
+  // Shared-memory bytes per element of backward tile `t`, one head: each of the five products
+  // reads its operands through shared memory, every warp the rows or columns its place in the
+  // warp layout needs; the Q and dO tiles and P and dS are written once. With M = block_m,
+  // N = block_n, W warps, head dim d, e bytes an element and aM, aN, aQ the atoms:
+  // e (2 d (1 + W/aM + aN) / N + d (aM + aQ + (V in registers ? 0 : aM)) / M + 2 + 2 W/aN + W/aQ).
+  // 0 where the kernel or the tile gives no layout.
+  [[nodiscard]] double bwd_smem_bytes(const KernelTile& t) const noexcept;
   [[nodiscard]] static KernelSpec from_json(const nlohmann::json& j, const std::string& file);
   [[nodiscard]] static KernelSpec load_file(const std::string& path);
   // The kernel NAME of configs/kernels/ (kernels_dir/NAME.json); a missing or malformed name is

@@ -31,12 +31,15 @@ Setup& setup() {
   return s;
 }
 
-// Forward and backward rows of several shapes (groups), timed by `truth`.
-std::vector<KernelRow> planted(const models::Profile& truth) {
+// Forward and backward rows of several shapes, timed by `truth`: a group per sequence length, or
+// per length and head dim.
+std::vector<KernelRow> planted(const models::Profile& truth,
+                               const std::vector<std::int64_t>& lengths = {1024, 2048, 4096, 8192, 16384},
+                               const std::vector<std::int64_t>& dims = {64, 128}, bool group_by_dim = false) {
   auto& s = setup();
   std::vector<KernelRow> rows;
-  for (const std::int64_t n : {1024, 2048, 4096, 8192, 16384})
-    for (const std::int64_t d : {64, 128})
+  for (const std::int64_t n : lengths)
+    for (const std::int64_t d : dims)
       for (const bool causal : {false, true})
         for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd}) {
           KernelRow r;
@@ -47,11 +50,20 @@ std::vector<KernelRow> planted(const models::Profile& truth) {
           r.head_dim = d;
           r.q_len = r.k_len = n;
           r.causal = causal;
-          r.group = std::to_string(n);
+          r.group = group_by_dim ? std::to_string(n) + "/" + std::to_string(d) : std::to_string(n);
           r.seconds = calibration::predict_kernel_row(r, *s.impl.kernel_model, s.hw, truth);
           rows.push_back(r);
         }
   return rows;
+}
+
+// The planted matrix-unit rates and per-CTA cost of the shared-memory cases.
+models::Profile bound_truth() {
+  models::Profile truth = setup().base;
+  truth.attention_efficiency = 0.45;
+  truth.attention_bwd_efficiency = 0.4;
+  truth.cta_overhead_s = 2e-6;
+  return truth;
 }
 
 }  // namespace
@@ -63,8 +75,13 @@ TEST_CASE("kernel curves recover planted flash parameters and score only held-ou
   truth.attention_bwd_efficiency = 0.43;
   truth.cta_overhead_s = 3e-6;
   truth.softmax_overlap = 0.35;
+  // The backward at the forward's shared-memory rate, where it stays under the matrix unit's: the
+  // base's own backward rate would bind every backward row and leave attention_bwd_efficiency
+  // untold (the next cases plant the bounds).
+  truth.bwd_shared_memory_efficiency = 0;
   const auto rows = planted(truth);
   models::Profile start = s.base;
+  start.bwd_shared_memory_efficiency = 0;
   start.attention_efficiency = 0.3;
   start.attention_bwd_efficiency = 0.7;
   start.cta_overhead_s = 0;
@@ -99,10 +116,7 @@ TEST_CASE("kernel curves recover planted flash parameters and score only held-ou
 TEST_CASE("kernel curves recover a planted shared-memory bound from split and unsplit forwards", "[calibration][kernels]") {
   auto& s = setup();
   const auto& kernel = *s.impl.kernel_model;
-  models::Profile truth = s.base;
-  truth.attention_efficiency = 0.45;
-  truth.attention_bwd_efficiency = 0.4;
-  truth.cta_overhead_s = 2e-6;
+  models::Profile truth = bound_truth();
   truth.shared_memory_efficiency = 0.85;
   // Head dim 128: 32 heads run the 128-query tile (24 bytes per element: under the matrix unit at
   // these rates), one head over 1024 queries splits its keys into 64-query tiles (42 bytes: bound).
@@ -149,6 +163,60 @@ TEST_CASE("kernel curves recover a planted shared-memory bound from split and un
   CHECK(std::find(by_default.begin(), by_default.end(), "shared_memory_efficiency") != by_default.end());
   const auto one_shape = names(calibration::fit_kernel_curves(planted(s.base), kernel, s.hw, s.base));
   CHECK(std::find(one_shape.begin(), one_shape.end(), "shared_memory_efficiency") == one_shape.end());
+}
+
+TEST_CASE("kernel curves recover a planted backward shared-memory bound from head dims 32 to 256", "[calibration][kernels]") {
+  auto& s = setup();
+  const auto& kernel = *s.impl.kernel_model;
+  models::Profile truth = bound_truth();
+  // The backward's bytes per FLOP: head dim 32's tile 27 / 320, 64's 42 / 640, 128's 80 / 1280,
+  // 256's 188 / 2560. A shared-memory rate of 1/16 of the matrix unit's FLOP rate binds some head
+  // dims and not others (the softmax's share of a tile moves where).
+  const double flops = s.hw.peak_flops_per_s(truth.attention_precision) / static_cast<double>(s.hw.sm_count) *
+                       truth.attention_bwd_efficiency;
+  truth.bwd_shared_memory_efficiency = flops / 16 / (s.hw.shared_memory_bytes_per_clock_per_sm * s.hw.sm_clock_hz);
+  REQUIRE(truth.bwd_shared_memory_efficiency > 0.05);
+  REQUIRE(truth.bwd_shared_memory_efficiency < 1);
+  const auto rows = planted(truth, {2048, 4096, 8192}, {32, 64, 128, 256}, true);
+  // The bound is planted where it matters: some backward rows slower for it, others not.
+  auto unbound = truth;
+  unbound.bwd_shared_memory_efficiency = 1;
+  int slower = 0, same = 0;
+  for (const auto& r : rows) {
+    if (r.pass != KernelPass::Bwd) continue;
+    const double t = calibration::predict_kernel_row(r, kernel, s.hw, unbound);
+    (t < 0.999 * r.seconds ? slower : same) += 1;
+  }
+  REQUIRE(slower > 0);
+  REQUIRE(same > 0);
+  models::Profile start = s.base;
+  start.attention_efficiency = 0.3;
+  start.attention_bwd_efficiency = 0.6;
+  start.cta_overhead_s = 0;
+  start.bwd_shared_memory_efficiency = 0;
+  const std::vector<std::string> free{"attention_efficiency", "attention_bwd_efficiency", "cta_overhead_s",
+                                      "bwd_shared_memory_efficiency"};
+  const auto fit = calibration::fit_kernel_curves(rows, kernel, s.hw, start, free);
+  CHECK(fit.profile.bwd_shared_memory_efficiency == Approx(truth.bwd_shared_memory_efficiency).epsilon(1e-3));
+  CHECK(fit.profile.attention_bwd_efficiency == Approx(0.4).epsilon(1e-3));
+  for (const auto& sc : fit.scores) CHECK(sc.held_out_mape < 1e-3);
+  // The default free list takes it for these rows (1.35 x apart), not for head dims 64 and 128
+  // alone (planted: 42 / 640 against 80 / 1280, 1.05 x) nor without backward rows timed apart.
+  const auto has = [&](const std::vector<KernelRow>& rs) {
+    const auto f = calibration::fit_kernel_curves(rs, kernel, s.hw, start);
+    return std::any_of(f.parameters.begin(), f.parameters.end(),
+                       [](const auto& p) { return p.name == "bwd_shared_memory_efficiency"; });
+  };
+  CHECK(has(rows));
+  CHECK_FALSE(has(planted(s.base)));
+  std::vector<KernelRow> together;
+  for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
+    auto r = rows[i];
+    r.pass = KernelPass::FwdBwd;
+    r.seconds = rows[i].seconds + rows[i + 1].seconds;
+    together.push_back(r);
+  }
+  CHECK_FALSE(has(together));
 }
 
 TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calibration][kernels][errors]") {

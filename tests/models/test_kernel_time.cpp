@@ -385,4 +385,118 @@ TEST_CASE("kernel specs load from configs/kernels through an implementation and 
   bad = j;
   bad.erase("sources");  // a kernel cites its code
   CHECK_THROWS_WITH(KernelSpec::from_json(bad, "f.json"), Catch::Contains("cite"));
+  // A backward warp layout is all three atoms, each a divisor of the tile's warps.
+  auto laid = j;
+  laid["bwd_tiles"][0]["atom_m_sdp"] = 2;
+  laid["bwd_tiles"][0]["atom_n_dkv"] = 4;
+  laid["bwd_tiles"][0]["atom_m_dq"] = 1;
+  laid["bwd_tiles"][0]["v_in_regs"] = true;
+  const auto ok = KernelSpec::from_json(laid, "f.json");
+  CHECK(ok.bwd_tiles[0].atom_m_sdp == 2);
+  CHECK(ok.bwd_tiles[0].v_in_regs);
+  CHECK(ok.bwd_smem_bytes(ok.bwd_tiles[0]) == 0);  // no element bytes: no backward bound
+  bad = laid;
+  bad["bwd_tiles"][0].erase("atom_m_dq");
+  try {
+    (void)KernelSpec::from_json(bad, "f.json");
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "bwd_tiles[0].atom_m_dq");
+  }
+  bad = laid;
+  bad["bwd_tiles"][0]["atom_n_dkv"] = 3;
+  CHECK_THROWS_WITH(KernelSpec::from_json(bad, "f.json"), Catch::Contains("divisor"));
+  bad = laid;
+  bad["bwd_tiles"][0]["v_in_regs"] = 1;
+  CHECK_THROWS_WITH(KernelSpec::from_json(bad, "f.json"), Catch::Contains("true or false"));
+}
+
+namespace {
+
+// Oracle for KernelSpec::bwd_smem_bytes: every warp of the layout reads, element by element, the
+// rows of each product's two operands that its output block needs, over the whole reduction; the
+// Q and dO tiles and P and dS are written once. Bytes per element of the tile.
+double enumerated_bwd_smem_bytes(const KernelTile& t, double element_bytes) {
+  const std::int64_t m = t.block_m, n = t.block_n, d = t.max_head_dim, w = t.warps;
+  // C (rows x cols) = A (rows x red) B (cols x red)^T with `along` warps along the rows.
+  const auto product = [&](std::int64_t rows, std::int64_t cols, std::int64_t red, std::int64_t along, bool b_read) {
+    std::int64_t bytes = 0;
+    const std::int64_t across = w / along;
+    for (std::int64_t wr = 0; wr < along; ++wr)
+      for (std::int64_t wc = 0; wc < across; ++wc) {
+        for (std::int64_t i = wr * rows / along; i < (wr + 1) * rows / along; ++i)
+          for (std::int64_t k = 0; k < red; ++k) ++bytes;  // A's row i
+        if (b_read)
+          for (std::int64_t j = wc * cols / across; j < (wc + 1) * cols / across; ++j)
+            for (std::int64_t k = 0; k < red; ++k) ++bytes;  // B's row j
+      }
+    return bytes;
+  };
+  std::int64_t elements = 2 * m * d + 2 * m * n;                       // Q, dO; P, dS written
+  elements += product(m, n, d, t.atom_m_sdp, true);                    // S = Q K^T
+  elements += product(m, n, d, t.atom_m_sdp, !t.v_in_regs);            // dP = dO V^T
+  elements += 2 * product(n, d, m, t.atom_n_dkv, true);                // dV = P^T dO, dK = dS^T Q
+  elements += product(m, d, n, t.atom_m_dq, true);                     // dQ = dS K
+  return element_bytes * static_cast<double>(elements) / static_cast<double>(m * n);
+}
+
+}  // namespace
+
+TEST_CASE("a backward tile's shared-memory bytes match its warps' reads, element by element", "[kernel][config]") {
+  const Catalog cat;
+  const auto im = cat.implementation("ring-flash-attn");
+  REQUIRE(im.kernel_model);
+  const auto& k = *im.kernel_model;
+  REQUIRE(k.bwd_smem_element_bytes == 2);
+  for (const auto& t : k.bwd_tiles) {
+    INFO("head dim " << t.max_head_dim);
+    REQUIRE(t.atom_m_sdp > 0);
+    CHECK(k.bwd_smem_bytes(t) == Approx(enumerated_bwd_smem_bytes(t, 2)).epsilon(1e-12));
+  }
+  // Hand-counted: head dim 32 (128 x 128, 4/4/4, V in registers) 27 bytes per element; 128
+  // (64 x 128, 2/4/2) 80; 256 (64 x 64, 4/2/2) 188.
+  CHECK(k.bwd_smem_bytes(k.tile(true, 32)) == Approx(27.0));
+  CHECK(k.bwd_smem_bytes(k.tile(true, 128)) == Approx(80.0));
+  CHECK(k.bwd_smem_bytes(k.tile(true, 256)) == Approx(188.0));
+}
+
+TEST_CASE("a backward tile lasts at least as long as its shared-memory traffic, at the forward's rate unless set", "[kernel]") {
+  auto s = toy_spec();
+  auto& t = s.bwd_tiles[0];  // 8 x 16, 8 warps, head dim 128
+  t.atom_m_sdp = 2;
+  t.atom_n_dkv = 4;
+  t.atom_m_dq = 2;
+  s.bwd_smem_element_bytes = 2;
+  CHECK(s.bwd_smem_bytes(t) == Approx(enumerated_bwd_smem_bytes(t, 2)));
+  auto r = toy_rates();
+  r.tile_overhead_s = r.cta_overhead_s = r.memory_latency_s = 0;
+  const KernelCall c{512, 2048, false, 0, 8, 8, 1, 128};
+  const double none = flash_bwd_s(s, r, c), fwd = flash_fwd_s(s, r, c);
+  r.bwd_smem_bytes_per_s = 1e18;  // far above the compute rate: no change
+  CHECK(flash_bwd_s(s, r, c) == none);
+  r.bwd_smem_bytes_per_s = 1e9;
+  const double bound = flash_bwd_s(s, r, c);
+  CHECK(bound > none);
+  CHECK(flash_fwd_s(s, r, c) == fwd);  // the forward reads its own rate
+  auto half = r;
+  half.bwd_smem_bytes_per_s = 5e8;
+  // Bound on every tile: the tiles' part doubles; the pre- and post-processing kernels do not.
+  const double fixed = flash_bwd_s(s, [&] {
+    auto z = r;
+    z.bwd_flops_per_s = z.exp_per_s = z.alu_per_s = 1e30;
+    z.bwd_smem_bytes_per_s = 1e30;
+    return z;
+  }(), c);
+  CHECK(flash_bwd_s(s, half, c) - fixed == Approx(2 * (bound - fixed)).epsilon(1e-9));
+  // Through a profile: 0 takes the forward's efficiency, a value its own.
+  const Catalog cat;
+  const auto hw = cat.hardware("h100-sxm");
+  const double peak = hw.shared_memory_bytes_per_clock_per_sm * hw.sm_clock_hz;
+  REQUIRE(peak > 0);
+  Profile p;
+  p.shared_memory_efficiency = 0.8;
+  CHECK(KernelRates::of(hw, p).bwd_smem_bytes_per_s == Approx(0.8 * peak));
+  p.bwd_shared_memory_efficiency = 0.6;
+  CHECK(KernelRates::of(hw, p).bwd_smem_bytes_per_s == Approx(0.6 * peak));
+  CHECK(KernelRates::of(hw, p).smem_bytes_per_s == Approx(0.8 * peak));
 }
