@@ -141,28 +141,26 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     // kernel's 64-query tile against the 128-query one; head dim 256's 8 warps against 64's 4) tell
     // the shared-memory bound from the matrix unit's.
     if (hw.shared_memory_bytes_per_clock_per_sm > 0) {
-      double lo = 0, hi = 0;
-      for (const auto& r : rows) {
-        if (r.pass == KernelPass::Bwd) continue;
-        const auto& t = models::flash_fwd_tile(spec, rates, call_of(r));
-        const double per_flop = spec.fwd_smem_bytes(t) / (4.0 * static_cast<double>(t.max_head_dim));
-        lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
-        hi = std::max(hi, per_flop);
-      }
-      if (lo > 0 && hi >= 1.5 * lo) free_names.emplace_back("shared_memory_efficiency");
+      // Whether the shared-memory bytes per matrix FLOP of the tiles the rows of one pass run
+      // reach `factor` times their smallest (false without such rows).
+      const auto spread_reaches = [&](bool backward, double factor) {
+        double lo = 0, hi = 0;
+        for (const auto& r : rows) {
+          if (backward ? r.pass != KernelPass::Bwd : r.pass == KernelPass::Bwd) continue;
+          const auto& t = backward ? spec.tile(true, r.head_dim, r.causal) : models::flash_fwd_tile(spec, rates, call_of(r));
+          const double flops = 4.0 * static_cast<double>(t.max_head_dim) * (backward ? spec.bwd_flops_factor : 1.0);
+          const double per_flop = (backward ? spec.bwd_smem_bytes(t) : spec.fwd_smem_bytes(t)) / flops;
+          lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
+          hi = std::max(hi, per_flop);
+        }
+        return lo > 0 && hi >= factor * lo;
+      };
+      if (spread_reaches(false, 1.5)) free_names.emplace_back("shared_memory_efficiency");
       // The backward's tiles change less with the head dim (head dim 32's 128 x 128 tile with V in
       // registers against 128's 64 x 128: 1.35 x; 64 to 256: 1.17 x). Where backward rows are
       // timed apart and span a quarter or more, the bound binds on some head dims and not others;
       // with one head dim it would only trade places with attention_bwd_efficiency.
-      double blo = 0, bhi = 0;
-      for (const auto& r : rows) {
-        if (!split || r.pass != KernelPass::Bwd) continue;
-        const auto& t = spec.tile(true, r.head_dim, r.causal);
-        const double per_flop = spec.bwd_smem_bytes(t) / (4.0 * static_cast<double>(t.max_head_dim) * spec.bwd_flops_factor);
-        blo = blo > 0 ? std::min(blo, per_flop) : per_flop;
-        bhi = std::max(bhi, per_flop);
-      }
-      if (blo > 0 && bhi >= 1.25 * blo) free_names.emplace_back("bwd_shared_memory_efficiency");
+      if (split && spread_reaches(true, 1.25)) free_names.emplace_back("bwd_shared_memory_efficiency");
     }
     // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
     if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
