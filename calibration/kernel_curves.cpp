@@ -132,7 +132,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     const auto rates = models::KernelRates::of(hw, base);
     const auto one_wave = [&](const KernelRow& r) {
       const bool backward = r.pass == KernelPass::Bwd;
-      const auto& t = spec.tile(backward, r.head_dim, r.causal);
+      const auto& t = spec.tile(backward, r.head_dim, r.causal, rates.device);
       const std::int64_t blocks = backward ? (r.k_len + t.block_n - 1) / t.block_n : (r.q_len + t.block_m - 1) / t.block_m;
       return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
     };
@@ -147,7 +147,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
         double lo = 0, hi = 0;
         for (const auto& r : rows) {
           if (backward ? r.pass != KernelPass::Bwd : r.pass == KernelPass::Bwd) continue;
-          const auto& t = backward ? spec.tile(true, r.head_dim, r.causal) : models::flash_fwd_tile(spec, rates, call_of(r));
+          const auto& t = backward ? spec.tile(true, r.head_dim, r.causal, rates.device) : models::flash_fwd_tile(spec, rates, call_of(r));
           const double flops = 4.0 * static_cast<double>(t.max_head_dim) * (backward ? spec.bwd_flops_factor : 1.0);
           const double per_flop = (backward ? spec.bwd_smem_bytes(t) : spec.fwd_smem_bytes(t)) / flops;
           lo = lo > 0 ? std::min(lo, per_flop) : per_flop;

@@ -185,7 +185,24 @@ def hardware(root, name):
     cu = j["compute_units"]
     return dict(config=name, sm=int(cu["sm_count"]["value"]), peak=float(j["peak_flops_per_s"]["bf16"]["value"]),
                 hbm=float(j["hbm_bandwidth_bytes_per_s"]["value"]), regs=int(cu["registers_per_sm"]["value"]),
-                smem=int(cu["shared_memory_per_sm_bytes"]["value"]))
+                smem=int(cu["shared_memory_per_sm_bytes"]["value"]),
+                smem_block=int(cu.get("shared_memory_per_block_bytes", cu["shared_memory_per_sm_bytes"])["value"]),
+                cc=round(float(cu["compute_capability"]["value"]) * 10) if "compute_capability" in cu else 0)
+
+
+def tile_holds(when, hw, causal):
+    """Whether a tile's launch-code branch ("when" in configs/kernels) holds on this GPU and mask, as
+    models/implementations/kernel_spec.cpp TileWhen::holds reads it."""
+    if "causal" in when and when["causal"] != causal:
+        return False
+    cc = hw["cc"]
+    if "compute_capability_at_least" in when and not (cc and cc >= round(when["compute_capability_at_least"] * 10)):
+        return False
+    if "compute_capability_below" in when and not (cc and cc < round(when["compute_capability_below"] * 10)):
+        return False
+    if "smem_per_block_at_least" in when and not hw["smem_block"] >= when["smem_per_block_at_least"]:
+        return False
+    return not ("smem_per_sm_below" in when and not hw["smem"] < when["smem_per_sm_below"])
 
 
 # The A800 SXM4 80GB is the A100 80GB SXM4 die with NVLink cut to 400 GB/s (NVIDIA A800 datasheet):
@@ -228,7 +245,7 @@ class Kernel:
         """(Br, Bc, CTAs per SM)."""
         if self.family == "flash-attn-2":
             for t in self.spec["bwd_tiles" if backward else "fwd_tiles"]:
-                if d <= t["max_head_dim"]:
+                if d <= t["max_head_dim"] and tile_holds(t.get("when", {}), self.hw, causal):
                     by_regs = self.hw["regs"] // (t["warps"] * 32 * self.regs_per_thread)
                     by_smem = self.hw["smem"] // t["smem_bytes"] if t["smem_bytes"] else by_regs
                     return t["block_m"], t["block_n"], max(1, min(by_regs, by_smem))

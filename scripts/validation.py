@@ -70,8 +70,10 @@ KERNEL_MIN_S = "5e-4"
 KERNEL_ONLY_FREE = "attention_efficiency,attention_bwd_efficiency,softmax_overlap,cta_overhead_s"
 # FlashAttention-2's rows span head dims 32 to 256, timed forward and backward apart: its backward
 # tiles' shared-memory bytes per FLOP differ by 1.35 x, which tells the backward's shared-memory
-# rate from its matrix unit's (KernelSpec::bwd_smem_bytes; cuDNN's kernels give no warp layout).
-KERNEL_ONLY_FA2_FREE = KERNEL_ONLY_FREE + ",bwd_shared_memory_efficiency"
+# rate from its matrix unit's (KernelSpec::bwd_smem_bytes; cuDNN's kernels give no warp layout), and
+# its forward tiles' by 2 x (head dim 32's 128 x 128 against 256's 64 x 64, the tile Hopper runs),
+# which tells the forward's (KernelSpec::fwd_smem_bytes).
+KERNEL_ONLY_FA2_FREE = KERNEL_ONLY_FREE + ",bwd_shared_memory_efficiency,shared_memory_efficiency"
 # The Hopper kernels, fitted as components on H100 (configs/kernels/): cuDNN's fused attention on this
 # project's measurement (PyTorch SDPA's cuDNN backend, the sm90 wgmma kernels TransformerEngine's
 # FusedAttention runs), timed alone from Python as the FlashAttention-2 rows were, so the same
@@ -595,8 +597,11 @@ def write_flash(w, comps, text, t1, vl):
     w("the calls of at least 0.5 ms (where it is under 8 %); what they cannot tell, the launch and a lone")
     w("CTA's gain (`kernel_launch_s`, `solo_cta_gain`), comes from the H800's kernel profile (the same die).")
     w("Its backward rows span head dims 32 to 256, whose tiles move 1.35 x apart in shared-memory bytes per FLOP,")
-    w("so they also tell the backward's shared-memory rate (`bwd_shared_memory_efficiency`, docs/components.md);")
-    w("the A800, H800 and chart rows (one head dim, or 64 to 256 at 1.17 x) cannot, and keep the forward's:")
+    w("so they also tell the backward's shared-memory rate (`bwd_shared_memory_efficiency`, docs/components.md),")
+    w("and its forward tiles 2 x apart (head dim 32's 128 x 128 against 256's 64 x 64, the tile the launch code")
+    w("picks where an SM holds two of them) tell the forward's (`shared_memory_efficiency`) instead of the H800's;")
+    w("the A800, H800 and chart rows (one head dim, or backward tiles 64 to 256 at 1.17 x) cannot tell the")
+    w("backward's, which keeps the forward's rate there:")
     w("")
     w("    ringsim calibrate --from-kernels %s/h100_sdpa_flash.csv --as \"NVIDIA H100=h100-sxm\" \\" % KERNELS)
     w("        --profile KFIT/ring-flash-attn/h800.json --min-seconds %s --free %s --profiles-dir KFIT"

@@ -26,6 +26,7 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   r.sm_count = hw.sm_count;
   r.registers_per_sm = hw.registers_per_sm;
   r.shared_memory_per_sm_bytes = hw.shared_memory_per_sm_bytes;
+  r.device = {hw.compute_capability, hw.shared_memory_per_block_bytes, hw.shared_memory_per_sm_bytes};
   const double peak = hw.peak_flops_per_s(p.attention_precision) / sm;
   r.fwd_flops_per_s = peak * p.attention_efficiency;
   r.bwd_flops_per_s = peak * (p.attention_bwd_efficiency > 0 ? p.attention_bwd_efficiency : p.attention_efficiency);
@@ -377,7 +378,7 @@ SplitShape split_shape(const KernelSpec& s, const KernelRates& r, const KernelCa
   SplitShape out;
   if (!s.fwd_split_kv || c.varlen) return out;
   const SplitKv& sk = *s.fwd_split_kv;
-  const KernelTile* t = tile_for(sk.tiles, c.head_dim);
+  const KernelTile* t = tile_for(sk.tiles, c.head_dim, c.causal, r.device);
   if (!t) return out;
   out.rows = ceil_div(c.q_len, sk.block_m);
   out.cols = ceil_div(c.k_len, t->block_n);
@@ -417,14 +418,14 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
 
 const KernelTile& flash_fwd_tile(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (const KernelTile* t = split_shape(s, r, c).tile) return *t;
-  return s.tile(false, c.head_dim, c.causal);
+  return s.tile(false, c.head_dim, c.causal, r.device);
 }
 
 double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
   // The split forward launches its combine kernel too.
   if (const double split = split_fwd_s(s, r, c); split >= 0) return split + static_cast<double>(s.fwd_launches + 1) * r.launch_s;
-  const KernelTile& t = s.tile(false, c.head_dim, c.causal);
+  const KernelTile& t = s.tile(false, c.head_dim, c.causal, r.device);
   const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
   const std::int64_t rows = ceil_div(c.q_len, t.block_m);
@@ -440,7 +441,7 @@ double flash_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
 
 double flash_bwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
   if (c.q_len <= 0 || c.k_len <= 0) return 0;
-  const KernelTile& t = s.tile(true, c.head_dim);
+  const KernelTile& t = s.tile(true, c.head_dim, c.causal, r.device);
   const TileCosts cost(s, r, t, true);  // its fill: K and V, then the first Q and dO tiles
   const std::int64_t k = ctas_per_sm(s, t, r);
   const std::int64_t cols = ceil_div(c.k_len, t.block_n);
@@ -461,8 +462,8 @@ KernelTime flash_call_time(const KernelSpec& s, const KernelRates& r, const Kern
   t.fwd_s = flash_fwd_s(s, r, c);
   t.bwd_s = flash_bwd_s(s, r, c);
   if (c.q_len > 0 && c.k_len > 0) {
-    t.fwd_ctas = ceil_div(c.q_len, s.tile(false, c.head_dim, c.causal).block_m) * c.batch * c.heads;
-    t.bwd_ctas = ceil_div(c.k_len, s.tile(true, c.head_dim).block_n) * c.batch * c.heads;
+    t.fwd_ctas = ceil_div(c.q_len, s.tile(false, c.head_dim, c.causal, r.device).block_m) * c.batch * c.heads;
+    t.bwd_ctas = ceil_div(c.k_len, s.tile(true, c.head_dim, c.causal, r.device).block_n) * c.batch * c.heads;
   }
   return t;
 }
@@ -472,7 +473,7 @@ KernelTime flash_varlen_time(const KernelSpec& s, const KernelRates& r, const Va
   if (w.q_len <= 0 || w.k_len <= 0 || !(w.visited_elements > 0)) return out;
   auto pass = [&](bool backward, std::int64_t& ctas_out) {
     // Packed documents are causal within each document: the causal tiles.
-    const KernelTile& t = s.tile(backward, w.head_dim, true);
+    const KernelTile& t = s.tile(backward, w.head_dim, true, r.device);
     const ElementCost e = element_cost(s, r, t.max_head_dim, backward);
     const double area = static_cast<double>(t.block_m * t.block_n);
     const std::int64_t ctas = ceil_div(backward ? w.k_len : w.q_len, backward ? t.block_n : t.block_m);

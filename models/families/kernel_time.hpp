@@ -42,6 +42,7 @@ struct KernelRates {
   std::int64_t sm_count = 1;
   std::int64_t registers_per_sm = 65536;
   std::int64_t shared_memory_per_sm_bytes = 0;
+  TileDevice device;            // what the launch code picks tiles by (KernelSpec::tile)
   double fwd_flops_per_s = 0;   // matrix unit, per SM, at the profile's efficiency
   double bwd_flops_per_s = 0;
   double exp_per_s = 0;         // special-function unit, per SM

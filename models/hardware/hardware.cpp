@@ -88,6 +88,11 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
     h.sm_clock_hz = f.sourced_in("compute_units.sm_clock_hz", 1e6, 1e11);
     h.sfu_ops_per_clock_per_sm = f.sourced_in("compute_units.sfu_ops_per_clock_per_sm", 1, 1e6);
     h.shared_memory_per_sm_bytes = f.count_sourced("compute_units.shared_memory_per_sm_bytes", 1, std::int64_t{1} << 40);
+    h.shared_memory_per_block_bytes = h.shared_memory_per_sm_bytes;
+    if (f.optional_sourced("compute_units.shared_memory_per_block_bytes")) {
+      h.shared_memory_per_block_bytes =
+          f.count_sourced("compute_units.shared_memory_per_block_bytes", 1, h.shared_memory_per_sm_bytes);
+    }
     h.registers_per_sm = f.count_sourced("compute_units.registers_per_sm", 1, std::int64_t{1} << 40);
     if (const auto b = f.optional_sourced_in("compute_units.shared_memory_bytes_per_clock_per_sm", 1, 1e5))
       h.shared_memory_bytes_per_clock_per_sm = *b;

@@ -48,6 +48,10 @@ struct Hardware {
   double sm_clock_hz = 0;
   double sfu_ops_per_clock_per_sm = 0;
   std::int64_t shared_memory_per_sm_bytes = 0;
+  // The most shared memory one CTA may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin: 1 KB
+  // below the SM's on NVIDIA parts, which the runtime keeps per CTA). Launch code picks tiles by
+  // it (FlashAttention-2's backward). The file's shared_memory_per_sm_bytes where it gives none.
+  std::int64_t shared_memory_per_block_bytes = 0;
   // Shared-memory bytes an SM serves per clock (32 banks x 4 bytes on NVIDIA GPUs); 0 where the
   // file gives none: no shared-memory bound on kernel tiles.
   double shared_memory_bytes_per_clock_per_sm = 0;

@@ -13,6 +13,44 @@ namespace ringsim::models {
 
 namespace {
 
+TileWhen when_from(const nlohmann::json& j, const std::string& file, const std::string& at) {
+  if (!j.is_object() || j.empty())
+    throw InputError(file, 0, at, "expected an object of conditions (causal, compute_capability_at_least, "
+                                  "compute_capability_below, smem_per_block_at_least, smem_per_sm_below)");
+  JsonFields f(j, file);
+  TileWhen w;
+  if (const auto* c = f.find("causal")) {
+    if (!c->is_boolean()) throw InputError(file, 0, at + ".causal", "expected true or false");
+    w.causal = c->get<bool>();
+  }
+  auto capability = [&](const char* key, std::int64_t& out) {
+    const auto v = f.optional_number(key);
+    if (!v) return;
+    if (!(*v >= 1 && *v < 100)) throw InputError(file, 0, at + "." + key, "expected a compute capability in [1, 100)");
+    out = static_cast<std::int64_t>(std::lround(*v * 10));
+  };
+  capability("compute_capability_at_least", w.compute_capability_at_least);
+  capability("compute_capability_below", w.compute_capability_below);
+  auto bytes = [&](const char* key, std::int64_t& out) {
+    const auto v = f.optional_number(key);
+    if (!v) return;
+    if (!(*v >= 1 && *v <= static_cast<double>(1 << 24)) || *v != std::floor(*v))
+      throw InputError(file, 0, at + "." + key, "expected bytes, an integer in [1, 16777216]");
+    out = static_cast<std::int64_t>(*v);
+  };
+  bytes("smem_per_block_at_least", w.smem_per_block_at_least);
+  bytes("smem_per_sm_below", w.smem_per_sm_below);
+  try {
+    f.reject_unread("kernel file's tile condition");
+  } catch (const InputError& e) {
+    throw e.with_field(at + "." + e.field());
+  }
+  if (w.compute_capability_at_least && w.compute_capability_below &&
+      w.compute_capability_below <= w.compute_capability_at_least)
+    throw InputError(file, 0, at + ".compute_capability_below", "expected more than compute_capability_at_least");
+  return w;
+}
+
 std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string& file, const std::string& at) {
   if (!arr.is_array() || arr.empty()) throw InputError(file, 0, at, "expected a non-empty array of tile configurations");
   std::vector<KernelTile> out;
@@ -53,10 +91,25 @@ std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string&
       if (!v->is_boolean()) throw InputError(file, 0, here + ".v_in_regs", "expected true or false");
       t.v_in_regs = v->get<bool>();
     }
-    if (!out.empty() && t.max_head_dim <= out.back().max_head_dim)
+    if (const auto* w = f.find("when")) t.when = when_from(*w, file, here + ".when");
+    try {
+      f.reject_unread("kernel file's tile");
+    } catch (const InputError& e) {
+      throw e.with_field(here + "." + e.field());
+    }
+    // A head dim's branches come before its last tile, which has none: every GPU and mask finds a
+    // tile for every head dim up to the largest, as the launch code's else does.
+    if (!out.empty() && out.back().when.any() && t.max_head_dim != out.back().max_head_dim)
+      throw InputError(file, 0, here + ".max_head_dim",
+                       "expected another tile of head dim " + std::to_string(out.back().max_head_dim) +
+                           " after one with \"when\" (the last tile of a head dim has no \"when\")");
+    if (!out.empty() && !out.back().when.any() && t.max_head_dim <= out.back().max_head_dim)
       throw InputError(file, 0, here + ".max_head_dim", "tile configurations must list increasing max_head_dim");
     out.push_back(t);
   }
+  if (out.back().when.any())
+    throw InputError(file, 0, at + "[" + std::to_string(arr.size() - 1) + "].when",
+                     "the last tile of a head dim has no \"when\" (the launch code's else)");
   return out;
 }
 
@@ -81,15 +134,25 @@ std::int64_t SplitKv::splits(std::int64_t work, std::int64_t key_blocks, std::in
   return 1;
 }
 
-const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim) noexcept {
+bool TileWhen::holds(const TileDevice& d, bool is_causal) const noexcept {
+  // An unknown figure (0) meets no condition on it: the tile of the launch code's else.
+  const auto at_least = [](std::int64_t have, std::int64_t need) { return need == 0 || (have > 0 && have >= need); };
+  const auto below = [](std::int64_t have, std::int64_t bound) { return bound == 0 || (have > 0 && have < bound); };
+  return (!causal || *causal == is_causal) && at_least(d.compute_capability, compute_capability_at_least) &&
+         below(d.compute_capability, compute_capability_below) && at_least(d.smem_per_block_bytes, smem_per_block_at_least) &&
+         below(d.smem_per_sm_bytes, smem_per_sm_below);
+}
+
+const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim, bool causal,
+                           const TileDevice& device) noexcept {
   for (const auto& t : tiles)
-    if (head_dim <= t.max_head_dim) return &t;
+    if (head_dim <= t.max_head_dim && t.when.holds(device, causal)) return &t;
   return nullptr;
 }
 
-const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim, bool causal) const {
-  const auto& v = backward ? bwd_tiles : (causal && !fwd_causal_tiles.empty() ? fwd_causal_tiles : fwd_tiles);
-  if (const auto* t = tile_for(v, head_dim)) return *t;
+const KernelTile& KernelSpec::tile(bool backward, std::int64_t head_dim, bool causal, const TileDevice& device) const {
+  const auto& v = backward ? bwd_tiles : fwd_tiles;
+  if (const auto* t = tile_for(v, head_dim, causal, device)) return *t;
   throw InputError({}, 0, "head_dim",
                    "kernel " + name + " has no " + (backward ? "backward" : "forward") + " tile for head dim " +
                        std::to_string(head_dim) + " (it supports up to " + std::to_string(v.back().max_head_dim) + ")");
@@ -146,14 +209,10 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
   k.description = located("description", [&] { return f.string("description"); });
   k.notes = located("notes", [&] { return f.string_or("notes", ""); });
   k.sources = code_sources_from_json(f.find("sources"), file, "a kernel");
-  k.fwd_tiles = tiles_from(j.contains("fwd_tiles") ? j["fwd_tiles"] : nlohmann::json(), file, "fwd_tiles");
-  k.bwd_tiles = tiles_from(j.contains("bwd_tiles") ? j["bwd_tiles"] : nlohmann::json(), file, "bwd_tiles");
-  if (j.contains("fwd_causal_tiles")) {
-    k.fwd_causal_tiles = tiles_from(j["fwd_causal_tiles"], file, "fwd_causal_tiles");
-    if (k.fwd_causal_tiles.back().max_head_dim != k.fwd_tiles.back().max_head_dim)
-      throw InputError(file, 0, "fwd_causal_tiles", "expected the head dims of fwd_tiles (up to " +
-                                                        std::to_string(k.fwd_tiles.back().max_head_dim) + ")");
-  }
+  const auto* fwd = f.find("fwd_tiles");
+  const auto* bwd = f.find("bwd_tiles");
+  k.fwd_tiles = tiles_from(fwd ? *fwd : nlohmann::json(), file, "fwd_tiles");
+  k.bwd_tiles = tiles_from(bwd ? *bwd : nlohmann::json(), file, "bwd_tiles");
   auto num = [&](const char* key, double& out, double lo, double hi) {
     const auto v = located(key, [&] { return f.optional_number(key); });
     if (!v) return;
@@ -200,6 +259,7 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
         throw InputError(file, 0, "fwd_split_kv.tiles", "every split tile has block_m = fwd_split_kv.block_m");
     k.fwd_split_kv = std::move(s);
   }
+  f.reject_unread("kernel file");
   k.registers_per_thread = static_cast<std::int64_t>(regs);
   k.fwd_launches = static_cast<std::int64_t>(fl);
   k.bwd_launches = static_cast<std::int64_t>(bl);

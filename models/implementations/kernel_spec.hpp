@@ -13,6 +13,30 @@
 
 namespace ringsim::models {
 
+// What a launch code asks of the GPU when it picks a tile: its compute capability and the
+// shared memory a CTA may opt in to and an SM holds (cudaDevAttrMaxSharedMemoryPerBlockOptin,
+// cudaDevAttrMaxSharedMemoryPerMultiprocessor). 0: unknown, which no condition on it meets.
+struct TileDevice {
+  std::int64_t compute_capability = 0;  // x 10 (89 for 8.9), as Hardware::compute_capability
+  std::int64_t smem_per_block_bytes = 0;
+  std::int64_t smem_per_sm_bytes = 0;
+};
+
+// The branch of the launch code a tile sits in ("when" of a tile in configs/kernels): the tile
+// is picked where every condition given holds. FlashAttention-2's run_mha_fwd_hdim128 picks by
+// is_sm8x (compute capability 8.1 to 8.9) and the mask, its backward by the shared memory a
+// CTA may use. Unset fields (nullopt, 0) do not constrain.
+struct TileWhen {
+  std::optional<bool> causal;
+  std::int64_t compute_capability_at_least = 0, compute_capability_below = 0;  // x 10
+  std::int64_t smem_per_block_at_least = 0, smem_per_sm_below = 0;
+  [[nodiscard]] bool any() const noexcept {
+    return causal || compute_capability_at_least || compute_capability_below || smem_per_block_at_least ||
+           smem_per_sm_below;
+  }
+  [[nodiscard]] bool holds(const TileDevice& d, bool is_causal) const noexcept;
+};
+
 // One CTA tile configuration of a kernel's launch code.
 struct KernelTile {
   std::int64_t max_head_dim = 0;  // used for head dims up to this one (the first that fits)
@@ -27,6 +51,7 @@ struct KernelTile {
   // (Is_V_in_regs, so dP reads no V from shared memory). 0: not given (no backward bound).
   std::int64_t atom_m_sdp = 0, atom_n_dkv = 0, atom_m_dq = 0;
   bool v_in_regs = false;
+  TileWhen when;  // on which GPUs and masks: the first tile of a head dim whose `when` holds
 };
 
 // A forward that splits the keys of a call over several CTAs per query block when the call alone
@@ -46,8 +71,10 @@ struct SplitKv {
   [[nodiscard]] std::int64_t splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const;
 };
 
-// The first of `tiles` (in launch-code order) whose max_head_dim covers `head_dim`; nullptr if none.
-[[nodiscard]] const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim) noexcept;
+// The first of `tiles` (in launch-code order) whose max_head_dim covers `head_dim` and whose
+// `when` holds on `device` under the mask; nullptr if none.
+[[nodiscard]] const KernelTile* tile_for(const std::vector<KernelTile>& tiles, std::int64_t head_dim, bool causal,
+                                         const TileDevice& device) noexcept;
 
 // What one flash-attention kernel does, read from its code (configs/kernels/NAME.json; an
 // implementation names the kernel it calls in "kernel_model").
@@ -56,10 +83,9 @@ struct KernelSpec {
   std::string description;
   std::vector<CodeSource> sources;  // where each figure was read
   std::string notes;
-  std::vector<KernelTile> fwd_tiles, bwd_tiles;  // in the launch code's order
-  // The forward's tiles under a causal mask where the launch code picks others (FlashAttention-3's
-  // head dim 128: 128 keys causal, 176 full); empty: fwd_tiles.
-  std::vector<KernelTile> fwd_causal_tiles;
+  // In the launch code's order; a head dim's branches (KernelTile::when) before its last tile,
+  // which has none (the launch code's else).
+  std::vector<KernelTile> fwd_tiles, bwd_tiles;
   std::int64_t registers_per_thread = 255;
   // Per element of a visited tile (one head): exponentials (special-function unit) and other fp32
   // operations (max, scale, sum, conversions; FMA counted once), forward and backward.
@@ -83,7 +109,10 @@ struct KernelSpec {
   std::int64_t fwd_launches = 1, bwd_launches = 1;
   std::optional<SplitKv> fwd_split_kv;  // none: the forward never splits the keys
 
-  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal = false) const;
+  // The tile the launch code runs for `head_dim` on `device` under the mask; throws InputError
+  // past the largest head dim.
+  [[nodiscard]] const KernelTile& tile(bool backward, std::int64_t head_dim, bool causal,
+                                       const TileDevice& device) const;
   // Shared-memory bytes per element of forward tile `t` (see fwd_smem_kv_read_bytes_per_warp).
   [[nodiscard]] double fwd_smem_bytes(const KernelTile& t) const noexcept;
   // Shared-memory bytes per element of backward tile `t`, one head: each of the five products

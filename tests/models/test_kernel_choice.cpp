@@ -1,7 +1,8 @@
 // Which attention kernel a library calls on which GPU (Implementation::kernel_for, from its
-// backend selection by compute capability) and the Hopper kernels' specs: a resolved scenario
-// times the kernel its GPU runs, FlashAttention-3's causal tile is the one its launch code picks,
-// and malformed choices are refused with the field that is wrong.
+// backend selection by compute capability) and which tile a kernel runs there (KernelSpec::tile,
+// the launch code's branches by GPU and mask): a resolved scenario times the kernel its GPU runs,
+// FlashAttention-3's causal tile and FlashAttention-2's per-GPU tiles are the ones their launch
+// code picks, and malformed choices are refused with the field that is wrong.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -67,18 +68,26 @@ TEST_CASE("a resolved scenario times the kernel its GPU runs", "[kernel][impl]")
 TEST_CASE("FlashAttention-3 picks its causal tile and holds one CTA per SM", "[kernel][config]") {
   const Catalog cat;
   const auto spec = KernelSpec::load_file(cat.root() + "/configs/kernels/flash-attn-3.json");
-  CHECK(spec.tile(false, 128, false).block_n == 176);
-  CHECK(spec.tile(false, 128, true).block_n == 128);
-  CHECK(spec.tile(false, 64, true).block_m == 192);
-  CHECK(spec.tile(true, 128, true).block_n == 128);  // the backward has no causal variant
-  CHECK_THROWS_AS(spec.tile(true, 256), InputError);  // no head-dim-256 backward at that commit
   const auto hw = cat.hardware("h100-sxm");
   const auto rates = KernelRates::of(hw, cat.spec_profile(hw, "ring-flash-attn"));
-  for (const std::int64_t d : {64, 128, 256}) CHECK(ctas_per_sm(spec, spec.tile(false, d), rates) == 1);
-  // Oracle: a causal call equals the same call of a kernel whose forward tiles are the causal ones.
+  const TileDevice& dev = rates.device;
+  CHECK(spec.tile(false, 128, false, dev).block_n == 176);
+  CHECK(spec.tile(false, 128, true, dev).block_n == 128);
+  CHECK(spec.tile(false, 64, true, dev).block_m == 192);
+  CHECK(spec.tile(true, 128, true, dev).block_n == 128);  // the backward has no causal variant
+  CHECK_THROWS_AS(spec.tile(true, 256, false, dev), InputError);  // no head-dim-256 backward at that commit
+  for (const std::int64_t d : {64, 128, 256}) CHECK(ctas_per_sm(spec, spec.tile(false, d, false, dev), rates) == 1);
+  // Oracle: a causal call equals the same call of a kernel whose forward tiles are the causal
+  // branches alone, with no conditions left.
   KernelSpec causal_only = spec;
-  causal_only.fwd_tiles = spec.fwd_causal_tiles;
-  causal_only.fwd_causal_tiles.clear();
+  causal_only.fwd_tiles.clear();
+  for (const auto& t : spec.fwd_tiles) {
+    if (!causal_only.fwd_tiles.empty() && causal_only.fwd_tiles.back().max_head_dim == t.max_head_dim) continue;
+    if (t.when.any() && t.when.causal != std::optional<bool>(true)) continue;
+    causal_only.fwd_tiles.push_back(t);
+    causal_only.fwd_tiles.back().when = {};
+  }
+  REQUIRE(causal_only.fwd_tiles.size() == 3);
   const KernelCall c{16384, 16384, true, 0, 16, 16, 1, 128};
   CHECK(flash_fwd_s(spec, rates, c) == Approx(flash_fwd_s(causal_only, rates, c)).epsilon(1e-12));
   KernelCall full = c;
@@ -86,7 +95,82 @@ TEST_CASE("FlashAttention-3 picks its causal tile and holds one CTA per SM", "[k
   CHECK(flash_fwd_s(spec, rates, full) != Approx(flash_fwd_s(causal_only, rates, full)).epsilon(1e-6));
 }
 
-TEST_CASE("a malformed kernel choice or causal tile list is refused with its field", "[kernel][config][errors]") {
+TEST_CASE("FlashAttention-2 runs the tiles its launch code picks on each GPU", "[kernel][config]") {
+  const Catalog cat;
+  const auto spec = KernelSpec::load_file(cat.root() + "/configs/kernels/flash-attn-2.json");
+  const auto device = [&](const std::string& name) {
+    const auto hw = cat.hardware(name);
+    return KernelRates::of(hw, cat.spec_profile(hw, "ring-flash-attn"));
+  };
+  const auto a100 = device("a100-80gb"), h100 = device("h100-sxm"), l20 = device("l20");
+  // Head dim 256 forward: 128 x 64 of 8 warps where a CTA may take 128 KB and an SM holds less
+  // than two 96 KB tiles (A100); 64 x 64 of 4 warps, two per SM, on H100; 64 x 64 on L20 (99 KB).
+  CHECK(spec.tile(false, 256, true, a100.device).block_m == 128);
+  CHECK(spec.tile(false, 256, true, a100.device).warps == 8);
+  const auto& h256 = spec.tile(false, 256, true, h100.device);
+  CHECK(h256.block_m == 64);
+  CHECK(ctas_per_sm(spec, h256, h100) == 2);
+  CHECK(spec.tile(false, 256, false, l20.device).block_m == 64);
+  // sm89: head dim 128 runs 128 x 32 full (two 48 KB CTAs per SM) and 64 x 64 causal.
+  const auto& l_full = spec.tile(false, 128, false, l20.device);
+  CHECK(l_full.block_n == 32);
+  CHECK(ctas_per_sm(spec, l_full, l20) == 2);
+  CHECK(spec.tile(false, 128, true, l20.device).block_m == 64);
+  CHECK(spec.tile(false, 128, true, l20.device).block_n == 64);
+  for (const auto* r : {&a100, &h100}) {
+    CHECK(spec.tile(false, 128, true, r->device).block_n == 64);
+    CHECK(spec.tile(false, 128, true, r->device).block_m == 128);
+  }
+  // Backward head dim 128: 64 x 128 (2/4/2) at >= 144 KB per CTA, 64 x 64 with V in registers below.
+  CHECK(spec.tile(true, 128, false, a100.device).block_n == 128);
+  CHECK(spec.tile(true, 128, false, h100.device).atom_m_dq == 2);
+  const auto& l_bwd = spec.tile(true, 128, true, l20.device);
+  CHECK(l_bwd.block_n == 64);
+  CHECK(l_bwd.v_in_regs);
+  // Head dim 256: double-buffered on H100 (176 KB), not on A100, 64 x 32 on sm89.
+  CHECK(spec.tile(true, 256, false, h100.device).smem_bytes == 180224);
+  CHECK(spec.tile(true, 256, false, a100.device).smem_bytes == 147456);
+  CHECK(spec.tile(true, 256, false, l20.device).block_n == 32);
+  // A GPU the file says nothing of takes every head dim's last tile (the launch code's else).
+  CHECK(spec.tile(false, 256, true, TileDevice{}).block_m == 64);
+  CHECK(spec.tile(false, 128, false, TileDevice{}).block_n == 64);
+  CHECK(spec.tile(true, 64, false, TileDevice{}).block_m == 64);
+}
+
+TEST_CASE("no FlashAttention-2 tile asks for more shared memory than its GPU gives a CTA, and each is kernel_traits.h's size",
+          "[kernel][config]") {
+  const Catalog cat;
+  const auto spec = KernelSpec::load_file(cat.root() + "/configs/kernels/flash-attn-2.json");
+  // kernel_traits.h: the forward holds Q, K and V tiles; the backward Q and dO (3 buffers, 2
+  // without double buffering), K, V, dS and P, or with V in registers max(K V, half of it + dS + P).
+  for (const auto& t : spec.fwd_tiles) {
+    INFO("forward head dim " << t.max_head_dim << " " << t.block_m << " x " << t.block_n);
+    CHECK(t.smem_bytes == (t.block_m + 2 * t.block_n) * t.max_head_dim * 2);
+  }
+  for (const auto& t : spec.bwd_tiles) {
+    INFO("backward head dim " << t.max_head_dim << " " << t.block_m << " x " << t.block_n);
+    const std::int64_t kv = t.block_n * t.max_head_dim * 4, pds = 2 * t.block_m * t.block_n * 2;
+    const std::int64_t rest = t.v_in_regs ? std::max(kv, kv / 2 + pds) : kv + pds;
+    const std::int64_t buffered = t.block_m * t.max_head_dim * 2 * 3 + rest, single = t.block_m * t.max_head_dim * 2 * 2 + rest;
+    CHECK((t.smem_bytes == buffered || t.smem_bytes == single));
+  }
+  // Property over every catalog NVIDIA GPU, head dim and mask: the tile picked launches there.
+  for (const auto& name : cat.hardware_names()) {
+    const auto hw = cat.hardware(name);
+    if (hw.compute_capability == 0) continue;
+    const auto rates = KernelRates::of(hw, cat.spec_profile(hw, "ring-flash-attn"));
+    for (std::int64_t d = 8; d <= 256; d += 8)
+      for (const bool causal : {false, true})
+        for (const bool backward : {false, true}) {
+          const auto& t = spec.tile(backward, d, causal, rates.device);
+          INFO(name << " head dim " << d << (backward ? " backward" : " forward") << (causal ? " causal" : " full"));
+          CHECK(t.smem_bytes <= hw.shared_memory_per_block_bytes);
+          CHECK(t.max_head_dim >= d);
+        }
+  }
+}
+
+TEST_CASE("a malformed kernel choice or tile condition is refused with its field", "[kernel][config][errors]") {
   const Catalog cat;
   nlohmann::json te = nlohmann::json::parse(R"({"name": "x", "description": "d", "maturity": "production", "kernel": "flash", "hardware_kinds": ["gpu"],
     "layouts": ["zigzag"], "masks": ["causal"], "strategies": ["ring"], "precisions": ["bf16"],
@@ -119,13 +203,46 @@ TEST_CASE("a malformed kernel choice or causal tile list is refused with its fie
                       {"sources", {{{"repo", "o/r"}, {"path", "k.cu"}, {"commit", std::string(40, 'a')}, {"what", "tiles"}}}},
                       {"fwd_tiles", {{{"max_head_dim", 128}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}},
                       {"bwd_tiles", {{{"max_head_dim", 128}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}}}}};
-  k["fwd_causal_tiles"] = {{{"max_head_dim", 64}, {"block_m", 64}, {"block_n", 32}, {"warps", 4}, {"smem_bytes", 0}}};
-  try {
-    (void)KernelSpec::from_json(k, "k.json");
-    FAIL("expected InputError");
-  } catch (const InputError& e) {
-    CHECK(e.field() == "fwd_causal_tiles");  // covers fewer head dims than the forward
-  }
-  k["fwd_causal_tiles"][0]["max_head_dim"] = 128;
-  CHECK(KernelSpec::from_json(k, "k.json").tile(false, 100, true).block_n == 32);
+  // A tile's launch-code branch: known conditions only, a fallback after every branch.
+  auto expect_kernel_field = [&](const nlohmann::json& bad, const std::string& field) {
+    try {
+      (void)KernelSpec::from_json(bad, "k.json");
+      FAIL("expected InputError");
+    } catch (const InputError& e) {
+      CHECK(e.file() == "k.json");
+      CHECK(e.field() == field);
+    }
+  };
+  const nlohmann::json fallback = {{"max_head_dim", 128}, {"block_m", 64}, {"block_n", 64}, {"warps", 4}, {"smem_bytes", 0}};
+  auto branched = k;
+  branched["fwd_tiles"] = {fallback, fallback};
+  branched["fwd_tiles"][0]["block_n"] = 32;
+  branched["fwd_tiles"][0]["when"] = {{"causal", true}, {"smem_per_block_at_least", 65536}};
+  const auto spec = KernelSpec::from_json(branched, "k.json");
+  CHECK(spec.tile(false, 100, true, TileDevice{80, 65536, 65536}).block_n == 32);
+  CHECK(spec.tile(false, 100, false, TileDevice{80, 65536, 65536}).block_n == 64);
+  CHECK(spec.tile(false, 100, true, TileDevice{80, 65535, 65536}).block_n == 64);
+  auto bad = branched;
+  bad["fwd_tiles"][0]["when"] = {{"cuda", 9}};
+  expect_kernel_field(bad, "fwd_tiles[0].when.cuda");
+  bad["fwd_tiles"][0]["when"] = nlohmann::json::object();
+  expect_kernel_field(bad, "fwd_tiles[0].when");
+  bad["fwd_tiles"][0]["when"] = {{"causal", 1}};
+  expect_kernel_field(bad, "fwd_tiles[0].when.causal");
+  bad["fwd_tiles"][0]["when"] = {{"compute_capability_at_least", 9.0}, {"compute_capability_below", 8.0}};
+  expect_kernel_field(bad, "fwd_tiles[0].when.compute_capability_below");
+  bad["fwd_tiles"][0]["when"] = {{"smem_per_sm_below", 0.5}};
+  expect_kernel_field(bad, "fwd_tiles[0].when.smem_per_sm_below");
+  bad = branched;
+  bad["fwd_tiles"][1]["max_head_dim"] = 256;  // the branch of head dim 128 has no fallback
+  expect_kernel_field(bad, "fwd_tiles[1].max_head_dim");
+  bad = branched;
+  bad["fwd_tiles"].erase(1);  // the last tile is a branch
+  expect_kernel_field(bad, "fwd_tiles[0].when");
+  bad = branched;
+  bad["fwd_tiles"][1]["blok_n"] = 32;
+  expect_kernel_field(bad, "fwd_tiles[1].blok_n");
+  bad = k;
+  bad["fwd_causal_tiles"] = k["fwd_tiles"];  // the mask is a tile's condition, not a list of its own
+  expect_kernel_field(bad, "fwd_causal_tiles");
 }

@@ -304,7 +304,7 @@ TEST_CASE("a forward tile lasts at least as long as its shared-memory traffic", 
   s.fwd_smem_kv_write_bytes = 4;
   s.fwd_smem_q_read_bytes = 2;
   // Tile 16 x 8 of 4 warps at head dim 64: 64 x ((4 x 4 + 4) / 16 + 2 / 8) bytes per element.
-  CHECK(s.fwd_smem_bytes(s.tile(false, 64)) == Approx(96.0).epsilon(1e-12));
+  CHECK(s.fwd_smem_bytes(s.tile(false, 64, false, {})) == Approx(96.0).epsilon(1e-12));
   auto r = toy_rates();
   // Non-causal: no straddling tiles, whose mask work the bound does not cover.
   const KernelCall c{512, 2048, false, 0, 8, 8, 1, 64};
@@ -342,8 +342,8 @@ TEST_CASE("FlashAttention-2's split kernel moves more shared-memory bytes per el
   REQUIRE(k.fwd_split_kv);
   // Head dim 128: 128 x 64 tile of 4 warps, 128 x (20 / 128 + 2 / 64) = 24 bytes per element; the
   // split kernel's 64 x 128 of 4 warps, 128 x (20 / 64 + 2 / 128) = 42.
-  CHECK(k.fwd_smem_bytes(k.tile(false, 128)) == Approx(24.0));
-  const auto* split = tile_for(k.fwd_split_kv->tiles, 128);
+  CHECK(k.fwd_smem_bytes(k.tile(false, 128, false, {})) == Approx(24.0));
+  const auto* split = tile_for(k.fwd_split_kv->tiles, 128, false, {});
   REQUIRE(split);
   CHECK(k.fwd_smem_bytes(*split) == Approx(42.0));
   // A call of one head over few query blocks splits and runs the split tile; one of many heads does not.
@@ -358,10 +358,11 @@ TEST_CASE("kernel specs load from configs/kernels through an implementation and 
   const Catalog cat;
   const auto im = cat.implementation("ring-flash-attn");
   REQUIRE(im.kernel_model);
-  CHECK(im.kernel_model->tile(false, 128).block_m == 128);
-  CHECK(im.kernel_model->tile(false, 128).block_n == 64);
-  CHECK(im.kernel_model->tile(true, 128).block_m == 64);
-  CHECK(im.kernel_model->tile(false, 100).max_head_dim == 128);  // head dim 100 runs as 128
+  const TileDevice a100{80, 166912, 167936};
+  CHECK(im.kernel_model->tile(false, 128, false, a100).block_m == 128);
+  CHECK(im.kernel_model->tile(false, 128, false, a100).block_n == 64);
+  CHECK(im.kernel_model->tile(true, 128, false, a100).block_m == 64);
+  CHECK(im.kernel_model->tile(false, 100, false, a100).max_head_dim == 128);  // head dim 100 runs as 128
   CHECK(im.kernel_model->name == "flash-attn-2");
   CHECK_FALSE(im.kernel_model->sources.empty());
   nlohmann::json j = {{"name", "k"},
@@ -453,11 +454,12 @@ TEST_CASE("a backward tile's shared-memory bytes match its warps' reads, element
     REQUIRE(t.atom_m_sdp > 0);
     CHECK(k.bwd_smem_bytes(t) == Approx(enumerated_bwd_smem_bytes(t, 2)).epsilon(1e-12));
   }
-  // Hand-counted: head dim 32 (128 x 128, 4/4/4, V in registers) 27 bytes per element; 128
-  // (64 x 128, 2/4/2) 80; 256 (64 x 64, 4/2/2) 188.
-  CHECK(k.bwd_smem_bytes(k.tile(true, 32)) == Approx(27.0));
-  CHECK(k.bwd_smem_bytes(k.tile(true, 128)) == Approx(80.0));
-  CHECK(k.bwd_smem_bytes(k.tile(true, 256)) == Approx(188.0));
+  // Hand-counted on a GPU of >= 176 KB per CTA (H100): head dim 32 (128 x 128, 4/4/4, V in
+  // registers) 27 bytes per element; 128 (64 x 128, 2/4/2) 80; 256 (64 x 64, 4/2/2) 188.
+  const TileDevice hopper{90, 232448, 233472};
+  CHECK(k.bwd_smem_bytes(k.tile(true, 32, false, hopper)) == Approx(27.0));
+  CHECK(k.bwd_smem_bytes(k.tile(true, 128, false, hopper)) == Approx(80.0));
+  CHECK(k.bwd_smem_bytes(k.tile(true, 256, false, hopper)) == Approx(188.0));
 }
 
 TEST_CASE("a backward tile lasts at least as long as its shared-memory traffic, at the forward's rate unless set", "[kernel]") {
