@@ -150,6 +150,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
           const auto& t = backward ? spec.tile(true, r.head_dim, r.causal, rates.device) : models::flash_fwd_tile(spec, rates, call_of(r));
           const double flops = 4.0 * static_cast<double>(t.max_head_dim) * (backward ? spec.bwd_flops_factor : 1.0);
           const double per_flop = (backward ? spec.bwd_smem_bytes(t) : spec.fwd_smem_bytes(t)) / flops;
+          if (!(per_flop > 0)) continue;  // a tile without a bound (no warp layout) tells no rate
           lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
           hi = std::max(hi, per_flop);
         }

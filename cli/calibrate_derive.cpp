@@ -12,6 +12,7 @@
 #include "calibration/tables.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "models/cost/profile_params.hpp"
 #include "models/io/error.hpp"
 
 namespace ringsim::cli {
@@ -89,17 +90,25 @@ int calibrate_derive(const cxxopts::ParseResult& a, const models::Catalog& catal
   }
   std::string kept;
   std::map<std::string, double> scale;  // each copied parameter: target value / source value
+  // A parameter whose 0 means "none" (the backward's shared-memory rate: the forward's) is named
+  // as unset where the source leaves it so: copying a 0 copies no measured figure.
+  const auto name_of = [&](const std::string& n, double v, const char* how) {
+    const auto* d = models::find_profile_parameter(n);
+    return n + (d && d->zero_is_none && v == 0 ? std::string(" (unset there, so unset here)") : std::string(how));
+  };
   for (const auto& n : names_in(a, "keep")) {
-    calibration::set_parameter(p, n, calibration::get_parameter(source, n));
-    kept += (kept.empty() ? "" : ", ") + n;
+    const double v = calibration::get_parameter(source, n);
+    calibration::set_parameter(p, n, v);
+    kept += (kept.empty() ? "" : ", ") + name_of(n, v, "");
     scale[n] = 1.0;
   }
   for (const auto& n : names_in(a, "keep-cycles")) {
     if (!(source_hw.sm_clock_hz > 0 && target_hw.sm_clock_hz > 0))
       throw InputError({}, 0, "keep-cycles", "both GPUs need an SM clock (compute_units.sm_clock_hz)");
     scale[n] = source_hw.sm_clock_hz / target_hw.sm_clock_hz;
-    calibration::set_parameter(p, n, calibration::get_parameter(source, n) * scale[n]);
-    kept += (kept.empty() ? "" : ", ") + n + " (same cycles)";
+    const double v = calibration::get_parameter(source, n);
+    calibration::set_parameter(p, n, v * scale[n]);
+    kept += (kept.empty() ? "" : ", ") + name_of(n, v, " (same cycles)");
   }
   p.validate(source_ref);
   p.provenance.calibrated = false;

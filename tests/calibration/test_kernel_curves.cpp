@@ -217,6 +217,16 @@ TEST_CASE("kernel curves recover a planted backward shared-memory bound from hea
     together.push_back(r);
   }
   CHECK_FALSE(has(together));
+  // A tile without a warp layout has no bound and tells no rate: the spread is that of the tiles
+  // that have one, whichever order the rows come in (head dim 64's tile stripped of its layout,
+  // rows from 128 down to 32: 80 / 1280 against 27 / 320, 1.35 x).
+  auto partial = kernel;
+  for (auto& t : partial.bwd_tiles)
+    if (t.max_head_dim == 64) t.atom_m_sdp = t.atom_n_dkv = t.atom_m_dq = 0;
+  const auto descending = planted(truth, {2048, 4096, 8192}, {128, 64, 32}, true);
+  const auto f = calibration::fit_kernel_curves(descending, partial, s.hw, start);
+  CHECK(std::any_of(f.parameters.begin(), f.parameters.end(),
+                    [](const auto& p) { return p.name == "bwd_shared_memory_efficiency"; }));
 }
 
 TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calibration][kernels][errors]") {

@@ -75,6 +75,15 @@ TEST_CASE("calibrate: a derived profile's interval is the measured error of copy
   const auto p2 = run(predict + dir.file("h100b.json"));
   REQUIRE(p2.code == 0);
   CHECK(p2.out.find("no prediction interval") != std::string::npos);
+  // A parameter whose 0 means none, left unset by the source, is named as unset, not as copied.
+  const double source_bwd_smem = json_number(source_text, "bwd_shared_memory_efficiency");
+  REQUIRE((std::isnan(source_bwd_smem) || source_bwd_smem == 0));  // absent: written only when set
+  const auto d3 = run("calibrate --derive-from " + source + " --hardware h100-sxm" + keep +
+                      ",bwd_shared_memory_efficiency -o " + dir.file("h100c.json"));
+  REQUIRE(d3.code == 0);
+  const auto notes = read_file(dir.file("h100c.json"));
+  CHECK(notes.find("bwd_shared_memory_efficiency (unset there, so unset here)") != std::string::npos);
+  CHECK(notes.find("softmax_overlap (unset") == std::string::npos);
 }
 
 TEST_CASE("calibrate --from-nccl-tests: one hop per run, written into a links file that keeps the other hop",
