@@ -23,8 +23,16 @@ TileWhen when_from(const nlohmann::json& j, const std::string& file, const std::
     if (!c->is_boolean()) throw InputError(file, 0, at + ".causal", "expected true or false");
     w.causal = c->get<bool>();
   }
+  // A value of the wrong type is named at its place in the file, as the range checks below are.
+  const auto number = [&](const char* key) {
+    try {
+      return f.optional_number(key);
+    } catch (const InputError& e) {
+      throw InputError(file, 0, at + "." + key, e.message());
+    }
+  };
   auto capability = [&](const char* key, std::int64_t& out) {
-    const auto v = f.optional_number(key);
+    const auto v = number(key);
     if (!v) return;
     if (!(*v >= 1 && *v < 100)) throw InputError(file, 0, at + "." + key, "expected a compute capability in [1, 100)");
     out = static_cast<std::int64_t>(std::lround(*v * 10));
@@ -32,7 +40,7 @@ TileWhen when_from(const nlohmann::json& j, const std::string& file, const std::
   capability("compute_capability_at_least", w.compute_capability_at_least);
   capability("compute_capability_below", w.compute_capability_below);
   auto bytes = [&](const char* key, std::int64_t& out) {
-    const auto v = f.optional_number(key);
+    const auto v = number(key);
     if (!v) return;
     if (!(*v >= 1 && *v <= static_cast<double>(1 << 24)) || *v != std::floor(*v))
       throw InputError(file, 0, at + "." + key, "expected bytes, an integer in [1, 16777216]");

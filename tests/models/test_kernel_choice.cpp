@@ -233,6 +233,8 @@ TEST_CASE("a malformed kernel choice or tile condition is refused with its field
   expect_kernel_field(bad, "fwd_tiles[0].when.compute_capability_below");
   bad["fwd_tiles"][0]["when"] = {{"smem_per_sm_below", 0.5}};
   expect_kernel_field(bad, "fwd_tiles[0].when.smem_per_sm_below");
+  bad["fwd_tiles"][0]["when"] = {{"compute_capability_at_least", "8.6"}};
+  expect_kernel_field(bad, "fwd_tiles[0].when.compute_capability_at_least");
   bad = branched;
   bad["fwd_tiles"][1]["max_head_dim"] = 256;  // the branch of head dim 128 has no fallback
   expect_kernel_field(bad, "fwd_tiles[1].max_head_dim");
