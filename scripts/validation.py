@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 import fit_collective_host as collective_host
+import t1_consistency as consistency
 import ringsim_util as util
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -742,11 +743,23 @@ def write_flash(w, comps, text, t1, vl):
     w("  one) about 0.09 ms each (fitted below), so these rows come out %s to %s (USP's host was faster than" % (pct(min(short)), pct(max(short))))
     w("  the campaign's VM; without host terms they were 75-83 % fast).")
     w("- **USP T1, 4k tokens per GPU**: predicted %s to %s. Measured 2-2.5 ms per step for 34 MB, i.e. 15-17" % (pct(min(mid)), pct(max(mid))))
-    w("  GB/s per hop, where the probed NVLink ring of an 8 x A100 node moves 213 GB/s; the times grow linearly")
-    w("  with tokens from 1k to 4k, as a transfer-bound ring does, and the host's 0.73 ms per step is far below.")
-    w("  A hop staged through host memory (NCCL without peer-to-peer: a DGX/HGX A100 node's PCIe Gen4 x16")
-    w("  switch uplink shared by two GPUs, 15.75 GB/s) would explain it (docs/components.md), but nothing in")
-    w("  the table says its machine ran without peer-to-peer, so the catalog keeps the probed NVLink hop.")
+    w("  GB/s per hop, where the probed NVLink ring of an 8 x A100 node moves 213 GB/s. A hop staged through")
+    w("  host memory would explain these ring rows alone (docs/components.md), but not the same table's")
+    w("  Ulysses-only rows: their all-to-alls are NCCL's grouped sends and receives, the ring's transport.")
+    w("  Bounds from the table, the A100 link probes and the A800 kernel profile only, nothing modelled")
+    w("  beyond a call lasting at least its transfers plus its kernel and at most those plus the 8K call")
+    w("  (`python3 scripts/t1_consistency.py`):")
+    w("")
+    for line in consistency.report_lines():
+        w("      " + line)
+    w("")
+    w("  Under the probed NVLink the 32K kernel would run at two thirds of its 128K rate or less (under half")
+    w("  for the no_packed calls and the ring), where the A800 profile's causal 32-head calls (first line)")
+    w("  move by a few per cent between those lengths; under any transport whose time per byte does not fall")
+    w("  with size, the no_packed Ulysses calls would need a head-dim-32 kernel faster than FlashAttention-2's")
+    w("  best forward on this die at head dim 128. No transport explains the 32K rows with")
+    w("  the 8K and 128K rows: they carry a cost the table does not record, which no component can predict;")
+    w("  nothing is fitted to it, and the catalog keeps the probed NVLink hop.")
     w("- **USP T1, head dim 32**: no kernel data cover head dim 32 (the charts have 64 and 128, the kernel")
     few = [err(r) for r in rep if r["table"] == "usp-t1" and r["n_seq"] == "131072" and r["heads"] in ("2/2/32", "4/4/32", "8/8/32")]
     w("  profile 128); its softmax share comes from the A100 chart's one `softmax_overlap`, and the 16k-token")
