@@ -142,6 +142,8 @@ std::int64_t SplitKv::splits(std::int64_t work, std::int64_t key_blocks, std::in
   return 1;
 }
 
+// scripts/component_kernel_model.py `tile_holds` restates this rule for the independent Python
+// cross-check of the kernel fits: a new condition key goes into both.
 bool TileWhen::holds(const TileDevice& d, bool is_causal) const noexcept {
   // An unknown figure (0) meets no condition on it: the tile of the launch code's else.
   const auto at_least = [](std::int64_t have, std::int64_t need) { return need == 0 || (have > 0 && have >= need); };

@@ -1,7 +1,7 @@
 """Tests of scripts/fit_components.py (issue 25's component fits).
 
 Run with `python3 -m pytest tests/python` or, where pytest is not installed, with
-`python3 -m unittest discover -s tests/python`. Standard library only. Not wired into CMake.
+`python3 -m unittest discover -s tests/python`. Standard library only; ctest runs it as python_fit_components.
 """
 import filecmp
 import json
@@ -14,7 +14,10 @@ import unittest
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
-import fit_components as fc  # noqa: E402
+import component_kernel_fit as kf  # noqa: E402
+import component_kernel_model as km  # noqa: E402
+import component_links as cl  # noqa: E402
+import component_numerics as cn  # noqa: E402
 
 
 class FlopToTime(unittest.TestCase):
@@ -22,35 +25,35 @@ class FlopToTime(unittest.TestCase):
         # data/components/kernels/flash_fa2_a100.csv: FlashAttention-2, fwd_bwd, causal, hd 128, 16 heads,
         # seqlen 2048, batch 8 at the printed TFLOP/s. By hand: fwd FLOPs = 4 * 8 * 2048^2 * 16 * 128
         # = 274877906944, halved (causal) = 137438953472; fwd_bwd = 3.5 x = 481036337152 FLOPs.
-        rows = [r for r in fc.read_csv(os.path.join(ROOT, "data/components/kernels/flash_fa2_a100.csv"))
+        rows = [r for r in km.read_csv(os.path.join(ROOT, "data/components/kernels/flash_fa2_a100.csv"))
                 if r["method"] == "FlashAttention-2" and r["causal"] == "1" and r["head_dim"] == "128"
                 and r["seqlen"] == "2048"]
         self.assertEqual(len(rows), 1)
         tflops = float(rows[0]["tflops"])
         expect = 481036337152.0 / (tflops * 1e12)
-        got = fc.time_from_tflops(tflops, "fwd_bwd", 8, 2048, 16, 128, True)
+        got = km.time_from_tflops(tflops, "fwd_bwd", 8, 2048, 16, 128, True)
         self.assertAlmostEqual(got / expect, 1.0, places=12)
         # and the row the fit reads is that time
-        krows, _ = fc.kernel_rows(ROOT)
+        krows, _ = km.kernel_rows(ROOT)
         mine = [r for r in krows if r["src"].endswith(f"flash_fa2_a100.csv:{rows[0]['_line']}")]
         self.assertEqual(len(mine), 1)
         self.assertAlmostEqual(mine[0]["time_s"] / expect, 1.0, places=12)
 
     def test_conventions(self):
         # bwd is 2.5 x fwd, fwd+bwd 3.5 x fwd; non-causal counts the whole square
-        f = fc.time_from_tflops(100, "fwd", 1, 1024, 8, 64, False)
-        self.assertAlmostEqual(fc.time_from_tflops(100, "bwd", 1, 1024, 8, 64, False) / f, 2.5)
-        self.assertAlmostEqual(fc.time_from_tflops(100, "fwd_bwd", 1, 1024, 8, 64, False) / f, 3.5)
-        self.assertAlmostEqual(fc.time_from_tflops(100, "fwd", 1, 1024, 8, 64, True) / f, 0.5)
+        f = km.time_from_tflops(100, "fwd", 1, 1024, 8, 64, False)
+        self.assertAlmostEqual(km.time_from_tflops(100, "bwd", 1, 1024, 8, 64, False) / f, 2.5)
+        self.assertAlmostEqual(km.time_from_tflops(100, "fwd_bwd", 1, 1024, 8, 64, False) / f, 3.5)
+        self.assertAlmostEqual(km.time_from_tflops(100, "fwd", 1, 1024, 8, 64, True) / f, 0.5)
         self.assertAlmostEqual(f, 4 * 1024 * 1024 * 8 * 64 / 100e12)
 
     def test_ultraattn_tflops_consistent(self):
         # The profile's printed TFLOP/s agree with its microseconds under the same convention (header:
         # A800 causal S=131072 Nh=32: 575693 us -> 244.5 TFLOP/s backward).
-        for r in fc.read_csv(os.path.join(ROOT, "data/components/kernels/ultraattn_fa2_a800_h800.csv")):
+        for r in km.read_csv(os.path.join(ROOT, "data/components/kernels/ultraattn_fa2_a800_h800.csv")):
             if r["hardware"] == "A800" and r["sq"] == "131072" and r["skv"] == "131072" and r["causal"] == "true" \
                     and r["heads_q"] == "32":
-                fl = fc.fwd_flops(1, 131072, 131072, 32, 128, True)
+                fl = km.fwd_flops(1, 131072, 131072, 32, 128, True)
                 self.assertAlmostEqual(2.5 * fl / (float(r["bwd_us"]) * 1e-6) / 1e12, float(r["bwd_tflops_printed"]),
                                        delta=0.1)
                 return
@@ -62,7 +65,7 @@ def synthetic_rows(kern, names, theta, shapes):
     for i, (pass_, causal, d, heads, batch, sq, skv) in enumerate(shapes):
         r = dict(family=kern.family, gpu=kern.gpu, pass_=pass_, causal=causal, head_dim=d, heads=heads, batch=batch,
                  sq=sq, skv=skv, group=f"sq={sq},skv={skv}", id=i, src=f"synthetic:{i}")
-        r["time_s"] = fc.kernel_predict(kern, names, theta, r)
+        r["time_s"] = kf.kernel_predict(kern, names, theta, r)
         rows.append(r)
     return rows
 
@@ -71,7 +74,7 @@ class SyntheticRecovery(unittest.TestCase):
     def test_fa2_profile_parameters_recovered(self):
         # Times generated from known parameters on the A800 profile's kind of shapes: the fit recovers
         # every parameter within 1 %.
-        kern = fc.Kernel(ROOT, "flash-attn-2", "A800")
+        kern = km.Kernel(ROOT, "flash-attn-2", "A800")
         names = ["e_fwd_128", "e_bwd_128", "c_cta_s", "L_fwd_s", "L_bwd_s"]
         truth = [0.62, 0.48, 3.0e-6, 1.4e-5, 3.9e-5]
         shapes = []
@@ -82,18 +85,18 @@ class SyntheticRecovery(unittest.TestCase):
                     shapes.append((pass_, True, 128, heads, 1, s, s))
                     shapes.append((pass_, False, 128, heads, 1, s, 2 * s))
         rows = synthetic_rows(kern, names, truth, shapes)
-        theta, cost, _, _, _ = fc.fit_kernel(kern, names, rows)
+        theta, cost, _, _, _ = kf.fit_kernel(kern, names, rows)
         for n, t, v in zip(names, truth, theta):
             self.assertAlmostEqual(v / t, 1.0, delta=0.01, msg=n)
 
     def test_chart_parameters_recovered(self):
-        kern = fc.Kernel(ROOT, "flash-attn-2", "A100")
+        kern = km.Kernel(ROOT, "flash-attn-2", "A100")
         names = ["e_fb_64", "e_fb_128", "c_cta_s"]
         truth = [0.55, 0.66, 4.0e-6]
         shapes = [("fwd_bwd", c, d, 2048 // d, 16384 // s, s, s) for d in (64, 128) for c in (False, True)
                   for s in (512, 1024, 2048, 4096, 8192, 16384)]
         rows = synthetic_rows(kern, names, truth, shapes)
-        theta, _, _, _, _ = fc.fit_kernel(kern, names, rows)
+        theta, _, _, _, _ = kf.fit_kernel(kern, names, rows)
         for n, t, v in zip(names, truth, theta):
             self.assertAlmostEqual(v / t, 1.0, delta=0.01, msg=n)
 
@@ -101,7 +104,7 @@ class SyntheticRecovery(unittest.TestCase):
         sizes = [8192 * 2 ** (k / 2) for k in range(30)]
         # a fixed +-1 % ripple: noise-free data would leave BIC nothing to weigh
         pts = [(s, (1.5e-5 + s / 150e9) * (1 + 0.01 * (-1) ** k)) for k, s in enumerate(sizes)]
-        regs = fc.link_fit(pts)
+        regs = cl.link_fit(pts)
         self.assertEqual(len(regs), 1)
         self.assertAlmostEqual(regs[0]["latency_s"] / 1.5e-5, 1.0, delta=0.05)
         self.assertAlmostEqual(1 / regs[0]["inv_bw"] / 150e9, 1.0, delta=0.01)
@@ -111,7 +114,7 @@ class SyntheticRecovery(unittest.TestCase):
         sizes = [8192 * 2 ** (k / 2) for k in range(34)]
         pts = [(s, ((2e-5 + s / 12e9) if s < 2 ** 21 else (3e-5 + s / 22e9)) * (1 + 0.01 * (-1) ** k))
                for k, s in enumerate(sizes)]
-        regs = fc.link_fit(pts)
+        regs = cl.link_fit(pts)
         self.assertEqual(len(regs), 2)
         self.assertEqual(regs[1]["first_probe"], min(s for s in sizes if s >= 2 ** 21))
         self.assertAlmostEqual(1 / regs[1]["inv_bw"] / 22e9, 1.0, delta=0.01)
@@ -132,7 +135,7 @@ class HeldOut(unittest.TestCase):
             self.assertNotIn(r["id"], model)
             return 0.0
 
-        preds, folds = fc.logo(rows, fit, predict)
+        preds, folds = cn.logo(rows, fit, predict)
         self.assertEqual(sorted(preds), list(range(20)))  # every row scored exactly once
         self.assertEqual(len(folds), 4)
         for g, train_ids, test_ids in folds:
@@ -142,14 +145,14 @@ class HeldOut(unittest.TestCase):
 
     def test_held_out_differs_from_in_sample(self):
         # On the real FA3 rows, held-out predictions come from other fits than the in-sample ones.
-        rows, _ = fc.kernel_rows(ROOT)
+        rows, _ = km.kernel_rows(ROOT)
         rs = [r for r in rows if r["family"] == "flash-attn-3"]
-        kern = fc.Kernel(ROOT, "flash-attn-3", "H100")
-        names = fc.param_names("flash-attn-3", "H100", rs)
-        full = fc.fit_kernel(kern, names, rs)[0]
-        preds, folds = fc.logo(rs, lambda tr: fc.fit_kernel(kern, names, tr, theta0=full)[0],
-                               lambda th, r: fc.kernel_predict(kern, names, th, r))
-        ins = {r["id"]: fc.kernel_predict(kern, names, full, r) for r in rs}
+        kern = km.Kernel(ROOT, "flash-attn-3", "H100")
+        names = kf.param_names("flash-attn-3", "H100", rs)
+        full = kf.fit_kernel(kern, names, rs)[0]
+        preds, folds = cn.logo(rs, lambda tr: kf.fit_kernel(kern, names, tr, theta0=full)[0],
+                               lambda th, r: kf.kernel_predict(kern, names, th, r))
+        ins = {r["id"]: kf.kernel_predict(kern, names, full, r) for r in rs}
         self.assertTrue(any(abs(preds[i] - ins[i]) > 1e-9 * ins[i] for i in ins))
         self.assertEqual({g for g, _, _ in folds}, {r["group"] for r in rs})
 
