@@ -126,6 +126,24 @@ def t1_rows():
     return out
 
 
+def floor_of(groups):
+    """The least mean |p / m - 1| (a fraction) one value p per group can reach over every measurement
+    m of the groups: piecewise linear in p, so least at one of the group's own measurements."""
+    total = sum(min(sum(abs(p / m - 1) for m in v) for p in v) for v in groups)
+    return total / max(1, sum(len(v) for v in groups))
+
+
+def replicate_floor():
+    """Per cent: T1 timed every ring-only configuration twice (qkvpacked and no_packed, the same ring
+    code); one prediction serves both, so no model's time MAPE over those rows can go below this."""
+    groups = {}
+    for r in util.read_csv(T1):
+        if r["ulysses_degree"] == "1" and r["value"] != "OOM":
+            key = (r["n_seq_total"], r["heads_q"], r["heads_kv"], r["head_dim"], r["batch"], r["method_label"].split("/")[0])
+            groups.setdefault(key, []).append(1.0 / float(r["value"]))
+    return 100.0 * floor_of(list(groups.values()))
+
+
 def report_lines():
     links = util.read_csv(LINKS)
     rate = lambda m: probe_rate(links, m)

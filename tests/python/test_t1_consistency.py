@@ -68,6 +68,25 @@ class Bounds(unittest.TestCase):
         self.assertLessEqual(b["min_rate_128k"], rate * (1 + 1e-9))
 
 
+class Floor(unittest.TestCase):
+    def test_floor_is_the_least_error_of_any_single_value(self):
+        rng = random.Random(3)
+        for _ in range(100):
+            groups = [[rng.uniform(1, 2) for _ in range(rng.choice((1, 2, 3)))] for _ in range(rng.randint(1, 6))]
+            n = sum(len(v) for v in groups)
+            floor = tc.floor_of(groups)
+            # No value on a fine grid does better than the floor, and one measured value reaches it.
+            best = 0.0
+            for v in groups:
+                grid = [0.5 + 0.01 * i for i in range(251)]
+                best += min(sum(abs(p / m - 1) for m in v) for p in grid + v)
+            self.assertAlmostEqual(best / n, floor, places=12)
+
+    def test_single_measurements_cost_nothing(self):
+        self.assertEqual(tc.floor_of([[1.0], [2.0]]), 0.0)
+        self.assertAlmostEqual(tc.floor_of([[1.0, 2.0]]), 0.25)  # p = 1: (0 + 1/2) / 2; p = 2: (1 + 0) / 2
+
+
 class Probe(unittest.TestCase):
     def setUp(self):
         self.rows = util.read_csv(tc.LINKS)
