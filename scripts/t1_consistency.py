@@ -36,6 +36,7 @@ import math
 import os
 
 import ringsim_util as util
+from component_kernel_model import fwd_flops
 
 T1 = os.path.join(util.ROOT, "data", "usp_t1_a100_nvlink.csv")
 LINKS = os.path.join(util.ROOT, "data", "components", "links", "ultraattn_p2p_a800_h800_a100.csv")
@@ -65,9 +66,7 @@ def probe_rate(rows, size):
 def forward_rate(r):
     """FLOP/s of one kernel-profile row's forward (causal square calls count half)."""
     sq, skv = int(r["sq"]), int(r["skv"])
-    flop = 4.0 * sq * skv * int(r["batch"]) * int(r["heads_q"]) * int(r["head_dim"])
-    if r["causal"] == "true" and sq == skv:
-        flop /= 2
+    flop = fwd_flops(int(r["batch"]), sq, skv, int(r["heads_q"]), int(r["head_dim"]), r["causal"] == "true" and sq == skv)
     return flop / (float(r["fwd_us"]) * 1e-6)
 
 
@@ -93,7 +92,7 @@ def best_fa2_forward(rows, hardware="A800"):
 def ulysses_bounds(t8, t32, t128, batch, heads, head_dim, calls, rate):
     """Both branches for the Ulysses-only call (degree 8) at 32K and 128K tokens.
     calls: the per-peer message sizes of one forward's all-to-alls at 32K, in bytes (a list)."""
-    f32 = 2.0 * batch * (heads // GPUS) * head_dim * 32768.0 ** 2   # causal: half of 4 S^2 d
+    f32 = fwd_flops(batch, 32768, 32768, heads // GPUS, head_dim, True)
     f128 = 16.0 * f32
     k32_flat = (t128 - 4.0 * t32 + 4.0 * t8) / 12.0
     a32_probed = sum((GPUS - 1) * m / rate(m) for m in calls)
@@ -106,7 +105,7 @@ def ulysses_bounds(t8, t32, t128, batch, heads, head_dim, calls, rate):
 
 def ring_bounds(t8, t32, t128, batch, heads_kv, heads, head_dim, rate):
     """The probed branch for a contiguous causal ring of 8 (7.5 full blocks on its critical path)."""
-    block = lambda c: 4.0 * batch * heads * head_dim * c * c
+    block = lambda c: fwd_flops(batch, c, c, heads, head_dim, False)
     c32, c128 = 32768 // GPUS, 131072 // GPUS
     msg = batch * c32 * heads_kv * head_dim * BYTES   # K or V of one block: one message each
     hops = GPUS * 2 * msg / rate(msg)

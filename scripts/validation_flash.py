@@ -38,15 +38,20 @@ def write_fit(w, commands, text):
     w("")
 
 
+def config_key(r):
+    """A ring-table row's configuration without its layout: the rows a layout ratio compares."""
+    return (r["table"], r["hardware"], r["impl"], r["cp"], r["pass"], r["heads"], r["batch"], r["n_seq"], r["packing"])
+
+
 def without_mid(rep):
     """Time and layout-ratio MAPE of the ring-table rows (component predictions, nothing fitted) with
     USP T1's 4k-tokens-per-GPU group left out: (time %, rows, ratio %, ratios)."""
     keep = [r for r in rep if r["layout"] != "single" and not (r["table"] == "usp-t1" and r["n_seq"] == "32768")]
     time, rows = mape((float(r["fitted_s"]), float(r["seconds"])) for r in keep)
-    key = lambda r: (r["table"], r["hardware"], r["impl"], r["cp"], r["pass"], r["heads"], r["batch"], r["n_seq"], r["packing"])
-    base = {key(r): r for r in keep if r["layout"] == "contiguous"}
-    ratios = [(float(base[key(r)]["fitted_s"]) / float(r["fitted_s"]), float(base[key(r)]["seconds"]) / float(r["seconds"]))
-              for r in keep if r["layout"] != "contiguous" and key(r) in base]
+    base = {config_key(r): r for r in keep if r["layout"] == "contiguous"}
+    ratios = [(float(base[config_key(r)]["fitted_s"]) / float(r["fitted_s"]),
+               float(base[config_key(r)]["seconds"]) / float(r["seconds"]))
+              for r in keep if r["layout"] != "contiguous" and config_key(r) in base]
     ratio, n = mape(ratios)
     return "%.1f%%" % time, rows, "%.1f%%" % ratio, n
 
@@ -293,12 +298,11 @@ def write_flash(w, comps, text, t1, vl):
     w("")
     w("| table | GPU | pass | heads | tokens | packing | layout | measured | predicted | by GPU | by table | by heads |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    key = lambda r: (r["table"], r["hardware"], r["impl"], r["cp"], r["pass"], r["heads"], r["batch"], r["n_seq"], r["packing"])
-    base = {key(r): r for r in rep if r["layout"] == "contiguous"}
+    base = {config_key(r): r for r in rep if r["layout"] == "contiguous"}
     for r in rep:
-        if r["layout"] in ("contiguous", "single") or key(r) not in base:
+        if r["layout"] in ("contiguous", "single") or config_key(r) not in base:
             continue
-        b = base[key(r)]
+        b = base[config_key(r)]
         cols = []
         for k in ("held_out_hardware_s", "held_out_table_s", "held_out_heads_s"):
             cols.append("%.3f" % (float(b[k]) / float(r[k])) if b.get(k) and r.get(k) else "-")
