@@ -1,6 +1,7 @@
 #include "models/hardware/hardware.hpp"
 
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,9 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.intra_link_latency_s = f.sourced_in("intra_node.latency_s", 0, kMaxLatencyS);
   h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
   h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
+  h.machine = MachineSpec::flat(h.devices_per_node, h.intra_link_bandwidth_bytes_per_s, h.intra_link_latency_s,
+                                h.inter_node_bandwidth_bytes_per_s, h.inter_node_latency_s);
+  if (f.find("machine")) h.machine = MachineSpec::parse(f, h.machine);
   if (f.optional_sourced("matrix_unit_width")) h.matrix_unit_width = f.count_sourced("matrix_unit_width", 1, 1 << 16);
   if (f.find("compute_units")) {
     // Counts of the kernel-time model (models/kernel_time): integers in a physical range.
@@ -105,7 +109,34 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   return h;
 }
 
-Hardware Hardware::load_file(const std::string& path) { return from_json(read_json_file(path), path); }
+Hardware Hardware::load_file(const std::string& path) {
+  auto doc = read_json_file(path);
+  // A variant of another catalog GPU (the same card in another machine): {"extends": "NAME", ...}
+  // is NAME.json beside it with this file's fields merged over it (RFC 7386 merge patch: an object
+  // merges member by member, anything else replaces). One level: the base may not extend.
+  if (doc.is_object() && doc.contains("extends")) {
+    const auto& e = doc["extends"];
+    if (!e.is_string()) throw InputError(path, 0, "extends", "expected the name of another hardware file");
+    const std::string base_name = e.get<std::string>();
+    try {
+      check_catalog_name(base_name, "extends", "hardware");
+    } catch (const InputError& err) {
+      throw err.located(path, 0);
+    }
+    const auto base_path = (std::filesystem::path(path).parent_path() / (base_name + ".json")).string();
+    if (!std::filesystem::is_regular_file(base_path))
+      throw InputError(path, 0, "extends", "no hardware file '" + base_name + "' beside this one");
+    auto base = read_json_file(base_path);
+    if (base.is_object() && base.contains("extends"))
+      throw InputError(path, 0, "extends", "'" + base_name + "' extends another file itself; extend the file it extends");
+    doc.erase("extends");
+    // The machine block is a whole description: a variant's replaces the base's.
+    if (doc.contains("machine")) base.erase("machine");
+    base.merge_patch(doc);
+    doc = std::move(base);
+  }
+  return from_json(doc, path);
+}
 
 void check_topology_hosts(const std::string& topology, std::int64_t topology_devices, std::int64_t devices_per_node,
                           std::int64_t mesh_devices) {

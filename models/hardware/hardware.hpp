@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/hardware/machine.hpp"
 #include "models/hardware/point_to_point.hpp"
 
 namespace ringsim::models {
@@ -59,6 +60,9 @@ struct Hardware {
   // Latency of one dependent global-memory load (a loop step that waits for its load), seconds.
   double memory_latency_s = 0;
   std::vector<std::string> sources;
+  // The node the GPU sits in, as shared resources (models/hardware/machine.hpp): the file's
+  // "machine" block, else the flat machine of the intra_node and inter_node figures above.
+  MachineSpec machine;
   // Ring hops as measured on this hardware (configs/links/NAME.json, attached by the catalog);
   // absent: the link spec at the profile's link_efficiency.
   std::optional<PointToPoint> point_to_point;

@@ -1,0 +1,210 @@
+// The transport core (models/transport/): max-min fair shares against their optimality
+// conditions and a brute-force fluid, routes over PCIe trees, NVSwitch nodes and NIC rails, and
+// NCCL's collectives against their closed forms on machines where those are known.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "models/transport/collectives.hpp"
+#include "models/transport/fabric.hpp"
+#include "models/transport/fair_share.hpp"
+
+using namespace ringsim::models;
+using namespace ringsim::models::transport;
+
+namespace {
+
+// 8 GPUs of a PCIe server: two switches per socket, two sockets, no peer access (GeForce).
+MachineSpec pcie_server(bool peer_access) {
+  MachineSpec m = MachineSpec::flat(8, 1e9, 1e-6, 25e9, 5e-6);
+  m.fabric = MachineSpec::Fabric::Pcie;
+  m.described = true;
+  m.peer_access = peer_access;
+  m.gpu_link = {24e9, 30e9};
+  for (int s = 0; s < 4; ++s) {
+    MachineSpec::Switch sw;
+    sw.name = "sw" + std::to_string(s);
+    sw.socket = s / 2;
+    sw.uplink = {24e9, 30e9};
+    m.switches.push_back(sw);
+  }
+  m.sockets = 2;
+  m.socket_link = {40e9, 0};
+  m.root_complex_bytes_per_s = 60e9;
+  m.p2p_latency_s = 1e-6;
+  m.staged_latency_s = 12e-6;
+  for (int g = 0; g < 8; ++g) {
+    m.gpu_switch[static_cast<std::size_t>(g)] = g / 2;
+    m.gpu_socket[static_cast<std::size_t>(g)] = g / 4;
+  }
+  return m;
+}
+
+double rate_of(const Fabric& f, std::vector<Transfer> ts, std::size_t i, Mover mover = Mover::Nccl) {
+  std::vector<std::vector<ResourceUse>> flows;
+  for (const auto& t : ts) flows.push_back(f.route(t.src, t.dst, mover).uses);
+  return max_min_rates(f.capacities(), flows).rate_bytes_per_s.at(i);
+}
+
+}  // namespace
+
+TEST_CASE("max-min rates meet their optimality conditions on random instances", "[transport]") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int nr = 1 + static_cast<int>(rng() % 6), nf = 1 + static_cast<int>(rng() % 8);
+    std::vector<double> cap;
+    for (int r = 0; r < nr; ++r) cap.push_back(1.0 + static_cast<double>(rng() % 100));
+    std::vector<std::vector<ResourceUse>> flows(static_cast<std::size_t>(nf));
+    for (auto& f : flows) {
+      for (int r = 0; r < nr; ++r)
+        if (rng() % 2) f.push_back({r, 1.0 + static_cast<double>(rng() % 2)});
+      if (f.empty()) f.push_back({static_cast<std::int32_t>(rng() % static_cast<unsigned>(nr)), 1.0});
+    }
+    const auto out = max_min_rates(cap, flows);
+    std::vector<double> used(static_cast<std::size_t>(nr), 0.0);
+    for (std::size_t f = 0; f < flows.size(); ++f)
+      for (const auto& u : flows[f]) used[static_cast<std::size_t>(u.resource)] += u.weight * out.rate_bytes_per_s[f];
+    for (int r = 0; r < nr; ++r) REQUIRE(used[static_cast<std::size_t>(r)] <= cap[static_cast<std::size_t>(r)] * (1 + 1e-9));
+    // Every flow's bottleneck is full, and no flow on it is faster (max-min optimality).
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      const auto b = static_cast<std::size_t>(out.bottleneck[f]);
+      REQUIRE(used[b] == Approx(cap[b]).epsilon(1e-9));
+      for (std::size_t o = 0; o < flows.size(); ++o)
+        for (const auto& u : flows[o])
+          if (static_cast<std::size_t>(u.resource) == b) REQUIRE(out.rate_bytes_per_s[o] <= out.rate_bytes_per_s[f] * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("the fluid finish equals a brute-force time-stepped fluid", "[transport]") {
+  const std::vector<double> cap = {10, 6, 8};
+  const std::vector<std::vector<ResourceUse>> flows = {{{0, 1}}, {{0, 1}, {1, 1}}, {{1, 2}, {2, 1}}, {{2, 1}}};
+  const std::vector<double> bytes = {30, 12, 9, 40};
+  const auto fin = fluid_finish_s(cap, flows, bytes);
+  // Brute force: re-share every small step among the flows still sending.
+  std::vector<double> left = bytes, brute(bytes.size(), 0);
+  const double dt = 1e-5;
+  for (double t = 0; std::any_of(left.begin(), left.end(), [](double x) { return x > 0; }); t += dt) {
+    std::vector<std::vector<ResourceUse>> live;
+    std::vector<std::size_t> ids;
+    for (std::size_t i = 0; i < left.size(); ++i)
+      if (left[i] > 0) {
+        live.push_back(flows[i]);
+        ids.push_back(i);
+      }
+    const auto r = max_min_rates(cap, live);
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      left[ids[k]] -= r.rate_bytes_per_s[k] * dt;
+      if (left[ids[k]] <= 0) brute[ids[k]] = t + dt;
+    }
+  }
+  for (std::size_t i = 0; i < fin.size(); ++i) REQUIRE(fin[i] == Approx(brute[i]).margin(1e-4));
+}
+
+TEST_CASE("a flat NVSwitch node gives every ring hop the port's rate, as the hop model did", "[transport]") {
+  const Fabric f(MachineSpec::flat(8, 300e9, 2e-6, 25e9, 5e-6), 2);
+  std::vector<Transfer> ring;
+  for (int i = 0; i < 16; ++i) ring.push_back({i, (i + 1) % 16, 1e6});
+  const auto h = hop_rates(f, ring);
+  CHECK(h.intra_bytes_per_s == Approx(300e9));
+  CHECK(h.inter_bytes_per_s == Approx(25e9));
+  CHECK(h.intra_latency_s == Approx(2e-6));
+  CHECK(h.inter_latency_s == Approx(5e-6));
+  // Two flows into one GPU share its port.
+  CHECK(rate_of(f, {{0, 2, 1}, {1, 2, 1}}, 0) == Approx(150e9));
+}
+
+TEST_CASE("host-staged copies load the root complex twice on one socket and the uplink both ways", "[transport]") {
+  const Fabric f(pcie_server(false), 1);
+  const auto same_switch = f.route(0, 1);
+  CHECK(same_switch.kind == PathKind::Staged);
+  CHECK(same_switch.latency_s == Approx(12e-6));
+  double rc = 0, duplex = 0;
+  for (const auto& u : same_switch.uses) {
+    const auto name = f.resource_name(u.resource);
+    if (name == "socket0 root complex") rc = u.weight;
+    if (name == "switch sw0 uplink (both directions)") duplex = u.weight;
+  }
+  CHECK(rc == 2);
+  CHECK(duplex == 2);
+  // Alone: the uplink's duplex capacity (30) carried twice bounds it at 15; across sockets the
+  // copy crosses each uplink once and each root complex once: the slot's 24.
+  CHECK(rate_of(f, {{0, 1, 1}}, 0) == Approx(15e9));
+  CHECK(rate_of(f, {{0, 4, 1}}, 0) == Approx(24e9));
+  // Bidirectional across sockets: each slot link carries one flow each way, duplex 30 shared.
+  CHECK(rate_of(f, {{0, 4, 1}, {4, 0, 1}}, 0) == Approx(15e9));
+}
+
+TEST_CASE("peer-to-peer turns at the lowest common switch and crosses the socket link between sockets", "[transport]") {
+  const Fabric f(pcie_server(true), 1);
+  const auto r = f.route(0, 1);
+  CHECK(r.kind == PathKind::PcieP2p);
+  for (const auto& u : r.uses) CHECK(f.resource_kind(u.resource) == ResourceKind::GpuLink);
+  const auto x = f.route(0, 6, Mover::CudaCopy);
+  CHECK(x.kind == PathKind::PcieP2p);
+  bool socket = false;
+  for (const auto& u : x.uses) socket = socket || f.resource_kind(u.resource) == ResourceKind::SocketLink;
+  CHECK(socket);
+  // Four flows from socket 0 to socket 1 share the 40 GB/s socket link.
+  CHECK(rate_of(f, {{0, 4, 1}, {1, 5, 1}, {2, 6, 1}, {3, 7, 1}}, 0, Mover::CudaCopy) == Approx(10e9));
+}
+
+TEST_CASE("NCCL stages copies through host memory between GPUs without a common switch", "[transport]") {
+  MachineSpec m = pcie_server(true);
+  const Fabric f(m, 1);
+  CHECK(f.route(0, 1).kind == PathKind::PcieP2p);   // under sw0
+  CHECK(f.route(0, 2).kind == PathKind::Staged);    // sw0 -> sw1 through socket 0's root complex
+  CHECK(f.route(0, 2, Mover::CudaCopy).kind == PathKind::PcieP2p);
+  m.nccl_p2p_through_cpu = true;  // NCCL_P2P_LEVEL=SYS
+  CHECK(Fabric(m, 1).route(0, 2).kind == PathKind::PcieP2p);
+}
+
+TEST_CASE("NCCL's ring collectives spread inter-node traffic over every NIC of a node", "[transport]") {
+  // 2 nodes x 8 GPUs, NVLink ports of 400 GB/s, 8 NICs of 50 GB/s: the ring's bus bandwidth is the
+  // node's NICs together (400), not one NIC.
+  const Fabric f(MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6), 2);
+  std::vector<std::vector<std::int64_t>> g(1);
+  for (int d = 0; d < 16; ++d) g[0].push_back(d);
+  const double bytes = 8e9;
+  const auto ag = collective(f, Collective::AllGather, g, bytes);
+  CHECK(ag.algorithm == "ring");
+  CHECK(ag.protocol == "Simple");
+  CHECK(ag.bus_bytes_per_s == Approx(400e9));
+  CHECK(ag.seconds == Approx(15.0 / 16.0 * bytes / 400e9 + ag.latency_s));
+  // With one NIC per node the ring's inter-node hop is one NIC.
+  MachineSpec one = MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6);
+  one.nics = 1;
+  one.nic_of_gpu.assign(8, 0);
+  const Fabric f1(one, 2);
+  CHECK(collective(f1, Collective::AllGather, g, bytes).bus_bytes_per_s == Approx(50e9));
+  // Tree all-reduce over two nodes: the NICs carry the buffer once each way, the NVLink chain
+  // twice; with ports well above the NICs the tree beats the ring's 2(n-1)/n of the buffer.
+  const Fabric fast(MachineSpec::flat(8, 900e9, 2e-6, 50e9, 5e-6), 2);
+  const auto ar = collective(fast, Collective::AllReduce, g, bytes);
+  CHECK(ar.algorithm == "tree");
+  // Simple (0.92 of it) or LL128 (120/128), whichever NCCL's model makes faster.
+  CHECK(ar.seconds == Approx(ar.latency_s + bytes / 400e9 / (ar.protocol == "LL128" ? 120.0 / 128.0 : 0.92)));
+  // With ports at the NICs' sum the chain's two passes make the ring faster.
+  CHECK(collective(f, Collective::AllReduce, g, bytes).algorithm == "ring");
+}
+
+TEST_CASE("an all-to-all across nodes runs at one NIC per GPU", "[transport]") {
+  const Fabric f(MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6), 2);
+  std::vector<std::vector<std::int64_t>> g(1);
+  for (int d = 0; d < 16; ++d) g[0].push_back(d);
+  const double bytes = 1.6e9;
+  const auto a2a = collective(f, Collective::AllToAll, g, bytes);
+  // Each GPU sends 8 of its 16 parts across, through its own NIC.
+  CHECK(a2a.seconds == Approx(8 * bytes / 16 / 50e9 + 5e-6).epsilon(1e-6));
+}
+
+TEST_CASE("small collectives pay NCCL's latency and pick LL", "[transport]") {
+  const Fabric f(pcie_server(true), 1);
+  std::vector<std::vector<std::int64_t>> g = {{0, 1, 2, 3}};
+  const auto ar = collective(f, Collective::AllReduce, g, 4096);
+  CHECK(ar.protocol == "LL");
+  // baseLat ring LL 6.6 us + 6 steps x PCI hwLat ring LL 1.0 us.
+  CHECK(ar.latency_s == Approx(12.6e-6));
+}
