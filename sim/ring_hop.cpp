@@ -36,6 +36,15 @@ HopLink ring_hop_link(const Topology& topology, const Route& route, const models
     h.crosses_nodes = h.crosses_nodes || topology.link(l).kind == LinkKind::Nic;
   }
   if (route.empty()) return h;
+  // On a described machine (PCIe trees, staged copies, NIC rails: models/transport/) the topology
+  // graph has no such resources: a hop takes the transport's ring-round rate, as the analytic
+  // model does, so the two agree in lock-step.
+  if (s.hardware.machine.described && s.cost && s.cost->transport()) {
+    const auto& cost = *s.ring_scenario().cost;
+    h.bandwidth_bytes_per_s = cost.ring_bandwidth_bytes_per_s(h.crosses_nodes);
+    h.latency_s = cost.ring_latency_s(h.crosses_nodes);
+    return h;
+  }
   h.bandwidth_bytes_per_s = s.profile.p2p_limit(h.bandwidth_bytes_per_s);
   if (const auto measured = s.profile.ring_hop(s.hardware, h.crosses_nodes); measured.measured) {
     h.bandwidth_bytes_per_s = measured.bandwidth_bytes_per_s;

@@ -336,6 +336,14 @@ void StepPlan::build_routes() {
       else step = std::max(step, *t);
     }
     if (closed) c.closed_ticks = clock.to_ticks(step) * c.steps;
+    // With the scenario's transport (GPUs: NCCL's collectives over the machine's resources and
+    // NCCL's own latencies, models/transport/) a collective lasts what the analytic model says,
+    // its group held for it: the transport already shares the machine's resources among the
+    // collective's flows, which the topology graph here does not describe.
+    if (s.cost->transport()) {
+      const models::RankPlacement pl{s.spec.sp, s.spec.mp, std::max<std::int64_t>(1, s.hardware.devices_per_node)};
+      c.closed_ticks = clock.to_ticks(models::collective_s(*s.cost, c.kind, ch.groups, c.bytes, pl));
+    }
   }
 }
 

@@ -120,6 +120,13 @@ struct RingPass {
   std::vector<RoundTime> rounds;  // when asked for
 };
 
+// Whether the ring's (inner) hops leave their node: the hop type a round's transfer pays.
+bool ring_inter(const ResolvedScenario& s, const Program& prog) {
+  const bool double_ring = prog.window > 0 && prog.window < s.ring_scenario().workload->rounds();
+  const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
+  return double_ring ? hops.inner_inter : (prog.rings.stride == 1 ? s.ring_crosses_nodes() : hops.inner_inter);
+}
+
 RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<RingRoundWork(std::int64_t)> round_work,
                    bool per_round) {
   const ResolvedScenario& rs = s.ring_scenario();
@@ -130,7 +137,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
   const double round_overhead = s.profile.round_overhead_s;
   const bool double_ring = prog.window > 0 && prog.window < n;
   const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
-  const bool inter = double_ring ? hops.inner_inter : (prog.rings.stride == 1 ? s.ring_crosses_nodes() : hops.inner_inter);
+  const bool inter = ring_inter(s, prog);
   RingPass r;
   r.rounds_run = n;
 
@@ -301,8 +308,12 @@ std::string why(const Prediction& p) {
   const double imbalance_loss = p.attention_busiest_s - p.attention_mean_s;
   const double attention = p.attention_fwd_s + p.attention_bwd_s;
   auto pct = [&](double x) { return static_cast<int>(std::lround(100 * x / p.step_s)); };
-  if (worst->s >= imbalance_loss && worst->s > 0.05 * p.step_s)
-    return std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
+  if (worst->s >= imbalance_loss && worst->s > 0.05 * p.step_s) {
+    std::string line = std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
+    const std::string& bound = worst == &items[3] ? p.ring_bound : p.collective_bound;
+    if (!bound.empty()) line += ", bound by " + bound;
+    return line;
+  }
   if (imbalance_loss > 0.05 * p.step_s) {
     // The figure is the imbalance column's (each round's busiest device over the mean, averaged
     // over rounds): one definition for the table, this line, the GUI and the docs.
@@ -417,6 +428,21 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   p.mfu = p.model_flops / (p.step_s * s.hardware.peak_flops_per_s(s.profile.matmul_precision));
   p.memory_bytes = rest.memory_bytes;
   p.fits_memory = rest.fits_memory;
+  // What bounds the transfers, for the why-line: the ring's hop, and the slowest collective stage.
+  if (prog.has_ring()) p.ring_bound = s.ring_scenario().cost->ring_bound(ring_inter(s, prog));
+  {
+    const RankPlacement pl = placement_of(s);
+    double slowest = 0;
+    for (const auto* pass : {&prog.fwd, &prog.bwd})
+      for (const Stage& st : *pass) {
+        if (st.kind != StageKind::Collective) continue;
+        const double t = collective_s(cost, st.collective, st.groups, st.bytes, pl);
+        if (t > slowest) {
+          slowest = t;
+          p.collective_bound = collective_bound(cost, st.collective, st.groups, st.bytes, pl);
+        }
+      }
+  }
 
   // Hide threshold (rings): the forward compute per round grows as f c^2 (f: the busiest
   // device's visited fraction of the block, averaged over rounds) and the transfer as

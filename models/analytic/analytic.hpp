@@ -46,6 +46,9 @@ struct Prediction {
   double memory_bytes = 0;        // estimated peak per device (models/memory/memory.hpp: MemoryOptions::from_profile)
   bool fits_memory = true;
   double hide_threshold_tokens = 0;  // smallest block c at which the forward transfer hides (rings; 0 otherwise)
+  // What bounds the ring's hops and the slowest collective stage, in words (the resource and how
+  // many transfers share it, models/transport/); empty where nothing is transferred.
+  std::string ring_bound, collective_bound;
   [[nodiscard]] double exposed_collectives_s() const noexcept {
     return exposed_allgather_s + exposed_reduce_scatter_s + exposed_all_to_all_s;
   }

@@ -1,6 +1,8 @@
 #include "models/analytic/gradient_sync.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace ringsim::models {
 
@@ -12,6 +14,41 @@ GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding 
   const bool inter = dp * spec.mp * spec.sp > s.hardware.devices_per_node;
   const double bytes = 2.0 * static_cast<double>(s.model.parameters()) / static_cast<double>(spec.mp);
   const double passes = zero == Sharding::Zero3 ? 3.0 : 2.0;
+  if (const auto* t = s.cost->transport()) {
+    // NCCL over the fabric of every replica's devices, each tensor-parallel rank's group of the
+    // dp x sp ranks at once: an all-reduce (reduce-scatter and all-gather), or with ZeRO-3 the
+    // parameters gathered twice (forward and backward) and the gradients reduce-scattered.
+    const std::int64_t mp = spec.mp, ranks = dp * spec.sp, devices = dp * spec.mp * spec.sp;
+    // Beyond three nodes a ring's and a tree's rates no longer depend on the node count
+    // (CollectivePlan::resized): price the group on three nodes' worth of ranks and resize it.
+    const std::int64_t per_node = std::max<std::int64_t>(1, t->fabric().machine().gpus);
+    const std::int64_t nodes = (devices + per_node - 1) / per_node;
+    std::int64_t priced = devices;
+    if (nodes > 3) priced = std::min(devices, (3 * per_node + mp - 1) / mp * mp);
+    const std::int64_t priced_ranks = priced / mp;
+    const auto& wide = t->widened(priced);
+    auto groups = [&] {
+      std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(mp));
+      for (std::int64_t k = 0; k < mp; ++k)
+        for (std::int64_t r = 0; r < priced_ranks; ++r) out[static_cast<std::size_t>(k)].push_back(r * mp + k);
+      return out;
+    };
+    std::string key = "|";
+    key += std::to_string(priced_ranks);
+    key += '|';
+    key += std::to_string(mp);
+    auto time = [&](const char* name, transport::Collective kind) {
+      const auto& plan = wide.plan(name + key, kind, groups);
+      return (nodes > 3 ? plan.resized(ranks, nodes) : plan).time(bytes).seconds;
+    };
+    if (zero == Sharding::Zero3) {
+      g.total_s = 2 * time("grad-ag", transport::Collective::AllGather) + time("grad-rs", transport::Collective::ReduceScatter);
+    } else {
+      g.total_s = time("grad-ar", transport::Collective::AllReduce);
+    }
+    g.exposed_s = std::max(0.0, g.total_s - hiding_s);
+    return g;
+  }
   g.total_s = passes * (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
               passes * (group - 1) * s.cost->link_latency_s(inter);
   g.exposed_s = std::max(0.0, g.total_s - hiding_s);

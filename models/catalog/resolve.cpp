@@ -78,6 +78,25 @@ void resolve_work(ResolvedScenario& r, bool counted) {
   r.workload = std::make_unique<Workload>(*r.layout, *r.mask, r.tile, kv_bytes);
 }
 
+// One round of the program's ring as transfers between devices (rank j of tensor-parallel rank k
+// is device j * mp + k): every position sends to the next of its ring, or inside its window and,
+// for a double ring, across to the next window at the same time.
+std::vector<transport::Transfer> ring_round_transfers(const Program& prog, std::int64_t sp, std::int64_t mp) {
+  std::vector<transport::Transfer> ts;
+  if (!prog.has_ring() || prog.rings.size <= 1) return ts;
+  const auto& g = prog.rings;
+  const std::int64_t w = prog.window > 0 ? prog.window : g.size;
+  const std::int64_t windows = g.size / w;
+  for (std::int64_t j = 0; j < sp; ++j) {
+    const std::int64_t p = g.member(j);
+    for (std::int64_t k = 0; k < mp; ++k) {
+      if (w > 1) ts.push_back({j * mp + k, g.rank(j, (p / w) * w + (p % w + 1) % w) * mp + k, 1.0});
+      if (windows > 1) ts.push_back({j * mp + k, g.rank(j, ((p / w + 1) % windows) * w + p % w) * mp + k, 1.0});
+    }
+  }
+  return ts;
+}
+
 }  // namespace
 
 ScenarioParts resolve_parts(const ScenarioSpec& spec, const Catalog& catalog) {
@@ -150,6 +169,12 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
   }
   resolve_work(r, r.strategy.kind == StrategyKind::Ring || r.strategy.kind == StrategyKind::DoubleRing);
   r.program = std::make_shared<const Program>(build_program(r));
+  // GPUs move data with NCCL (RCCL on AMD) over their machine's resources; TPU chips keep the
+  // hop figures of their torus links (XLA's collectives over ICI are not NCCL's).
+  if (r.hardware.kind != "tpu") {
+    r.ring_transfers = ring_round_transfers(*r.program, spec.sp, spec.mp);
+    r.attach_transport();
+  }
   return r;
 }
 

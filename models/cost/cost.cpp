@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -244,6 +245,9 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       inter_latency_s_(profile.link_latency(hw.inter_node_latency_s)),
       ring_intra_(profile.ring_hop(hw, false)),
       ring_inter_(profile.ring_hop(hw, true)),
+      p2p_limit_bytes_per_s_(profile.p2p_bandwidth_bytes_per_s),
+      p2p_extra_latency_s_(profile.p2p_latency_s),
+      machine_described_(hw.machine.described),
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);
@@ -353,13 +357,82 @@ double CostModel::overlapped_s(double compute_s, double transfer) const noexcept
   return std::max(compute_s, transfer) + (1.0 - overlap_) * std::min(compute_s, transfer);
 }
 
+MachineSpec transport_machine(const Hardware& hw, const Profile& profile, double& scale) {
+  // A hardware without a machine block is the flat machine of its current figures (a fit or a
+  // test may have changed them since the file was read).
+  MachineSpec m = hw.machine.described
+                      ? hw.machine
+                      : MachineSpec::flat(hw.devices_per_node, hw.intra_link_bandwidth_bytes_per_s,
+                                          profile.link_latency(hw.intra_link_latency_s), hw.inter_node_bandwidth_bytes_per_s,
+                                          profile.link_latency(hw.inter_node_latency_s));
+  scale = m.described ? 1.0 : profile.link_efficiency;
+  if (hw.point_to_point) {
+    // Measured capacities are not scaled: divide out what the fabric multiplies in.
+    if (const auto& h = hw.point_to_point->intra_node; h && m.fabric == MachineSpec::Fabric::NvSwitch) {
+      m.nvlink_bytes_per_s = h->bandwidth_bytes_per_s / scale;
+      m.nvlink_latency_s = h->latency_s;
+    }
+    if (const auto& h = hw.point_to_point->inter_node) {
+      m.nic_bytes_per_s = h->bandwidth_bytes_per_s / scale;
+      m.nic_latency_s = h->latency_s;
+    }
+  }
+  return m;
+}
+
+std::string transport_signature_of(const MachineSpec& m, double scale) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%.17g|%.17g|%.17g|%.17g|%.17g|%d", scale, m.nvlink_bytes_per_s, m.nvlink_latency_s,
+                m.nic_bytes_per_s, m.nic_latency_s, m.described ? 1 : 0);
+  return buf;
+}
+
+void CostModel::set_transport(std::shared_ptr<const transport::ScenarioTransport> t, const transport::HopRates& ring) {
+  transport_ = std::move(t);
+  ring_bound_intra_.clear();
+  ring_bound_inter_.clear();
+  if (!transport_) return;
+  auto limited = [&](double rate) {
+    return p2p_limit_bytes_per_s_ > 0 ? std::min(rate, p2p_limit_bytes_per_s_) : rate;
+  };
+  const auto& fabric = transport_->fabric();
+  if (ring.intra_bytes_per_s > 0) {
+    ring_intra_.bandwidth_bytes_per_s = limited(ring.intra_bytes_per_s);
+    ring_intra_.latency_s = ring.intra_latency_s + p2p_extra_latency_s_;
+    ring_bound_intra_ = transport::describe_bound(fabric, ring.intra_bottleneck, ring.intra_sharing);
+  }
+  if (ring.inter_bytes_per_s > 0) {
+    // A round waits for its slowest hop, whichever kind it is.
+    const bool intra_slower = ring.intra_bytes_per_s > 0 && ring.intra_bytes_per_s < ring.inter_bytes_per_s;
+    ring_inter_.bandwidth_bytes_per_s = limited(intra_slower ? ring.intra_bytes_per_s : ring.inter_bytes_per_s);
+    ring_inter_.latency_s = std::max(ring.inter_latency_s, ring.intra_latency_s) + p2p_extra_latency_s_;
+    ring_bound_inter_ = intra_slower ? ring_bound_intra_
+                                     : transport::describe_bound(fabric, ring.inter_bottleneck, ring.inter_sharing);
+  }
+}
+
 double CostModel::op_s(const Op& op, bool collective_inter_node) const noexcept {
   switch (op.kind) {
     case OpKind::Matmul: return op.flops / matmul_flops_per_s_;
     case OpKind::Memory: return op.bytes / memory_bytes_per_s_;
     case OpKind::Collective: {
-      // Ring all-reduce over mp devices: 2 (mp - 1) steps of bytes / mp each.
       if (mp_ <= 1) return 0;
+      // NCCL's model where it changes the answer: a group that leaves its node (its rings cross
+      // on every NIC rail) or a described machine (PCIe trees, staged copies); inside an NVSwitch
+      // node the ring's closed form below is the same bandwidth, and the simulator routes it so.
+      if (transport_ && (collective_inter_node || machine_described_)) {
+        // Tensor parallelism's all-reduce, every tensor-parallel group at once (rank j's group is
+        // devices j * mp .. j * mp + mp - 1): NCCL's over the fabric.
+        const std::int64_t mp = mp_, groups = std::max<std::int64_t>(1, transport_->devices() / mp_);
+        const auto& plan = transport_->plan("tp-all-reduce|" + std::to_string(mp), transport::Collective::AllReduce, [&] {
+          std::vector<std::vector<std::int64_t>> g(static_cast<std::size_t>(groups));
+          for (std::int64_t j = 0; j < groups; ++j)
+            for (std::int64_t k = 0; k < mp; ++k) g[static_cast<std::size_t>(j)].push_back(j * mp + k);
+          return g;
+        });
+        return plan.time(op.bytes).seconds;
+      }
+      // Ring all-reduce over mp devices: 2 (mp - 1) steps of bytes / mp each.
       const double m = static_cast<double>(mp_);
       return 2 * (m - 1) * link_latency_s(collective_inter_node) +
              2 * (m - 1) / m * op.bytes / link_bandwidth_bytes_per_s(collective_inter_node);

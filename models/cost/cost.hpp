@@ -6,6 +6,7 @@
 //   overlapped    = max(compute, transfer) + (1 - overlap) x min(compute, transfer)
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "models/hardware/hardware.hpp"
+#include "models/transport/scenario_transport.hpp"
 #include "models/workload/mask.hpp"
 #include "models/workload/transformer.hpp"
 #include "models/workload/workload.hpp"
@@ -204,6 +206,16 @@ struct Profile {
   void validate(const std::string& file) const;
 };
 
+// The machine a scenario's transfers run on: the hardware's machine, its NVLink ports and NICs
+// replaced by the measured hops where configs/links has them (a probe measures what a hop
+// reaches, so it is the resource's capacity), and `scale` the capacity factor: the profile's
+// link efficiency on a machine given by its link specs (no "machine" block), 1 on a described
+// one, whose figures are what transfers reach. Latencies of the flat machine are the profile's
+// (link_latency_s overrides the hardware's).
+[[nodiscard]] MachineSpec transport_machine(const Hardware& hw, const Profile& profile, double& scale);
+// A string that changes whenever the transport built from (machine, scale) would.
+[[nodiscard]] std::string transport_signature_of(const MachineSpec& machine, double scale);
+
 class CostModel {
  public:
   // mask_kind: index-based masks (QKDrop, Hash) run the sparse kernel and pay its preprocessing.
@@ -246,6 +258,16 @@ class CostModel {
   [[nodiscard]] double overlapped_s(double compute_s, double transfer_s) const noexcept;
   [[nodiscard]] double op_s(const Op& op, bool collective_inter_node) const noexcept;
 
+  // The scenario's fabric (models/transport/): set by resolve once the strategy's rings are known.
+  // Ring hops then take the ring pattern's fair-share rates (the slowest hop of each kind; a ring
+  // that leaves its node waits for its slowest hop, intra-node or not) under the profile's p2p
+  // limit, and collectives run as NCCL runs them (collective_cost.hpp, op_s). Without one (a cost
+  // model built alone) the hop types' figures above.
+  void set_transport(std::shared_ptr<const transport::ScenarioTransport> t, const transport::HopRates& ring);
+  [[nodiscard]] const transport::ScenarioTransport* transport() const noexcept { return transport_.get(); }
+  // What bounds a ring hop of each kind, in words (empty without a transport).
+  [[nodiscard]] const std::string& ring_bound(bool inter_node) const noexcept { return inter_node ? ring_bound_inter_ : ring_bound_intra_; }
+
   [[nodiscard]] std::int64_t heads_per_device() const noexcept { return heads_per_device_; }
   [[nodiscard]] std::int64_t kv_heads_per_device() const noexcept { return kv_heads_per_device_; }
 
@@ -266,7 +288,12 @@ class CostModel {
   double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
   double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency
   double intra_latency_s_, inter_latency_s_;  // the profile's override, else the hardware's
-  Profile::Hop ring_intra_, ring_inter_;  // a ring hop of each type (Profile::ring_hop)
+  Profile::Hop ring_intra_, ring_inter_;  // a ring hop of each type (Profile::ring_hop, or the transport's)
+  double p2p_limit_bytes_per_s_ = 0;       // Profile::p2p_bandwidth_bytes_per_s (0: none)
+  double p2p_extra_latency_s_ = 0;         // Profile::p2p_latency_s
+  bool machine_described_ = false;         // the hardware has a "machine" block
+  std::shared_ptr<const transport::ScenarioTransport> transport_;
+  std::string ring_bound_intra_, ring_bound_inter_;
   std::int64_t mp_;
   std::int64_t batch_;
   std::int64_t heads_per_device_;

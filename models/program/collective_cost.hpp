@@ -13,6 +13,7 @@
 // The simulator routes the same flows through its max-min network (sim/collective.hpp); on
 // these topologies, with nothing else on the links, it gives the same times (tests/sim).
 #include <cstdint>
+#include <string>
 
 #include "models/program/program.hpp"
 
@@ -36,6 +37,12 @@ struct RankPlacement {
 // Lock-step seconds of one collective stage over all its groups.
 [[nodiscard]] double collective_s(const CostModel& cost, CollectiveKind kind, RankGroups groups, std::int64_t bytes,
                                   const RankPlacement& placement);
+
+// What bounds that collective, in words: NCCL's algorithm and protocol and the fabric resource its
+// bandwidth is set by ("ring, Simple: socket link 0->1 (8 transfers share 21 GB/s)"); empty
+// without a transport.
+[[nodiscard]] std::string collective_bound(const CostModel& cost, CollectiveKind kind, RankGroups groups, std::int64_t bytes,
+                                           const RankPlacement& placement);
 
 // The least a collective call of the library lasts: the host's work to issue it (Profile::
 // host_collective_s and host_collective_peer_s). A group of one pays host_collective_s too: the

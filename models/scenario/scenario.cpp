@@ -9,7 +9,28 @@ void ResolvedScenario::rebuild_cost() {
   if (ring_part) {
     ring_part->hardware = hardware;
     ring_part->profile = profile;
-    ring_part->rebuild_cost();
+    // The ring part prices its hops on this scenario's devices: attach_transport below gives it them.
+    ring_part->cost = std::make_unique<CostModel>(ring_part->hardware, ring_part->profile, ring_part->model,
+                                                  ring_part->spec.mp, ring_part->spec.batch, ring_part->mask->heads(),
+                                                  ring_part->mask->kind());
+  }
+  if (transport) attach_transport();
+}
+
+void ResolvedScenario::attach_transport() {
+  double scale = 1;
+  auto machine = transport_machine(hardware, profile, scale);
+  const std::string signature = transport_signature_of(machine, scale);
+  if (!transport || signature != transport_signature) {
+    transport = std::make_shared<const transport::ScenarioTransport>(std::move(machine), spec.mp * spec.sp, scale);
+    transport_signature = signature;
+  }
+  const auto hops = transport->ring("ring", ring_transfers);
+  cost->set_transport(transport, hops);
+  if (ring_part) {
+    ring_part->transport = transport;
+    ring_part->transport_signature = signature;
+    ring_part->cost->set_transport(transport, hops);
   }
 }
 

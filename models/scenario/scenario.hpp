@@ -80,6 +80,16 @@ struct ResolvedScenario {
   std::shared_ptr<ResolvedScenario> ring_part;
   // The strategy's attention program (models/program/program.hpp), built last.
   std::shared_ptr<const Program> program;
+  // The fabric of the scenario's mp x sp devices (models/transport/) and the transfers of one
+  // round of its ring (every position to the next, a double ring's outer hops too; empty without
+  // a ring): set by resolve once the program is built; the cost models price ring hops and
+  // collectives on it.
+  std::shared_ptr<const transport::ScenarioTransport> transport;
+  std::vector<transport::Transfer> ring_transfers;
+  std::string transport_signature;  // what the transport was built from (rebuilt when it changes)
+  // (Re)builds the transport from hardware and profile where they changed, and gives it to the
+  // cost model and the ring part's.
+  void attach_transport();
   [[nodiscard]] bool ring_crosses_nodes() const noexcept;
   // Whether a tensor-parallel group leaves its node: mp groups sit inside a node while they fit.
   [[nodiscard]] bool tp_crosses_nodes() const noexcept { return spec.mp > hardware.devices_per_node; }

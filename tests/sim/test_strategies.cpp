@@ -13,6 +13,7 @@
 #include "models/program/collective_cost.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
+#include "models/transport/collectives.hpp"
 #include "sim/collective.hpp"
 #include "sim/step.hpp"
 #include "tests/support/scenario.hpp"
@@ -174,6 +175,10 @@ TEST_CASE("the analytic collectives equal the simulated ones on the default plac
   auto s = resolve("attn:8:8:16", 1, 16, 16 * 64, "zigzag", "allgather", "te-all-gather");
   s.profile.link_latency_s = 0.0;
   test::rebuild_cost(s);
+  // The closed forms (a cost model without the scenario's transport, or a placement other than
+  // its own) against the simulator's network on the same links; the transport's own collectives
+  // are checked against it in tests/models/test_transport.cpp and in the lock-step steps.
+  s.cost->set_transport(nullptr, {});
   const sim::LinkParams nvlink{s.hardware.intra_link_bandwidth_bytes_per_s * s.profile.link_efficiency, 2e-12};
   const sim::LinkParams nic{s.hardware.inter_node_bandwidth_bytes_per_s * s.profile.link_efficiency, 4e-12};
   std::mt19937_64 rng(3);
@@ -203,6 +208,36 @@ TEST_CASE("the analytic collectives equal the simulated ones on the default plac
     INFO("kind " << static_cast<int>(kind) << " sp " << sp << " per node " << per_node << " groups " << groups.size << "/"
                  << groups.stride);
     CHECK(simulated == Approx(closed).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("the transport's all-to-all equals the simulator's network on the same links", "[collective][transport]") {
+  // Both share links max-min fairly as a fluid (models/transport/fair_share.hpp, sim/network.hpp):
+  // on one node and on nodes with a NIC per GPU, an all-to-all of every group at once lasts as long.
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 8; ++trial) {
+    const std::int64_t per_node = std::int64_t{2} << (rng() % 3), nodes = 1 + static_cast<std::int64_t>(rng() % 3);
+    const double nvl = 1e11 * static_cast<double>(1 + rng() % 4), nic = 2e10 * static_cast<double>(1 + rng() % 3);
+    const std::int64_t n = per_node * nodes;
+    const std::int64_t g = std::int64_t{2} << (rng() % 2);  // groups of 2 or 4, members a stride apart
+    if (n % g != 0) continue;
+    const std::int64_t stride = n / g;
+    std::vector<std::vector<std::int64_t>> members;
+    for (std::int64_t b = 0; b < stride; ++b) {
+      members.emplace_back();
+      for (std::int64_t m = 0; m < g; ++m) members.back().push_back(b + m * stride);
+    }
+    const std::int64_t per_peer = (1 + static_cast<std::int64_t>(rng() % 8)) << 20;
+    const sim::LinkParams l_nvl{nvl, 0}, l_nic{nic, 0};
+    const auto topo = nodes == 1 ? sim::Topology::node(per_node, l_nvl) : sim::Topology::nodes(nodes, per_node, l_nvl, l_nic);
+    const double simulated =
+        sim::simulate_collective_s(topo, models::CollectiveKind::AllToAll, members, per_peer, sim::kFemtosecondsPerSecond);
+    const models::transport::Fabric fabric(models::MachineSpec::flat(per_node, nvl, 0, nic, 0), nodes);
+    const double fluid =
+        models::transport::collective(fabric, models::transport::Collective::AllToAll, members, static_cast<double>(per_peer * g))
+            .seconds;
+    INFO("per node " << per_node << " nodes " << nodes << " groups of " << g);
+    CHECK(fluid == Approx(simulated).epsilon(1e-6));
   }
 }
 
