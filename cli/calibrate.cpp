@@ -9,6 +9,7 @@
 #include "cli/calibrate_derive.hpp"
 #include "cli/calibrate_host.hpp"
 #include "cli/calibrate_kernels.hpp"
+#include "cli/calibrate_machines.hpp"
 #include "cli/calibrate_nccl_tests.hpp"
 #include "cli/calibrate_probes.hpp"
 #include "cli/calibrate_scfa.hpp"
@@ -40,7 +41,9 @@ int run_calibrate(int argc, char** argv) {
                  ("shared", "--from-times: parameters shared by all GPUs (host costs)", cxxopts::value<std::string>()->default_value(""))
                  ("shared-cycles", "--from-times: parameters shared by all GPUs, counted in SM cycles", cxxopts::value<std::string>()->default_value(""))
                  ("profiles-dir", "--from-times, --from-kernels: write one fitted profile per implementation and GPU here (DIR/IMPL/HARDWARE.json)", cxxopts::value<std::string>()->default_value(""))
-                 ("no-logo", "--from-times: skip the leave-one-group-out refits")
+                 ("holdout", "--from-times: the groupings held out one group at a time (hardware, table, heads, sp, mask, pass)",
+                  cxxopts::value<std::string>()->default_value("hardware,table,heads"))
+                 ("no-logo", "--from-times: skip the leave-one-group-out refits; --from-machine-probes: the leave-one-row-out refits")
                  ("base-profiles", "--from-times: start each GPU from DIR/IMPL/HARDWARE.json (e.g. kernel curves) instead of spec defaults",
                   cxxopts::value<std::string>()->default_value(""))
                  ("from-probes", "NCCL point-to-point probes (data/components/links/): fit each hop type's latency and bandwidth",
@@ -54,6 +57,11 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("links-dir", "--from-probes: write HARDWARE.json per GPU here (configs/links); --from-nccl-tests: write or update HARDWARE.json here",
                   cxxopts::value<std::string>()->default_value(""))
+                 ("from-machine-probes", "probes of PCIe and multi-NIC machines (data/components/links/pcie_probes.csv): fit each machine's free resource capacities (data/components/machines/NAME.json)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("machines", "--from-machine-probes: the folder of machine descriptions", cxxopts::value<std::string>()->default_value("data/components/machines"))
+                 ("machine", "--from-machine-probes: only these machines (NAME,...)", cxxopts::value<std::string>()->default_value(""))
+                 ("machines-out", "--from-machine-probes: write the fitted descriptions here (DIR/NAME.json)", cxxopts::value<std::string>()->default_value(""))
                  ("from-kernels", "single-kernel timings (data/components/kernels/): fit the flash kernel family's efficiencies and per-CTA cost per GPU",
                   cxxopts::value<std::string>()->default_value(""))
                  ("from-host-steps", "wall times of a ring library's step loop where the GPU's work is negligible (data/components/host/): fit the host's seconds per step and per call",
@@ -87,10 +95,12 @@ int run_calibrate(int argc, char** argv) {
   const bool k = !a["from-kernels"].as<std::string>().empty();
   const bool n = !a["from-nccl-tests"].as<std::string>().empty();
   const bool h = !a["from-host-steps"].as<std::string>().empty();
-  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) + int(n) + int(h) != 1)
+  const bool mp = !a["from-machine-probes"].as<std::string>().empty();
+  if (int(s) + int(t) + int(f) + int(m) + int(d) + int(p) + int(k) + int(n) + int(h) + int(mp) != 1)
     throw InputError({}, 0, "from-speedups",
                      "give exactly one of --from-speedups, --from-timings, --from-scfa, --from-times, --from-probes, "
-                     "--from-nccl-tests, --from-kernels, --from-host-steps and --derive-from");
+                     "--from-nccl-tests, --from-machine-probes, --from-kernels, --from-host-steps and --derive-from");
+  if (mp) return calibrate_from_machine_probes(a);
   if (p) return calibrate_from_probes(a);
   if (n) return calibrate_from_nccl_tests(a);
   const models::Catalog catalog;
