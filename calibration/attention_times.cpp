@@ -27,7 +27,8 @@ bool TimeRow::layout_matters() const {
 }
 
 std::string TimeRow::config_key() const {
-  return table + "|" + hardware + "|" + impl + "|" + cp.text() + "|" + pass + "|" + heads_key() + "|" + std::to_string(batch) + "|" +
+  return table + "|" + hardware + "|" + impl + "|" + cp.text() + "|" + pass + "|" + mask + "|" + heads_key() + "|" +
+         std::to_string(batch) + "|" +
          std::to_string(sp) + "|" + std::to_string(n_seq) + "|" + packing;
 }
 
@@ -35,7 +36,11 @@ std::string TimeRow::group(const std::string& by) const {
   if (by == "hardware") return hardware;
   if (by == "table") return table;
   if (by == "heads") return heads_key();
-  throw InputError({}, 0, "by", "unknown grouping '" + by + "' (known: hardware, table, heads)");
+  // sp: the ring's size, which on a cluster of 8-GPU nodes is its node count (1, 2, 4, 8 nodes).
+  if (by == "sp") return std::to_string(sp);
+  if (by == "mask") return mask;
+  if (by == "pass") return pass;
+  throw InputError({}, 0, "by", "unknown grouping '" + by + "' (known: hardware, table, heads, sp, mask, pass)");
 }
 
 std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::string>& header,
@@ -51,6 +56,7 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
              c_batch = col("batch"), c_sp = col("sp"), c_n = col("n_seq"), c_pack = col("packing"),
              c_s = col("seconds");
   const auto cp_it = std::find(header.begin(), header.end(), "cp");
+  const auto mask_it = std::find(header.begin(), header.end(), "mask");
   std::vector<TimeRow> rows;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto line = i < lines.size() ? lines[i] : 0;
@@ -79,6 +85,8 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
       throw e.located(file, line);
     }
     row.pass = cell(c_pass, "pass");
+    if (mask_it != header.end()) row.mask = cell(static_cast<std::size_t>(mask_it - header.begin()), "mask");
+    if (row.mask != "causal" && row.mask != "full") throw InputError(file, line, "mask", "expected causal or full");
     row.packing = cell(c_pack, "packing");
     row.heads = count(c_heads, "heads");
     row.kv_heads = count(c_kv, "kv_heads");
@@ -86,7 +94,8 @@ std::vector<TimeRow> time_rows(const std::string& file, const std::vector<std::s
     row.batch = count(c_batch, "batch");
     row.sp = count(c_sp, "sp");
     row.n_seq = count(c_n, "n_seq");
-    if (row.pass != "fwd" && row.pass != "fwd+bwd") throw InputError(file, line, "pass", "expected fwd or fwd+bwd");
+    if (row.pass != "fwd" && row.pass != "bwd" && row.pass != "fwd+bwd")
+      throw InputError(file, line, "pass", "expected fwd, bwd or fwd+bwd");
     if (row.single() != (row.sp == 1))
       throw InputError(file, line, "sp", "single-GPU rows (layout single) have sp 1, ring rows sp > 1");
     if (row.n_seq % row.sp != 0) throw InputError(file, line, "n_seq", "n_seq is not divisible by sp");
@@ -127,28 +136,30 @@ double TimePredictor::operator()(const TimeRow& row, const models::Profile& prof
   spec.batch = row.batch;
   spec.impl = row.impl;
   spec.cp = row.cp;
-  const bool backward = row.pass == "fwd+bwd";
+  spec.mask = models::MaskSpec::parse(row.mask);
+  const bool forward = row.pass != "bwd";
+  const bool backward = row.pass != "fwd";
   if (row.single()) {
     // One flash-attention call on the GPU's shard, as the benchmark's plain flash_attn call runs.
     spec.layout = models::LayoutSpec{};
     spec.cp = models::Strategy{};
     models::AttentionCall c;
     c.q_len = c.k_len = row.n_seq;
-    c.causal = true;
+    c.causal = row.mask == "causal";
     c.heads = row.heads;
     c.kv_heads = row.kv_heads;
     c.batch = row.batch;
     models::Profile q = profile;
     q.implementation = row.impl;
     const auto t = scenarios_.call(spec, q, c);
-    return t.fwd_s + (backward ? t.bwd_s : 0.0);
+    return (forward ? t.fwd_s : 0.0) + (backward ? t.bwd_s : 0.0);
   }
   spec.layout = row.ring_layout;
   // The GPU's fitted parameters under this row's implementation (the same kernel's).
   models::Profile q = profile;
   q.implementation = row.impl;
   const auto p = scenarios_.prediction(spec, q);
-  return p.attention_fwd_s + (backward ? p.attention_bwd_s : 0.0);
+  return (forward ? p.attention_fwd_s : 0.0) + (backward ? p.attention_bwd_s : 0.0);
 }
 
 std::string TimeParameter::label() const {

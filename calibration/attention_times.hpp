@@ -30,7 +30,8 @@ struct TimeRow {
   models::Strategy cp;      // context-parallel strategy (ring, usp:UxR, ...)
   std::string layout;       // contiguous | zigzag | striped, or single (one GPU, one call)
   models::LayoutSpec ring_layout;  // `layout` parsed, when not single
-  std::string pass;      // fwd | fwd+bwd
+  std::string pass;      // fwd | bwd (the backward call alone, fed the forward's outputs) | fwd+bwd
+  std::string mask = "causal";  // causal | full (column mask, optional)
   std::int64_t heads = 0, kv_heads = 0, head_dim = 0, batch = 1, sp = 1, n_seq = 0;
   std::string packing;   // how the benchmark passed q, k, v (kept apart: measurements, not physics)
   double seconds = 0;
@@ -41,7 +42,7 @@ struct TimeRow {
   // Whether the layout changes the work: a ring of two or more positions (Ulysses alone attends
   // the whole sequence whatever the layout names).
   [[nodiscard]] bool layout_matters() const;
-  [[nodiscard]] std::string group(const std::string& by) const;  // by: hardware | table | heads
+  [[nodiscard]] std::string group(const std::string& by) const;  // by: hardware | table | heads | sp | mask | pass
 };
 
 // Rows from a parsed CSV (column cp optional: ring); InputError naming the file, line and column

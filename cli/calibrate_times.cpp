@@ -118,7 +118,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
   std::vector<calibration::HeldOut> held;
   std::vector<double> log_t, log_r;
   if (!a.count("no-logo")) {
-    for (const char* by : {"hardware", "table", "heads"}) {
+    for (const auto& by : models::split(a["holdout"].as<std::string>(), ',')) {
       held.push_back(calibration::leave_one_group_out(rows, setup, predictor, by));
       const auto& h = held.back();
       out += fmt::format("leave-one-{}-out: time MAPE {:.1f}% ({} points), ratio MAPE {:.1f}% ({} ratios)\n", by,

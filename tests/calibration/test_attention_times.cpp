@@ -47,8 +47,12 @@ TEST_CASE("attention-time rows are read with the file, line and column of any er
   const auto rows = calibration::time_rows("f.csv", header, {good}, {4});
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].heads_key() == "32/8/128");
+  // The backward call alone is a pass of its own (UltraAttn's A800 rows time it apart).
+  auto bwd = good;
+  bwd[4] = "bwd";
+  CHECK(calibration::time_rows("f.csv", header, {bwd}, {4}).at(0).pass == "bwd");
   auto bad = good;
-  bad[4] = "bwd";
+  bad[4] = "backward";
   try {
     (void)calibration::time_rows("f.csv", header, {bad}, {4});
     FAIL("expected InputError");
