@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/csv.hpp"
+#include "io/folder_lock.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -90,8 +91,9 @@ std::vector<std::pair<std::string, std::string>> as_pairs(const std::string& as,
   return out;
 }
 
-std::string write_hop(const std::string& dir, const HopRecord& r) {
+std::string stage_hop(io::OutputSet& set, const std::string& dir, const HopRecord& r) {
   const auto path = (std::filesystem::path(dir) / (r.hardware + ".json")).string();
+  set.hold(io::FolderLock(dir));
   models::PointToPoint links;
   std::error_code ec;
   const bool had = std::filesystem::exists(path, ec);
@@ -106,8 +108,80 @@ std::string write_hop(const std::string& dir, const HopRecord& r) {
   links.date = r.date;
   links.notes = fmt::format("{}: {}", mine, r.notes);
   (r.inter_node ? links.inter_node : links.intra_node) = r.hop;
-  write_output(path, links.to_json().dump(2) + "\n");
+  set.stage(path, links.to_json().dump(2) + "\n");
   return fmt::format("wrote {} ({}{})\n", path, mine, had && other ? fmt::format("; {} kept", theirs) : std::string());
+}
+
+std::string write_hop(const std::string& dir, const HopRecord& r) {
+  io::OutputSet set;
+  auto line = stage_hop(set, dir, r);
+  set.commit();
+  return line;
+}
+
+namespace {
+
+// The topmost folder of `dir` that does not exist ("" when `dir` is a folder); InputError naming
+// `field` when `dir` or a parent on the way is a file.
+std::string first_missing_folder(const std::string& dir, const char* field) {
+  models::check_path(dir, field);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(fs::status(dir, ec))) return {};
+  fs::path top = fs::path(dir).lexically_normal();
+  if (!top.has_filename()) top = top.parent_path();  // "out/" names the folder "out"
+  for (fs::path p = top;; p = p.parent_path()) {
+    const auto st = fs::status(p, ec);
+    if (fs::exists(st)) {
+      // A file on the way is named as such, not as "Not a directory".
+      if (!fs::is_directory(st))
+        throw InputError({}, 0, field,
+                         p == top ? "'" + dir + "' is a file, expected a folder (or a new name) to write into"
+                                  : "'" + p.string() + "' is a file, so the folder '" + dir + "' cannot be created in it");
+      break;
+    }
+    top = p;
+    if (p == p.parent_path() || p.parent_path().empty()) break;
+  }
+  return top.string();
+}
+
+}  // namespace
+
+void check_output_folder(const std::string& dir, const char* field) { (void)first_missing_folder(dir, field); }
+
+std::string make_output_folder(const std::string& dir, const char* field) {
+  const auto top = first_missing_folder(dir, field);
+  if (top.empty()) return top;
+  std::error_code ec;
+  if (!std::filesystem::create_directories(dir, ec) && ec)
+    throw InputError({}, 0, field, "cannot create the folder '" + dir + "': " + ec.message());
+  return top;
+}
+
+void write_file_set(const std::vector<PendingFile>& files, const std::vector<std::string>& folders, const char* field) {
+  std::vector<std::pair<std::string, std::string>> made;  // (folder, topmost created)
+  try {
+    for (const auto& f : folders) made.emplace_back(f, make_output_folder(f, field));
+    io::OutputSet set;
+    for (const auto& f : files) set.stage(f.path, f.text);
+    set.commit();
+  } catch (...) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) remove_created_folders(it->first, it->second);
+    throw;
+  }
+}
+
+void remove_created_folders(const std::string& dir, const std::string& top) noexcept {
+  if (top.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::path(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  for (; !p.empty(); p = p.parent_path()) {
+    if (!fs::is_empty(p, ec) || ec || !fs::remove(p, ec)) return;
+    if (p == fs::path(top) || p == p.parent_path()) return;
+  }
 }
 
 }  // namespace ringsim::cli

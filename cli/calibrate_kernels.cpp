@@ -114,6 +114,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   // FILE[,FILE...]: charts (rows of --method) and kernel profiles, fitted together per GPU.
   const auto file = a["from-kernels"].as<std::string>();
   const auto method = a["method"].as<std::string>();
+  // A file given as the profiles' folder is refused before the fit runs.
+  if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) check_output_folder(dir, "profiles-dir");
   std::vector<KernelRow> rows;
   bool chart = false;
   for (const auto& path : models::split(file, ',')) {
@@ -154,6 +156,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   if (a.count("free"))
     for (const auto& n : models::split(a["free"].as<std::string>(), ','))
       if (!n.empty()) free.push_back(n);
+  std::vector<PendingFile> files;
+  std::vector<std::string> folders;
   std::string report = csv_line({"gpu", "hardware", "pass", "batch", "heads", "kv_heads", "head_dim", "q_len", "k_len",
                                  "causal", "group", "measured_s", "fitted_s", "held_out_s"});
   for (const auto& [gpu, hw_name] : as_pairs(as, "GPU")) {
@@ -212,8 +216,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                                        min_s > 0 ? fmt::format(", calls of at least {:g} us", min_s * 1e6) : std::string(),
                                        fit.groups, fitted, scores, base.name);
       p.validate(file);
-      std::filesystem::create_directories(dir + "/" + impl.name);
-      write_output(dir + "/" + impl.name + "/" + hw.name + ".json", p.to_json().dump(2) + "\n");
+      folders.push_back(dir + "/" + impl.name);
+      files.push_back({dir + "/" + impl.name + "/" + hw.name + ".json", p.to_json().dump(2) + "\n"});
     }
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const auto& r = mine[i];
@@ -223,7 +227,9 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                           fmt::format("{:.6g}", fit.fitted_s[i]), fmt::format("{:.6g}", fit.held_out_s[i])});
     }
   }
-  if (const auto path = a["report"].as<std::string>(); !path.empty()) write_output(path, report);
+  if (const auto path = a["report"].as<std::string>(); !path.empty()) files.push_back({path, report});
+  // The profiles and the report appear together or not at all.
+  write_file_set(files, folders, "profiles-dir");
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -80,8 +80,13 @@ int calibrate_from_probes(const cxxopts::ParseResult& a) {
     fits.emplace_back(hw, fit.links);
   }
   if (!dir.empty()) {
+    // All or none of the files, under the folder's lock (a concurrent calibrate --from-trace or
+    // --from-nccl-tests merges one hop into the same files: calibrate_common.hpp).
+    io::OutputSet set;
+    set.hold(io::FolderLock(dir));
     for (const auto& [hw, links] : fits)
-      write_output((std::filesystem::path(dir) / (hw + ".json")).string(), links.to_json().dump(2) + "\n");
+      set.stage((std::filesystem::path(dir) / (hw + ".json")).string(), links.to_json().dump(2) + "\n");
+    set.commit();
     out += fmt::format("wrote {} files to {}\n", fits.size(), dir);
   }
   std::fputs(out.c_str(), stdout);

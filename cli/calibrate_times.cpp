@@ -29,6 +29,8 @@ using models::InputError;
 int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto path = a["from-times"].as<std::string>();
   const CsvTable t = read_csv(path);
+  // A file given as the profiles' folder is refused before the fit runs.
+  if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) check_output_folder(dir, "profiles-dir");
   auto rows = calibration::time_rows(path, t.header, t.rows, t.lines);
   // The implementations fitted together (they call the same kernel): --impl A,B, default the first row's.
   std::vector<std::string> impls;
@@ -198,6 +200,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
                        100.0 * static_cast<double>(covered) / static_cast<double>(std::max<std::int64_t>(1, scored)), scored);
   }
   const auto date = date_option(a);
+  std::vector<PendingFile> files;
+  std::vector<std::string> folders;
   if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
     std::string groups;
     for (const auto& h : held)
@@ -234,8 +238,8 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       set_spread(p);
       if (!held.empty()) p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
       p.validate(path);
-      std::filesystem::create_directories(dir + "/" + r.impl);
-      write_output(dir + "/" + r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n");
+      folders.push_back(dir + "/" + r.impl);
+      files.push_back({dir + "/" + r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n"});
     }
   }
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
@@ -254,8 +258,10 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
         v.push_back(std::isfinite(h.predicted[i]) ? fmt::format("{:.6g}", h.predicted[i]) : std::string());
       csv += csv_line(v);
     }
-    write_output(rpt, csv);
+    files.push_back({rpt, csv});
   }
+  // The profiles and the report appear together or not at all.
+  write_file_set(files, folders, "profiles-dir");
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -108,7 +108,9 @@ CsvTable read_csv(const std::string& path) {
 }
 
 std::string csv_escape(const std::string& f) {
-  if (f.find_first_of(",\"\n") == std::string::npos) return f;
+  // RFC 4180: a field with a comma, a quote or a line break (CR as well as LF) is quoted. A NUL
+  // is quoted too: some readers end a line at it.
+  if (f.find_first_of(std::string_view(",\"\n\r\0", 5)) == std::string::npos) return f;
   std::string s = "\"";
   for (char ch : f) {
     if (ch == '"') s += '"';

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/terminal_text.hpp"
 #include "io/interrupt.hpp"
 #include "io/output_file.hpp"
 #include "models/io/error.hpp"
@@ -37,9 +38,9 @@ constexpr Command kCommands[] = {
 };
 
 // Messages quote input (a JSON string, a CSV cell) that may hold line breaks or terminal
-// escapes: the contract is one line on stderr, so control characters are shown escaped.
+// escapes: the contract is one line on stderr, so control characters are shown escaped
+// (cli/terminal_text.hpp).
 std::string one_line(const char* text) {
-  std::string s;
   // A message quoting a hostile value (a 1 MB name) stays a readable line: its middle goes.
   constexpr std::size_t kMaxBytes = 2000;
   const std::size_t n = std::strlen(text);
@@ -50,17 +51,7 @@ std::string one_line(const char* text) {
     cut.append(text + n - kMaxBytes / 2);
     text = cut.c_str();
   }
-  for (const char* p = text; *p; ++p) {
-    const auto ch = static_cast<unsigned char>(*p);
-    if (ch >= 0x20 && ch != 0x7f) {
-      s += *p;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-      s += buf;
-    }
-  }
-  return s;
+  return ringsim::cli::terminal_text(text, false);
 }
 
 void usage(std::FILE* to) {

@@ -1,5 +1,6 @@
 #include "cli/progress.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -47,6 +48,13 @@ void ProgressBar::update(std::int64_t done, std::int64_t total, std::int64_t don
 void ProgressBar::update(std::int64_t done, std::int64_t total) {
   if (!tty_) return;
   update(done, total, done, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+}
+
+void ProgressBar::update_bytes(std::int64_t read, std::int64_t total) {
+  if (!tty_) return;
+  const int shift = total < (std::int64_t{1} << 30) ? 10 : 20;
+  what_ = shift == 10 ? "kB" : "MB";
+  update(read >> shift, std::max<std::int64_t>(1, total >> shift));
 }
 
 void ProgressBar::finish() {

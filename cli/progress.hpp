@@ -19,6 +19,10 @@ class ProgressBar {
   void update(std::int64_t done, std::int64_t total, std::int64_t done_this_run, double elapsed_s);
   // done of total, all of it done by this run, timed from construction.
   void update(std::int64_t done, std::int64_t total);
+  // Bytes read of a file of `total` bytes, counted in kB below 1 GiB and MB above (the unit given
+  // at construction is replaced): a gzip of 2 MB that inflates to a gigabyte of text moves its
+  // bar every few kB instead of sitting at 0 of 2 MB for the whole read.
+  void update_bytes(std::int64_t read, std::int64_t total);
   void finish();
   [[nodiscard]] bool active() const noexcept { return tty_; }
 

@@ -16,11 +16,14 @@
 #include "calibration/trace/step_summary.hpp"
 #include "calibration/trace/synthetic.hpp"
 #include "models/analytic/analytic.hpp"
+#include "cli/calibrate_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/terminal_text.hpp"
 #include "io/output_file.hpp"
+#include "io/output_set.hpp"
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
@@ -47,7 +50,9 @@ std::string step_text(std::int64_t step) { return step < 0 ? std::string("all") 
 std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
   std::string out;
   for (const auto& t : traces) {
-    out += fmt::format("{}: {}{}{}; {} GPU ops", t.file, rank_text(t), t.device_name.empty() ? "" : ", " + t.device_name,
+    // Names from the trace are escaped one by one (a line break in one would break the table).
+    out += fmt::format("{}: {}{}{}; {} GPU ops", terminal_text(t.file, false), rank_text(t),
+                       t.device_name.empty() ? "" : ", " + terminal_text(t.device_name, false),
                        t.date.empty() ? "" : ", recorded " + t.date, t.ops);
     if (t.ops_outside_steps > 0)
       out += fmt::format(" ({} launched outside every ProfilerStep, {:.3f} ms, not counted)", t.ops_outside_steps,
@@ -75,7 +80,7 @@ std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
       out += fmt::format("  other: {} kernel names no rule classes (--classes FILE adds rules); by time:\n", u.size());
       for (std::size_t i = 0; i < std::min(top, u.size()); ++i)
         out += fmt::format("    {:>9.3f} ms {:>6}x  {}\n", u[i].second.second * kMs, u[i].second.first,
-                           u[i].first.size() > 110 ? u[i].first.substr(0, 107) + "..." : u[i].first);
+                           terminal_text(u[i].first.size() > 110 ? u[i].first.substr(0, 107) + "..." : u[i].first, false));
       if (u.size() > top) out += fmt::format("    ... {} more (--top N, or --format json for all)\n", u.size() - top);
     }
     out += "\n";
@@ -136,8 +141,10 @@ std::string json_text(const std::vector<TraceSummary>& traces) {
     for (const auto& [name, v] : t.unclassified) j["unclassified"].push_back({{"name", name}, {"ops", v.first}, {"ms", v.second * kMs}});
     doc.push_back(std::move(j));
   }
-  // Kernel names are C++ signatures that may hold any byte: replaced, never a throw mid-output.
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // Kernel names are C++ signatures that may hold any byte: invalid UTF-8 is replaced, never a
+  // throw mid-output, and everything outside ASCII is written as \uXXXX, so no control character
+  // or escape sequence of a name reaches a terminal that shows the JSON.
+  return doc.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 int trace_summarize(int argc, char** argv) {
@@ -175,10 +182,9 @@ int trace_summarize(int argc, char** argv) {
   std::vector<TraceSummary> out;
   for (const auto& f : files) {
     // A trace of a large job takes a while to read: the bytes read so far, on a terminal only.
-    ProgressBar progress("MB", "ringsim trace: reading " + f);
+    ProgressBar progress("MB", "ringsim trace: reading " + terminal_text(f, false));
     const auto trace = calibration::read_trace(
-        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); },
-        step_regex);
+        f, [&](std::int64_t read, std::int64_t total) { progress.update_bytes(read, total); }, step_regex);
     progress.finish();
     out.push_back(calibration::summarize(trace, classes));
   }
@@ -205,7 +211,8 @@ int trace_synthesize(int argc, char** argv) {
   if (help_requested(o, r)) return 0;
   const auto dir = r["out-dir"].as<std::string>();
   if (dir.empty()) throw models::InputError({}, 0, "out-dir", "give the folder to write the traces into");
-  models::check_path(dir, "out-dir");
+  // A file at the folder's name is refused before the run is computed (and again when written).
+  check_output_folder(dir, "out-dir");
   const models::Catalog catalog;
   auto args = parse_scenario_args(r);
   require_one_strategy(args, "trace synthesize");
@@ -228,9 +235,18 @@ int trace_synthesize(int argc, char** argv) {
   const int steps = static_cast<int>(models::parse_int_in(r["steps"].as<std::string>(), "steps", 1, 1000));
   // The rest of the step too (projections, MLP), so `check --trace` sees a whole step.
   const auto run = calibration::synthetic_ring_run(s, {lat * 1e-6, gbps * 1e9}, steps, models::step_rest(s).other_compute_s);
-  std::filesystem::create_directories(dir);
-  for (std::size_t k = 0; k < run.traces.size(); ++k)
-    io::write_output((std::filesystem::path(dir) / fmt::format("rank{}.json", k)).string(), run.traces[k]);
+  // The rank files appear together or not at all: a rank file that cannot be written (a full
+  // disk, a folder under its name) leaves every old one as it was, and no new folder behind.
+  const auto created = make_output_folder(dir, "out-dir");
+  try {
+    io::OutputSet set;
+    for (std::size_t k = 0; k < run.traces.size(); ++k)
+      set.stage((std::filesystem::path(dir) / fmt::format("rank{}.json", k)).string(), run.traces[k]);
+    set.commit();
+  } catch (...) {
+    remove_created_folders(dir, created);
+    throw;
+  }
   const double bwd = s.profile.attention_bwd_efficiency > 0 ? s.profile.attention_bwd_efficiency : s.profile.attention_efficiency;
   fmt::print("wrote {} traces to {}: {} steps of {} {} {} on {}, {}, mesh {}x{}, {} tokens\n", run.traces.size(), dir, steps,
              s.impl.name, s.strategy.spec, s.spec.layout.text(), s.hardware.name, s.model.name, s.spec.mp, s.spec.sp, s.spec.n_seq);

@@ -19,6 +19,8 @@
 #include "cli/predict_rows.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/terminal_text.hpp"
+#include "io/output_set.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
@@ -53,10 +55,9 @@ std::vector<std::string> trace_files(const cxxopts::ParseResult& r, const char* 
 std::vector<calibration::Trace> read_traces(const std::vector<std::string>& files, const std::string& step_regex) {
   std::vector<calibration::Trace> out;
   for (const auto& f : files) {
-    ProgressBar progress("MB", "reading " + f);
+    ProgressBar progress("MB", "reading " + terminal_text(f, false));
     out.push_back(calibration::read_trace(
-        f, [&](std::int64_t read, std::int64_t total) { progress.update(read >> 20, std::max<std::int64_t>(1, total >> 20)); },
-        step_regex));
+        f, [&](std::int64_t read, std::int64_t total) { progress.update_bytes(read, total); }, step_regex));
     progress.finish();
   }
   return out;
@@ -139,6 +140,12 @@ int calibrate_from_trace(int argc, char** argv) {
     out += fmt::format("  {:<8} {:>3} shapes   in-sample {:.1f} %   held-out (leave one shape group out) {:.1f} %\n",
                        calibration::to_string(sc.pass), sc.rows, 100 * sc.in_sample_mape, 100 * sc.held_out_mape);
 
+  // The outputs (-o, --report, --links-dir) are one set: staged here, renamed together at the end,
+  // so a later one that cannot be written leaves the earlier ones as they were.
+  io::OutputSet outputs;
+  const auto links_dir = r["links-dir"].as<std::string>();
+  std::optional<HopRecord> hop;
+
   // The hop: what the ring's transfers crossed (the scenario's ring within a node or across).
   const bool inter = s.ring_crosses_nodes();
   std::optional<calibration::TraceLinkFit> link;
@@ -158,7 +165,7 @@ int calibrate_from_trace(int argc, char** argv) {
                                                 : std::string("not identified (one message size: bandwidth alone)"),
                        link->sync_excess_s * 1e3);
     if (link->sizes.size() >= 3) out += fmt::format("  held-out (leave one size out) {:.1f} %\n", 100 * link->hop.held_out_mape);
-    if (const auto dir = r["links-dir"].as<std::string>(); !dir.empty()) {
+    if (!links_dir.empty()) {
       HopRecord rec;
       rec.hardware = s.hardware.name;
       rec.inter_node = inter;
@@ -168,7 +175,7 @@ int calibrate_from_trace(int argc, char** argv) {
       rec.notes = fmt::format("{}. Fitted by ringsim calibrate --from-trace: time = latency + bytes / bandwidth over the "
                               "10th percentile of each message size's point-to-point kernels; synchronisation excess "
                               "{:.4g} ms per message.", link->hop.pattern, link->sync_excess_s * 1e3);
-      out += write_hop(dir, rec);
+      hop = rec;
     }
   }
   if (const auto path = r["output"].as<std::string>(); !path.empty()) {
@@ -186,7 +193,7 @@ int calibrate_from_trace(int argc, char** argv) {
     p.provenance.notes = fmt::format("From {} traces of {}: {} attention calls in {} shape groups; {}. Base: {}.", traces.size(),
                                      scenario_line(s), rows.size(), fit.groups, fitted, s.profile.name);
     p.validate(path);
-    write_output(path, p.to_json().dump(2) + "\n");
+    outputs.stage(path, p.to_json().dump(2) + "\n");
     out += "wrote " + path + "\n";
   }
   if (const auto path = r["report"].as<std::string>(); !path.empty()) {
@@ -196,9 +203,12 @@ int calibrate_from_trace(int argc, char** argv) {
                        shapes[i].causal ? "true" : "false", shapes[i].group, std::to_string(shapes[i].line),
                        fmt::format("{:.6g}", shapes[i].seconds), fmt::format("{:.6g}", fit.fitted_s[i]),
                        fmt::format("{:.6g}", fit.held_out_s[i])});
-    write_output(path, rep);
+    outputs.stage(path, rep);
   }
-  std::fputs(out.c_str(), stdout);
+  // The links file last: its folder stays locked from reading the file to renaming the new one.
+  if (hop) out += stage_hop(outputs, links_dir, *hop);
+  outputs.commit();
+  std::fputs(terminal_text(out, true).c_str(), stdout);
   return 0;
 }
 
@@ -232,7 +242,8 @@ int check_trace(int argc, char** argv) {
                                  {"measured_s", x.measured_s},
                                  {"predicted_s", x.predicted_s ? nlohmann::json(*x.predicted_s) : nlohmann::json(nullptr)},
                                  {"measured_as", x.how}});
-    std::fputs((j.dump(2) + "\n").c_str(), stdout);
+    // \uXXXX for everything outside ASCII: a name's escape sequence never reaches the terminal.
+    std::fputs((j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
     return 0;
   }
   std::string out = fmt::format("ringsim check --trace: {} ranks, {} steps each (medians); scenario {}\n", c.ranks, c.steps,
@@ -246,7 +257,7 @@ int check_trace(int argc, char** argv) {
   out += "  " + c.diagnosis + "\n";
   out += fmt::format("critical rank: trace {} (the most attention time); predicted: the busiest device of the lock-step model\n",
                      c.critical_rank);
-  std::fputs(out.c_str(), stdout);
+  std::fputs(terminal_text(out, true).c_str(), stdout);
   return 0;
 }
 

@@ -16,7 +16,9 @@
 
 namespace ringsim::io {
 
-inline constexpr std::size_t kMaxTemporaries = 64;
+// A set of outputs holds a temporary per file until it is committed (io/output_set.hpp): trace
+// synthesize writes up to about 2000 rank files at once.
+inline constexpr std::size_t kMaxTemporaries = 4096;
 
 // Handlers for SIGINT and SIGTERM (once per process; later calls do nothing). A signal that was
 // ignored when the process started (nohup, a background job's SIGINT) stays ignored.

@@ -123,7 +123,7 @@ void AtomicFile::discard() noexcept {
 }
 
 void AtomicFile::write(std::string_view data) {
-  if (fd_ < 0) throw OutputError(target_, EBADF, "write to " + target_ + " after it was closed");
+  if (fd_ < 0 || prepared_) throw OutputError(target_, EBADF, "write to " + target_ + " after it was closed");
   buffer_.append(data);
   if (buffer_.size() >= (std::size_t{1} << 20)) flush();
 }
@@ -144,15 +144,15 @@ void AtomicFile::flush() {
   buffer_.clear();
 }
 
-void AtomicFile::commit() {
-  if (committed_) return;
+void AtomicFile::prepare() {
+  if (prepared_ || committed_) return;
   flush();
   if (temporary_.empty()) {  // written directly (a device or a pipe)
     const int closed = ::close(fd_);
     const int err = errno;
     fd_ = -1;
     if (closed != 0) throw OutputError(target_, err, describe("cannot write", target_, err));
-    committed_ = true;
+    prepared_ = true;
     return;
   }
   // The data must be on disk before the name points at it, or a crash could leave an empty
@@ -169,7 +169,13 @@ void AtomicFile::commit() {
     discard();
     throw OutputError(target_, close_err, describe("cannot write", target_, close_err));
   }
-  if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
+  prepared_ = true;
+}
+
+void AtomicFile::commit() {
+  if (committed_) return;
+  prepare();
+  if (!temporary_.empty() && ::rename(temporary_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
     discard();
     throw OutputError(target_, err, describe("cannot write", target_, err));

@@ -43,8 +43,12 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(std::string_view data);  // buffered
-  // Flushes, syncs and renames the temporary over the target. Throws OutputError (and removes
-  // the temporary) when any of it fails.
+  // Flushes, syncs and closes the temporary (a full disk shows here), leaving the rename to
+  // commit(): a set of outputs prepares every file before renaming any (io/output_set.hpp), and
+  // holds no descriptor per file meanwhile. Throws OutputError (and removes the temporary).
+  void prepare();
+  // Prepares (when not done yet) and renames the temporary over the target. Throws OutputError
+  // (and removes the temporary) when any of it fails.
   void commit();
   [[nodiscard]] const std::string& target() const noexcept { return target_; }
   [[nodiscard]] const std::string& temporary() const noexcept { return temporary_; }
@@ -59,6 +63,7 @@ class AtomicFile {
   std::size_t written_ = 0;
   int fd_ = -1;
   int slot_ = -1;  // io/interrupt.hpp: removed on SIGINT/SIGTERM while it exists
+  bool prepared_ = false;
   bool committed_ = false;
 };
 

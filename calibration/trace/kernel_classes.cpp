@@ -86,7 +86,7 @@ KernelClasses KernelClasses::load(const std::string& path) {
 }
 
 OpClass KernelClasses::classify(const GpuOp& op) const {
-  const std::string key = std::string(kind_name(op.kind)) + '\n' + op.collective + '\n' + op.name;
+  const std::string key = std::string(kind_name(op.kind)) + '\n' + op.collective.str() + '\n' + op.name.str();
   if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
   OpClass found = OpClass::Other;
   for (const Rule& r : rules_) {
@@ -94,7 +94,7 @@ OpClass KernelClasses::classify(const GpuOp& op) const {
     const bool coll = !op.collective.empty() &&
                       std::find(r.collectives.begin(), r.collectives.end(), op.collective) != r.collectives.end();
     const bool name = std::any_of(r.patterns.begin(), r.patterns.end(),
-                                  [&](const std::regex& p) { return std::regex_search(op.name, p); });
+                                  [&](const std::regex& p) { return std::regex_search(op.name.str(), p); });
     if (kind || coll || name) {
       found = r.cls;
       break;

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "calibration/trace/trace_file.hpp"
+#include "calibration/trace/trace_limits.hpp"
 #include "calibration/trace/trace_text.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
@@ -128,6 +129,14 @@ class Statement {
     if (sqlite3_bind_text(stmt_, i, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT) != SQLITE_OK)
       db_.fail_sqlite(field_);
   }
+  void bind(int i, std::int64_t value) {
+    if (sqlite3_bind_int64(stmt_, i, value) != SQLITE_OK) db_.fail_sqlite(field_);
+  }
+  // For a statement run again with other bindings.
+  void reset() {
+    sqlite3_reset(stmt_);
+    row_ = 0;
+  }
   bool step() {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return ++row_, true;
@@ -135,6 +144,12 @@ class Statement {
     db_.fail_sqlite(field_);
   }
   [[nodiscard]] bool null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
+  [[nodiscard]] bool is_integer(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_INTEGER; }
+  // The text's length in bytes, without copying it.
+  [[nodiscard]] std::size_t bytes(int c) const {
+    (void)sqlite3_column_text(stmt_, c);  // as text: a number's length is that of its digits
+    return static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c));
+  }
   [[nodiscard]] std::string text(int c) const {
     const auto* p = sqlite3_column_text(stmt_, c);
     return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : std::string();
@@ -256,13 +271,18 @@ class Reader {
       name_col = cols.count("demangledName") ? "demangledName" : "shortName";
       need(cols, table, name_col);
       if (!strings_) db_.fail("no StringIds table: kernel names cannot be resolved", "StringIds");
-      sql += ", s.value, o." + name_col + " FROM " + table + " o LEFT JOIN StringIds s ON s.id = o." + name_col;
+      // The name's id, not its text: each distinct name is read from StringIds once (name_of).
+      sql += ", o." + name_col + " FROM " + table + " o";
     } else {
       sql += kind == GpuOp::Kind::Memcpy && cols.count("copyKind") ? ", o.copyKind" : ", NULL";
       sql += " FROM " + table + " o";
     }
     Statement s(db_, sql, table);
     while (s.step()) {
+      if (static_cast<std::int64_t>(trace_.ops.size()) >= kMaxTraceRecords)
+        db_.fail("more than " + std::to_string(kMaxTraceRecords) +
+                     " GPU operations, the most ringsim keeps from one report: capture fewer steps (nsys --capture-range)",
+                 table);
       GpuOp op;
       op.kind = kind;
       const std::int64_t start = s.integer(0, field(table, "start"), true);
@@ -276,17 +296,47 @@ class Reader {
       op.stream = s.integer(3, field(table, "streamId"), false);
       op.correlation = launch_key(s, 4, 5, table, "globalPid");
       if (kind == GpuOp::Kind::Kernel) {
-        if (s.null(6))
-          db_.fail("row " + std::to_string(s.row()) + ": the name's id " + s.text(7) + " is not in StringIds", field(table, name_col));
-        op.name = s.text(6);
+        op.name = name_of(s, 6, field(table, name_col));
       } else if (kind == GpuOp::Kind::Memcpy) {
-        op.name = copy_kind(s.null(6) ? 0 : s.integer(6, field(table, "copyKind"), false));
+        op.name = names_.intern(copy_kind(s.null(6) ? 0 : s.integer(6, field(table, "copyKind"), false)));
       } else {
-        op.name = "Memset";
+        op.name = names_.intern("Memset");
       }
       if (op.correlation >= 0) correlations_.insert(op.correlation);
       trace_.ops.push_back(std::move(op));
     }
+  }
+
+  // A kernel's name by its id into StringIds, read once per distinct id and shared by every
+  // operation that has it (a report can give a million rows one long name).
+  SharedText name_of(const Statement& row, int column, const std::string& field_name) {
+    if (!row.is_integer(column))
+      db_.fail("row " + std::to_string(row.row()) + ": expected an integer id into StringIds, got " +
+                   (row.null(column) ? std::string("NULL") : "'" + row.text(column) + "'"),
+               field_name);
+    const std::int64_t id = row.integer(column, field_name, false);
+    if (const auto it = name_ids_.find(id); it != name_ids_.end()) return it->second;
+    if (!string_lookup_) string_lookup_.emplace(db_, "SELECT value FROM StringIds WHERE id = ?1", "StringIds");
+    Statement& q = *string_lookup_;
+    q.reset();
+    q.bind(1, id);
+    if (!q.step() || q.null(0))
+      db_.fail("row " + std::to_string(row.row()) + ": the name's id " + std::to_string(id) + " is not in StringIds", field_name);
+    return name_ids_.emplace(id, names_.intern(q.text(0))).first->second;
+  }
+
+  // A registered NVTX text by its id, read once per id; nullptr when there is none or it is too
+  // long to be a step's label.
+  const std::string* step_text(std::int64_t id) {
+    if (const auto it = step_texts_.find(id); it != step_texts_.end()) return it->second ? &*it->second : nullptr;
+    if (!text_lookup_) text_lookup_.emplace(db_, "SELECT value FROM StringIds WHERE id = ?1", "StringIds");
+    Statement& q = *text_lookup_;
+    q.reset();
+    q.bind(1, id);
+    std::optional<std::string> text;
+    if (q.step() && !q.null(0) && q.bytes(0) <= kMaxStepTextBytes) text = q.text(0);
+    const auto& kept = step_texts_.emplace(id, std::move(text)).first->second;
+    return kept ? &*kept : nullptr;
   }
 
   // Every CUDA API call is in the runtime table (cudaMalloc, synchronisations, ...); only the
@@ -314,13 +364,23 @@ class Reader {
     const bool by_id = cols->count("textId") && strings_;
     std::string sql = "SELECT e.start, e.end, ";
     sql += cols->count("text") ? "e.text" : "NULL";
-    sql += by_id ? ", s.value FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId" : ", NULL FROM NVTX_EVENTS e";
+    // The text's id, not its text: a registered text is read once per id (step_text).
+    sql += by_id ? ", e.textId FROM NVTX_EVENTS e" : ", NULL FROM NVTX_EVENTS e";
     sql += " WHERE e.eventType IN (" + std::to_string(kNvtxPushPopRange) + ", " + std::to_string(kNvtxStartEndRange) + ")";
     Statement s(db_, sql, kNvtx);
     std::smatch m;
     while (s.step()) {
-      const std::string text = !s.null(2) ? s.text(2) : s.text(3);
-      if (text.size() > kMaxStepTextBytes || !std::regex_search(text, m, step_re_)) continue;
+      // Longer texts are never steps (and not matched: std::regex recurses per character).
+      std::string text;
+      if (!s.null(2)) {
+        if (s.bytes(2) > kMaxStepTextBytes) continue;
+        text = s.text(2);
+      } else if (!s.null(3) && s.is_integer(3)) {
+        const auto* registered = step_text(s.integer(3, field(kNvtx, "textId"), false));
+        if (!registered) continue;
+        text = *registered;
+      }
+      if (!std::regex_search(text, m, step_re_)) continue;
       const std::string digits = m[1].str();
       if (digits.empty() || digits.size() > 15 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
         db_.fail("row " + std::to_string(s.row()) + ": '" + text + "' matches the step regex but its first group '" + digits +
@@ -334,6 +394,8 @@ class Reader {
       if (end < start)
         db_.fail("row " + std::to_string(s.row()) + ": end " + std::to_string(end) + " is before start " + std::to_string(start),
                  field(kNvtx, "end"));
+      if (static_cast<std::int64_t>(trace_.cpu_steps.size()) >= kMaxTraceRecords)
+        db_.fail("more than " + std::to_string(kMaxTraceRecords) + " step ranges", kNvtx);
       trace_.cpu_steps.push_back({std::stoll(digits), us(start), us(end)});
     }
     std::sort(trace_.cpu_steps.begin(), trace_.cpu_steps.end(),
@@ -390,6 +452,10 @@ class Reader {
   std::int64_t base_ns_ = 0;
   std::unordered_map<std::int64_t, std::int64_t> processes_;
   std::unordered_set<std::int64_t> correlations_;
+  TextPool names_;
+  std::unordered_map<std::int64_t, SharedText> name_ids_;
+  std::optional<Statement> string_lookup_, text_lookup_;
+  std::unordered_map<std::int64_t, std::optional<std::string>> step_texts_;
 };
 
 }  // namespace

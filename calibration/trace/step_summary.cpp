@@ -105,7 +105,7 @@ TraceSummary summarize(const Trace& trace, const KernelClasses& classes) {
       else ++b.s.unsized_communication_ops;
     }
     if (c == OpClass::Other) {
-      auto& u = out.unclassified[op.name];
+      auto& u = out.unclassified[op.name.str()];
       ++u.first;
       u.second += op.end_us - op.start_us;
     }

@@ -7,10 +7,64 @@
 #include <fmt/format.h>
 
 #include "calibration/trace/ring_calls.hpp"
+#include "calibration/trace/trace_limits.hpp"
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
 
 namespace ringsim::calibration {
+
+namespace {
+
+// Every time the trace will hold, bounded before anything is written, so that whatever the
+// planted figures (a link of 1e-300 B/s, an efficiency of 1e-300) the trace is one its own reader
+// accepts (trace_limits.hpp): each duration finite and at most kMaxTraceDurationUs, the last
+// timestamp at most kMaxTraceTimeUs. The step's length is computed as the writer's loop computes
+// it (rounds in lock-step: each as long as its longest transfer or busiest rank).
+void check_planted_times(const std::vector<std::vector<RingCall>>& calls, const PlantedLink& link, double kv, double dkv,
+                         std::int64_t n, std::int64_t layers, int steps, double other_compute_s, double base_us) {
+  double kernel = 0, step = 20e-6 + other_compute_s;
+  std::vector<double> busiest_fwd(static_cast<std::size_t>(n), 0.0), busiest_bwd(static_cast<std::size_t>(n), 0.0);
+  for (const auto& rank : calls) {
+    std::vector<double> fwd(static_cast<std::size_t>(n), 0.0), bwd(static_cast<std::size_t>(n), 0.0);
+    for (const auto& c : rank) {
+      if (!(std::isfinite(c.time.fwd_s) && std::isfinite(c.time.bwd_s) && c.time.fwd_s >= 0 && c.time.bwd_s >= 0))
+        throw models::InputError({}, 0, "efficiency",
+                                 fmt::format("the planted kernel efficiencies give a kernel time of {} s, not a finite time",
+                                             std::isfinite(c.time.fwd_s) ? c.time.bwd_s : c.time.fwd_s));
+      kernel = std::max({kernel, c.time.fwd_s, c.time.bwd_s});
+      fwd[static_cast<std::size_t>(c.round)] += c.time.fwd_s;
+      bwd[static_cast<std::size_t>(c.round)] += c.time.bwd_s;
+    }
+    for (std::size_t q = 0; q < fwd.size(); ++q) {
+      busiest_fwd[q] = std::max(busiest_fwd[q], fwd[q]);
+      busiest_bwd[q] = std::max(busiest_bwd[q], bwd[q]);
+    }
+  }
+  const double kv_s = link.seconds(kv), dkv_s = link.seconds(dkv);
+  for (std::int64_t q = 0; q < n; ++q) {
+    const double send = q + 1 < n ? kv_s : 0.0;
+    step += static_cast<double>(layers) * (std::max(send, busiest_fwd[static_cast<std::size_t>(q)]) +
+                                           std::max(std::max(send, dkv_s), busiest_bwd[static_cast<std::size_t>(q)]));
+  }
+  const double end_us = base_us + static_cast<double>(steps) * (step + 100e-6) * 1e6;
+  const auto too_long = [](double seconds) { return !(seconds * 1e6 <= kMaxTraceDurationUs); };
+  const std::string bound = fmt::format("a trace holds durations of at most {:g} s and times of at most {:g} s", kMaxTraceDurationUs * 1e-6,
+                                        (kMaxTraceTimeUs - base_us) * 1e-6);
+  if (too_long(std::max(kv_s, dkv_s)))
+    throw models::InputError({}, 0, "link",
+                             fmt::format("the planted link ({:g} s latency, {:g} B/s) sends one K/V block in {:g} s: {}",
+                                         link.latency_s, link.bandwidth_bytes_per_s, std::max(kv_s, dkv_s), bound));
+  if (too_long(kernel))
+    throw models::InputError({}, 0, "efficiency",
+                             fmt::format("the planted kernel efficiencies give a kernel call of {:g} s: {}", kernel, bound));
+  // The longest part of the step names the figure to change.
+  const char* culprit = other_compute_s >= step / 2 ? "other_compute_s" : std::max(kv_s, dkv_s) > kernel ? "link" : "efficiency";
+  if (too_long(step) || !(end_us <= kMaxTraceTimeUs))
+    throw models::InputError({}, 0, culprit,
+                             fmt::format("the planted figures give a step of {:g} s ({} steps): {}", step, steps, bound));
+}
+
+}  // namespace
 
 SyntheticRun synthetic_ring_run(const models::ResolvedScenario& s, const PlantedLink& link, int steps, double other_compute_s) {
   if (!(link.bandwidth_bytes_per_s > 0) || !(link.latency_s >= 0) || !std::isfinite(link.bandwidth_bytes_per_s) ||
@@ -31,12 +85,14 @@ SyntheticRun synthetic_ring_run(const models::ResolvedScenario& s, const Planted
   const auto calls = ring_kernel_calls(s);
   const double kv = static_cast<double>(s.workload->kv_block_bytes());
   const double dkv = static_cast<double>(models::dkv_block_bytes(s, s.workload->kv_block_bytes()));
+  constexpr double kBaseUs = 1e12;  // an epoch-like first timestamp
+  check_planted_times(calls, link, kv, dkv, n, layers, steps, other_compute_s, kBaseUs);
   SyntheticRun run;
   run.exposed_per_step.assign(static_cast<std::size_t>(n), 0.0);
   run.attention_per_step.assign(static_cast<std::size_t>(n), 0.0);
   std::vector<std::vector<std::string>> events(static_cast<std::size_t>(n));
   std::vector<std::int64_t> correlation(static_cast<std::size_t>(n), 1);
-  const auto us = [](double sec) { return fmt::format("{:.6f}", 1e12 + sec * 1e6); };  // an epoch-like base
+  const auto us = [&](double sec) { return fmt::format("{:.6f}", kBaseUs + sec * 1e6); };
   const auto emit = [&](std::int64_t r, const std::string& name, int stream, double start, double dur, std::int64_t ext,
                         const std::string& extra) {
     auto& ev = events[static_cast<std::size_t>(r)];

@@ -27,7 +27,9 @@ struct SyntheticRun {
 };
 
 // InputError as ring_kernel_calls (a ring with per-step kernel shapes), or for a link that is not
-// positive, or for steps outside 1..1000.
+// positive, or for steps outside 1..1000, or (field "link", "efficiency" or "other_compute_s")
+// when the planted figures would make a duration or a timestamp that the trace reader refuses
+// (trace_limits.hpp): whatever this writes, read_kineto_trace accepts.
 // `other_compute_s`: the step's work outside attention (models::StepRest::other_compute_s),
 // written as one GEMM kernel per layer and pass (a third forward, two thirds backward) after the
 // layer's ring, so a check of the whole step sees it; 0 for an attention-only trace.

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "calibration/trace/shared_text.hpp"
+
 namespace ringsim::calibration {
 
 // A kernel, copy or fill on one GPU stream. Times are microseconds from the trace's first
@@ -15,14 +17,14 @@ namespace ringsim::calibration {
 struct GpuOp {
   enum class Kind { Kernel, Memcpy, Memset };
   Kind kind = Kind::Kernel;
-  std::string name;
+  SharedText name;  // one copy per distinct name in a trace (shared_text.hpp)
   std::int64_t device = 0, stream = 0;
   double start_us = 0, end_us = 0;
   std::int64_t correlation = -1;  // the CPU launch's id (-1: none recorded)
   std::int64_t external_id = -1;  // the CPU operator that launched it (-1: none)
   // Communication the profiler attributed to the op (the kernel's own args, or the
   // record_param_comms operator that launched it): empty when none was recorded.
-  std::string collective;
+  SharedText collective;
   double message_bytes = -1;  // -1: size unknown
   std::int64_t group_size = 0;
 };

@@ -1,15 +1,14 @@
 #pragma once
 // Opening a trace file so that nothing odd can stall or exhaust a run, whatever its format: the
 // path is checked, a FIFO without a writer cannot block the open (O_NONBLOCK), and only a regular
-// file of at most kMaxTraceFileBytes is accepted. The readers of each format start here.
+// file of at most kMaxTraceFileBytes (trace_limits.hpp) is accepted. The readers of each format start here.
 #include <array>
 #include <cstdint>
 #include <string>
 
-namespace ringsim::calibration {
+#include "calibration/trace/trace_limits.hpp"
 
-// A trace of a large job is tens to hundreds of MB; 16 GiB is past any profiler's output.
-inline constexpr std::int64_t kMaxTraceFileBytes = std::int64_t{16} << 30;
+namespace ringsim::calibration {
 
 class TraceFile {
  public:

@@ -216,7 +216,7 @@ TEST_CASE("real traces (HolisticTraceAnalysis): steps by launch, NCCL kernels, s
         if (launch->second >= st.start_us && launch->second <= st.end_us) {
           const auto cls = test::trace_classes().classify(op);
           by_step[st.number].push_back({{op.start_us, op.end_us}, cls});
-          if (op.name.find("ncclKernel_") != std::string::npos) ++nccl;
+          if (op.name.str().find("ncclKernel_") != std::string::npos) ++nccl;
           if (calibration::is_communication(cls) && op.message_bytes > 0) bytes += op.message_bytes;
           break;
         }

@@ -334,3 +334,30 @@ TEST_CASE("hostile nsys files: one InputError naming the file, the table and the
     }
   }
 }
+
+TEST_CASE("nsys: operations that share a name hold one copy of it, read once", "[trace][nsys][hostile]") {
+  // A small database can give a million rows one name of 64 MB (SQLite's limit here): a copy per
+  // operation was 64 TB. The name is read once per id and shared.
+  test::TempDir dir;
+  const auto path = nsys_db(dir, "shared.sqlite", ring_ops(), 1000);
+  Db(path)
+      .exec("INSERT INTO StringIds VALUES (9000, replace(hex(zeroblob(500000)), '00', 'xy'))")
+      .exec("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) "
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT 3000000 + i * 1000, 3000000 + i * 1000 + 500, 0, 1, 7, 100000 + i, "
+            + std::to_string(kPid) + ", 9000, 9000, 9000, 0, 1, 128 FROM c");
+  const auto t = calibration::read_nsys_sqlite(path);
+  std::size_t shared = 0;
+  const calibration::GpuOp* first = nullptr;
+  for (const auto& op : t.ops) {
+    if (op.name.size() != 1000000) continue;
+    if (!first) first = &op;
+    shared += op.name.shares(first->name) ? 1 : 0;
+  }
+  CHECK(shared == 2000);
+  // Registered step texts are read once per id as well; one too long to be a label is no step.
+  const auto steps = nsys_db(dir, "steps.sqlite", ring_ops(), 1000, true);
+  Db(steps).exec("UPDATE StringIds SET value = 'ProfilerStep#11' || replace(hex(zeroblob(5000)), '00', ' ') WHERE id = 3");
+  const auto s = calibration::read_nsys_sqlite(steps);
+  REQUIRE(s.cpu_steps.size() == 1);
+  CHECK(s.cpu_steps[0].number == 10);
+}

@@ -56,5 +56,8 @@ struct HostileFixture {
 // measurement CSV, each mutated.
 [[nodiscard]] std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::string& bin);
 [[nodiscard]] std::vector<HostileCase> measurement_csv_cases(const HostileFixture& fx);
+// Profiler traces (hostile_trace_cases.cpp) through trace summarize, check --trace and
+// calibrate --from-trace.
+[[nodiscard]] std::vector<HostileCase> trace_file_cases(const HostileFixture& fx);
 
 }  // namespace ringsim::test

@@ -162,6 +162,8 @@ TEST_CASE("hostile measurement CSVs for check", "[hostile]") {
   check_family("measurement CSVs (check)", measurement_csv_cases(fixture()));
 }
 
+TEST_CASE("hostile profiler traces", "[hostile]") { check_family("profiler traces", trace_file_cases(fixture())); }
+
 TEST_CASE("the nan/inf scan finds them as words only", "[hostile]") {
   CHECK(has_nan_or_inf("step -nan s"));
   CHECK(has_nan_or_inf("inf"));

@@ -5,15 +5,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "io/folder_lock.hpp"
 #include "io/output_file.hpp"
+#include "io/output_set.hpp"
 #include "tests/support/run_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -215,4 +220,49 @@ TEST_CASE("ringsim sweep -o and plot --svg never write through planted links", "
   CHECK(names(elsewhere.dir()) == std::set<std::string>{"victim.csv"});
   CHECK(fs::is_regular_file(fs::symlink_status(svg)));
   CHECK(slurp(svg).find("<svg") != std::string::npos);
+}
+
+TEST_CASE("an output set renames every file or none, and holds a folder's lock until then", "[io]") {
+  const TempDir tmp;
+  const auto a = tmp.write("a.txt", "old a\n");
+  const auto b = tmp.file("b.txt");
+  fs::create_directory(tmp.file("c.txt"));  // the third target cannot be written
+  {
+    ringsim::io::OutputSet set;
+    set.stage(a, "new a\n");
+    set.stage(b, "new b\n");
+    CHECK_THROWS_AS(set.stage(tmp.file("c.txt"), "new c\n"), OutputError);
+  }
+  CHECK(slurp(a) == "old a\n");
+  CHECK(names(tmp.dir()) == std::set<std::string>{"a.txt", "c.txt"});  // no b, no temporary
+  {
+    ringsim::io::OutputSet set;
+    set.stage(a, "new a\n");
+    set.stage(b, "new b\n");
+    CHECK(slurp(a) == "old a\n");  // staged, not yet renamed
+    set.stage("-", "");          // standard output, not a file named "-"
+    set.commit();
+  }
+  CHECK(slurp(a) == "new a\n");
+  CHECK(slurp(b) == "new b\n");
+  CHECK(names(tmp.dir()) == std::set<std::string>{"a.txt", "b.txt", "c.txt"});
+  CHECK_FALSE(fs::exists("-"));
+  // A folder lock: a second one on the same folder waits until the first is released.
+  std::atomic<int> order{0};
+  int second_saw = -1;
+  {
+    ringsim::io::FolderLock first(tmp.dir());
+    std::thread t([&] {
+      ringsim::io::FolderLock second(tmp.dir());
+      second_saw = order.load();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    order = 1;  // set while the first lock is held: the second must see it
+    {
+      ringsim::io::FolderLock moved = std::move(first);
+    }
+    t.join();
+  }
+  CHECK(second_saw == 1);
+  CHECK_THROWS_AS(ringsim::io::FolderLock(a), OutputError);  // a file, not a folder
 }
