@@ -2,15 +2,16 @@
 // What a GPU operation of a trace is, for the step's breakdown: attention forward or backward,
 // point-to-point transfers, collectives, GEMMs, memory copies and fills, and the rest. The name
 // patterns are data (configs/trace/kernel_classes.json, each with the code that names its
-// kernels), so a user with another library's kernels adds a rule instead of editing code.
+// kernels), so a user with another library's kernels adds a rule instead of editing code; they
+// are matched in linear time (name_pattern.hpp), whatever the name's length or the pattern.
 #include <array>
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "calibration/trace/name_pattern.hpp"
 #include "calibration/trace/trace.hpp"
 
 namespace ringsim::calibration {
@@ -29,7 +30,8 @@ inline constexpr std::array<std::string_view, kOpClasses> kOpClassNames{
 class KernelClasses {
  public:
   // configs/trace/kernel_classes.json under `root` (the catalog's root), or a user's file.
-  // InputError naming the file and rule when a class is unknown or a pattern is not a regex.
+  // InputError naming the file and rule when a class is unknown, or a pattern is not a regular
+  // expression of the subset name_pattern.hpp matches (the reason said: a back-reference, ...).
   [[nodiscard]] static KernelClasses load(const std::string& path);
   [[nodiscard]] static std::string default_path(const std::string& root);
 
@@ -42,7 +44,7 @@ class KernelClasses {
   struct Rule {
     OpClass cls = OpClass::Other;
     std::vector<std::string> kinds, collectives;
-    std::vector<std::regex> patterns;
+    std::vector<NamePattern> patterns;
   };
   std::vector<Rule> rules_;
   mutable std::unordered_map<std::string, OpClass> memo_;
