@@ -65,7 +65,7 @@ KernelClasses KernelClasses::load(const std::string& path) {
                            : kOpClassNames.end();
     if (named == kOpClassNames.end())
       throw InputError(path, 0, where + ".class",
-                       "expected one of attention_fwd, attention_bwd, p2p, collective, gemm, memory, other");
+                       "expected one of attention_fwd, attention_bwd, attention_decode, p2p, collective, gemm, memory, other");
     rule.cls = static_cast<OpClass>(named - kOpClassNames.begin());
     rule.kinds = strings(r, "kinds", path, where);
     for (const auto& kind : rule.kinds)

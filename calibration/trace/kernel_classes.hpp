@@ -1,9 +1,10 @@
 #pragma once
-// What a GPU operation of a trace is, for the step's breakdown: attention forward or backward,
-// point-to-point transfers, collectives, GEMMs, memory copies and fills, and the rest. The name
-// patterns are data (configs/trace/kernel_classes.json, each with the code that names its
-// kernels), so a user with another library's kernels adds a rule instead of editing code; they
-// are matched in linear time (name_pattern.hpp), whatever the name's length or the pattern.
+// What a GPU operation of a trace is, for the step's breakdown: attention forward (training's
+// forward and inference's prefill) or backward, attention of a decode step, point-to-point
+// transfers, collectives, GEMMs, memory copies and fills, and the rest. The name patterns are data
+// (configs/trace/kernel_classes.json, each with the code that names its kernels), so a user with
+// another library's kernels adds a rule instead of editing code; they are matched in linear time
+// (name_pattern.hpp), whatever the name's length or the pattern.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -16,15 +17,19 @@
 
 namespace ringsim::calibration {
 
-enum class OpClass { AttentionFwd, AttentionBwd, P2p, Collective, Gemm, Memory, Other };
-inline constexpr std::size_t kOpClasses = 7;
+enum class OpClass { AttentionFwd, AttentionBwd, AttentionDecode, P2p, Collective, Gemm, Memory, Other };
+inline constexpr std::size_t kOpClasses = 8;
 inline constexpr std::array<std::string_view, kOpClasses> kOpClassNames{
-    "attention_fwd", "attention_bwd", "p2p", "collective", "gemm", "memory", "other"};
+    "attention_fwd", "attention_bwd", "attention_decode", "p2p", "collective", "gemm", "memory", "other"};
 [[nodiscard]] constexpr std::size_t index(OpClass c) noexcept { return static_cast<std::size_t>(c); }
 [[nodiscard]] constexpr bool is_communication(OpClass c) noexcept { return c == OpClass::P2p || c == OpClass::Collective; }
 // Work on the GPU's SMs that can hide a transfer on another stream (copies run on copy engines).
 [[nodiscard]] constexpr bool is_compute(OpClass c) noexcept {
-  return c == OpClass::AttentionFwd || c == OpClass::AttentionBwd || c == OpClass::Gemm || c == OpClass::Other;
+  return c == OpClass::AttentionFwd || c == OpClass::AttentionBwd || c == OpClass::AttentionDecode || c == OpClass::Gemm ||
+         c == OpClass::Other;
+}
+[[nodiscard]] constexpr bool is_attention(OpClass c) noexcept {
+  return c == OpClass::AttentionFwd || c == OpClass::AttentionBwd || c == OpClass::AttentionDecode;
 }
 
 class KernelClasses {

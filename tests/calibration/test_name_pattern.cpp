@@ -131,6 +131,8 @@ TEST_CASE("the kernel classes of a 100k-character name: no crash, the right clas
   const std::string filler(100000, 'x');
   op.name = "cudnn_generated_fort_native_sdpa_sm90_" + filler + "_flash_fprop_kernel";
   CHECK(k.classify(op) == OpClass::AttentionFwd);
+  op.name = "void dpsk::ep::internode::combine<false, 8>(" + filler + ")";
+  CHECK(k.classify(op) == OpClass::Collective);
   op.name = "void some::kernel<" + filler + ">";
   CHECK(k.classify(op) == OpClass::Other);
   op.name = std::string(100000, 'a');  // the exponential pattern's favourite

@@ -1,7 +1,9 @@
 // The trace commands end to end: a synthetic ring run (calibration/trace/synthetic.hpp, written
 // from the model with planted efficiencies and link) through `ringsim calibrate --from-trace` and
-// `ringsim check --trace`, and their refusals.
+// `ringsim check --trace`, and their refusals; `ringsim trace summarize` on the kernels of real
+// runs (DeepEP, multimem, custom all-reduce, Blackwell attention, MoE GEMMs).
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "tests/support/cli_run.hpp"
 #include "tests/support/scenario.hpp"
 #include "calibration/trace/synthetic.hpp"
+#include "tests/support/kineto_builder.hpp"
 
 using namespace ringsim;
 
@@ -87,4 +90,39 @@ TEST_CASE("trace commands refuse what they cannot match, with one line", "[cli][
   test::expect_bad("calibrate --from-trace " + files + " " + kScenario + " --free bogus", "bogus");
   test::expect_bad("check --trace " + dir.file("missing.json") + " " + kScenario, "missing.json");
   test::expect_bad("check --trace " + files + " " + kScenario + " --format xml", "format");
+}
+
+TEST_CASE("trace summarize: the kernels of real runs in their class, the unknown with their share and a hint", "[cli][trace]") {
+  const std::string combine = "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, int const*)";
+  const std::vector<test::KernelEvent> ops{
+      {"fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvSlidingOrChunkedCausalP16VarSeqQ128Kv128PersistentContext", 7, 0, 100},
+      {"void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, cutlass::FastDivmod, cutlass::FastDivmod, int*)", 7, 100, 10},
+      {"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_Ab32_Bb32_Cb32_t128x8x512_s3_et128x8", 7, 110, 90},
+      {"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_Ab32_Bb32_t128x8x512_s3_et128x8", 7, 200, 100},
+      {combine, 20, 250, 150},
+      {"void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)", 20, 400, 50},
+      {"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*)", 20, 450, 100},
+      {"my_own_fused_kernel", 7, 960, 40},  // ends the step: wall 1000 us
+  };
+  test::TempDir dir;
+  const auto file = dir.write("b200.json", test::kineto_trace(ops, 1000));
+  const auto j = test::run("trace summarize " + file + " --format json");
+  INFO(j.err);
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& step = doc[0]["steps"][0];
+  CHECK(step["classes"]["attention_fwd"]["ms"].get<double>() == Approx(0.110));
+  CHECK(step["classes"]["gemm"]["ms"].get<double>() == Approx(0.190));
+  CHECK(step["classes"]["collective"]["ms"].get<double>() == Approx(0.300));
+  CHECK(step["classes"]["other"]["ms"].get<double>() == Approx(0.040));
+  CHECK(step["communication_ms"].get<double>() == Approx(0.300));
+  CHECK(step["exposed_communication_ms"].get<double>() == Approx(0.250));
+  REQUIRE(doc[0]["unclassified"].size() == 1);
+  CHECK(doc[0]["unclassified"][0]["name"] == "my_own_fused_kernel");
+  CHECK(doc[0]["unclassified"][0]["share_of_steps"].get<double>() == Approx(0.04));
+  const auto t = test::run("trace summarize " + file);
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("attn dec") && Catch::Contains("4.0 % of the steps' GPU time") &&
+                        Catch::Contains("--classes FILE") && Catch::Contains("my_own_fused_kernel"));
+  CHECK_THAT(t.out, !Catch::Contains("multimem") && !Catch::Contains("dpsk") && !Catch::Contains("bmm_"));
 }
