@@ -11,6 +11,7 @@
 
 #include "calibration/trace/kineto.hpp"
 #include "calibration/trace/step_summary.hpp"
+#include "calibration/trace/trace_check.hpp"
 #include "tests/support/kineto_builder.hpp"
 #include "tests/support/trace_support.hpp"
 
@@ -153,4 +154,21 @@ TEST_CASE("a step of DeepEP, multimem and custom all-reduce: communication and e
   CHECK(st.class_us[index(OpClass::Other)] == 0);
   CHECK(st.communication_us == Approx(300));
   CHECK(st.exposed_communication_us == Approx(250));
+  // Forward attention and no backward: a forward pass, compared with a prefill.
+  CHECK(calibration::trace_phase({s}) == models::RunPhase::Prefill);
+}
+
+TEST_CASE("the phase of a trace: training, prefill, decode, and what cannot be told", "[trace][classes]") {
+  const auto phase = [](const std::vector<std::string>& kernels) {
+    std::vector<test::KernelEvent> ops;
+    for (std::size_t i = 0; i < kernels.size(); ++i) ops.push_back({kernels[i], 7, 100.0 * static_cast<double>(i), 50});
+    return calibration::trace_phase({calibration::summarize(
+        calibration::parse_kineto_trace(test::kineto_trace(ops, 1000), "t.json"), test::trace_classes())});
+  };
+  const std::string bwd = "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128>>";
+  CHECK(phase({names::kPrepareVarlen, names::kFmhaContext, bwd}) == models::RunPhase::Train);
+  CHECK(phase({names::kFmhaContext, names::kBmmBf16}) == models::RunPhase::Prefill);
+  CHECK(phase({names::kFmhaGen, names::kVllmAllReduce}) == models::RunPhase::Decode);
+  CHECK_THROWS_WITH(phase({names::kFmhaGen, names::kFmhaContext}), Catch::Contains("mix prefill and decode"));
+  CHECK_THROWS_WITH(phase({names::kBmmBf16, names::kMultimem}), Catch::Contains("no attention kernel"));
 }
