@@ -131,7 +131,7 @@ TEST_CASE("trace commands refuse what they cannot match, with one line", "[cli][
   test::expect_bad("check --trace " + files + " " + kScenario + " --format xml", "format");
 }
 
-TEST_CASE("trace commands name the scenario flags they miss; --help lists the trace modes", "[cli][trace]") {
+TEST_CASE("trace commands name the scenario flags they miss, and --help lists the trace modes", "[cli][trace]") {
   const auto run = calibration::synthetic_ring_run(scenario(), {20e-6, 50e9}, 1);
   test::TempDir dir;
   const auto files = joined(write_run(dir, run));
