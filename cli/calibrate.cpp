@@ -28,8 +28,14 @@ using models::InputError;
 int run_calibrate(int argc, char** argv) {
   // A traced ring run takes the scenario flags of predict, which calibrate's own would shadow.
   if (has_flag(argc, argv, "--from-trace")) return calibrate_from_trace(argc, argv);
-  cxxopts::Options o("ringsim calibrate", "Fit a profile to published speedups or to kernel timings");
-  o.add_options()("from-scfa", "CSV of published SCFA/FlashAttention times: method,param,n_seq,ms (data/scfa_calibration.csv)",
+  cxxopts::Options o("ringsim calibrate", "Fit a profile to published speedups, kernel timings, probes or your own traces");
+  // --from-trace is its own mode (picked above, with the scenario flags of predict); listed here
+  // so that `ringsim calibrate --help` tells it exists.
+  o.add_options()("from-trace", "TRACE[,TRACE...]: profiler traces of your ring run (PyTorch JSON/.json.gz or nsys SQLite, one "
+                                "per rank): fit your GPU's attention efficiencies and ring hop; needs --hardware, --model, "
+                                "--mesh, --seq, --impl, --layout (ringsim calibrate --from-trace --help)",
+                  cxxopts::value<std::string>()->default_value(""))
+                 ("from-scfa", "CSV of published SCFA/FlashAttention times: method,param,n_seq,ms (data/scfa_calibration.csv)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("name", "name of the fitted profile (default: the base profile's)", cxxopts::value<std::string>()->default_value(""))
                  ("from-speedups", "CSV with hardware,model,mp,sp,n_seq,speedup[,tms]", cxxopts::value<std::string>()->default_value(""))

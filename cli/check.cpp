@@ -1,5 +1,6 @@
 // `ringsim check FILE.csv`: measurements held against bounds no real run can break (peak FLOP/s,
-// link bandwidth, what the strategy and layout can run); one line per suspicious row.
+// link bandwidth, what the strategy and layout can run); one line per suspicious row. `ringsim
+// check --trace`: a traced run beside its prediction (cli/trace_fit.cpp).
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
@@ -18,7 +19,12 @@ int run_check(int argc, char** argv) {
                      "above the link's bandwidth, configurations the strategy or layout cannot run. Prints FILE:LINE: "
                      "what, for each suspicious row (nothing when every row is plausible).");
   o.positional_help("FILE.csv");
+  // --trace is its own mode (picked above, with the scenario flags of predict); listed here so
+  // that `ringsim check --help` tells it exists.
   o.add_options()("file", "measurements (columns: docs/planning.md)", cxxopts::value<std::string>()->default_value(""))
+                 ("trace", "TRACE[,TRACE...]: profiler traces of your run (PyTorch JSON/.json.gz or nsys SQLite, one per "
+                  "rank) beside the prediction for the scenario it ran, per component; needs --hardware, --model, --mesh, "
+                  "--seq, --impl, --layout (ringsim check --trace --help)", cxxopts::value<std::string>()->default_value(""))
                  ("hardware", "hardware for every row (files without a hardware column)", cxxopts::value<std::string>()->default_value(""))
                  ("fail-on-findings", "exit 1 when a row is suspicious")
                  ("h,help", "show help");

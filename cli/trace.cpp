@@ -47,6 +47,19 @@ std::string rank_text(const TraceSummary& t) {
 
 std::string step_text(std::int64_t step) { return step < 0 ? std::string("all") : std::to_string(step); }
 
+// Every step's wall on every GPU of a trace, summed: what an unclassified kernel's share is of.
+double steps_wall_us(const TraceSummary& t) {
+  double w = 0;
+  for (const auto& s : t.steps) w += s.wall_us;
+  return w;
+}
+
+// A share as a percentage; "-" without steps to share (never a NaN).
+double share_of(double part_us, double wall_us) { return wall_us > 0 ? part_us / wall_us : 0.0; }
+std::string share_text(double part_us, double wall_us) {
+  return wall_us > 0 ? fmt::format("{:.1f} %", 100 * share_of(part_us, wall_us)) : std::string("-");
+}
+
 std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
   std::string out;
   for (const auto& t : traces) {
@@ -62,8 +75,8 @@ std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
       out += "  no GPU operation in any step\n\n";
       continue;
     }
-    out += fmt::format("  {:>6} {:>3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "step", "gpu",
-                       "wall ms", "attn fwd", "attn bwd", "p2p", "coll", "gemm", "memory", "other", "exposed", "idle");
+    out += fmt::format("  {:>6} {:>3} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "step", "gpu",
+                       "wall ms", "attn fwd", "attn bwd", "attn dec", "p2p", "coll", "gemm", "memory", "other", "exposed", "idle");
     for (const StepSummary& s : t.steps) {
       out += fmt::format("  {:>6} {:>3} {:>9.3f}", step_text(s.step), s.device, s.wall_us * kMs);
       for (std::size_t c = 0; c < kOpClasses; ++c) out += fmt::format(" {:>9.3f}", s.class_us[c] * kMs);
@@ -77,11 +90,19 @@ std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
     if (!t.unclassified.empty()) {
       std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> u(t.unclassified.begin(), t.unclassified.end());
       std::sort(u.begin(), u.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-      out += fmt::format("  other: {} kernel names no rule classes (--classes FILE adds rules); by time:\n", u.size());
+      const double wall = steps_wall_us(t);
+      double unclassified_us = 0;
+      for (const auto& e : u) unclassified_us += e.second.second;
+      out += fmt::format("  other: {} kernel names no rule classes, {} of the steps' GPU time; by time:\n", u.size(),
+                         share_text(unclassified_us, wall));
       for (std::size_t i = 0; i < std::min(top, u.size()); ++i)
-        out += fmt::format("    {:>9.3f} ms {:>6}x  {}\n", u[i].second.second * kMs, u[i].second.first,
+        out += fmt::format("    {:>9.3f} ms {:>6} {:>6}x  {}
+", u[i].second.second * kMs, share_text(u[i].second.second, wall),
+                           u[i].second.first,
                            terminal_text(u[i].first.size() > 110 ? u[i].first.substr(0, 107) + "..." : u[i].first, false));
       if (u.size() > top) out += fmt::format("    ... {} more (--top N, or --format json for all)\n", u.size() - top);
+      out += "  a kernel of yours among them (attention, communication, GEMM)? copy configs/trace/kernel_classes.json, add a "
+             "rule with its name, pass --classes FILE (docs/traces.md: your own kernel names)\n";
     }
     out += "\n";
   }
@@ -138,7 +159,9 @@ std::string json_text(const std::vector<TraceSummary>& traces) {
       j["steps"].push_back(std::move(js));
     }
     j["unclassified"] = nlohmann::json::array();
-    for (const auto& [name, v] : t.unclassified) j["unclassified"].push_back({{"name", name}, {"ops", v.first}, {"ms", v.second * kMs}});
+    const double wall = steps_wall_us(t);
+    for (const auto& [name, v] : t.unclassified)
+      j["unclassified"].push_back({{"name", name}, {"ops", v.first}, {"ms", v.second * kMs}, {"share_of_steps", share_of(v.second, wall)}});
     doc.push_back(std::move(j));
   }
   // Kernel names are C++ signatures that may hold any byte: invalid UTF-8 is replaced, never a

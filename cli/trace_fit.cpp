@@ -13,6 +13,7 @@
 #include "calibration/trace/read_trace.hpp"
 #include "calibration/trace/step_summary.hpp"
 #include "calibration/trace/trace_check.hpp"
+#include "calibration/trace/trace_ranks.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/csv.hpp"
@@ -21,6 +22,7 @@
 #include "cli/scenario_options.hpp"
 #include "cli/terminal_text.hpp"
 #include "io/output_set.hpp"
+#include "models/inference/phase.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
@@ -69,8 +71,30 @@ calibration::KernelClasses load_classes(const cxxopts::ParseResult& r) {
   return calibration::KernelClasses::load(path);
 }
 
-// The one scenario the traces ran: a single strategy and layout.
-LayoutResult scenario_of(const cxxopts::ParseResult& r, const models::Catalog& catalog) {
+// The one scenario the traces ran: a single strategy and layout. A trace does not record it (no
+// hardware, model, mesh or sequence length in a kernel's name), and predict's defaults would put
+// a100-80gb / ringattn-1b / 1x8 / 131072 tokens beside any trace: the flags that say what ran
+// are required, all missing ones named at once.
+LayoutResult scenario_of(const cxxopts::ParseResult& r, const models::Catalog& catalog, const std::string& command) {
+  std::vector<std::string> missing;
+  std::string first;  // the field of the error: the first flag missing
+  const auto need = [&](std::initializer_list<const char*> any_of, const char* shown) {
+    for (const char* f : any_of)
+      if (r.count(f)) return;
+    if (missing.empty()) first = *any_of.begin();
+    missing.emplace_back(shown);
+  };
+  need({"hardware", "hardware-file"}, "--hardware (or --hardware-file)");
+  need({"model", "model-file"}, "--model (or --model-file)");
+  need({"mesh"}, "--mesh");
+  need({"seq"}, "--seq");
+  need({"impl"}, "--impl");
+  need({"layout"}, "--layout");
+  if (!missing.empty())
+    throw InputError({}, 0, first,
+                     fmt::format("{} needs the scenario the traced run used, which a trace does not record: missing {} "
+                                 "(the flags of ringsim predict; docs/calibrate-your-cluster.md)",
+                                 command, models::join_list(missing)));
   auto args = parse_scenario_args(r);
   require_one_strategy(args, "a trace");
   if (args.layouts.size() != 1) throw InputError({}, 0, "layout", "a trace ran one layout: give exactly one --layout");
@@ -114,7 +138,7 @@ int calibrate_from_trace(int argc, char** argv) {
   if (help_requested(o, r)) return 0;
   const models::Catalog catalog;
   const auto files = trace_files(r, "from-trace");
-  const auto row = scenario_of(r, catalog);
+  const auto row = scenario_of(r, catalog, "calibrate --from-trace");
   const auto& s = row.scenario;
   const auto classes = load_classes(r);
   const auto traces = read_traces(files, r["step-regex"].as<std::string>());
@@ -123,7 +147,17 @@ int calibrate_from_trace(int argc, char** argv) {
   for (const auto& n : models::split(r["free"].as<std::string>(), ','))
     if (!n.empty()) free.emplace_back(n);
   const auto shapes = calibration::median_by_shape(rows);
-  const auto fit = calibration::fit_kernel_curves(shapes, *s.impl.kernel_model, s.hardware, s.profile, free);
+  calibration::check_fit_coverage(traces, shapes, free, s);
+  const auto fit = [&] {
+    try {
+      return calibration::fit_kernel_curves(shapes, *s.impl.kernel_model, s.hardware, s.profile, free);
+    } catch (const InputError& e) {
+      // The fit's rows are the traces' calls: say whose.
+      if (!e.file().empty()) throw;
+      throw InputError(traces.size() == 1 ? traces.front().file : std::string(), 0, e.field(),
+                       "fitting the attention calls of " + calibration::files_text(traces) + ": " + e.message());
+    }
+  }();
   std::string date = r["date"].as<std::string>();
   if (date.empty()) date = traces.front().date.empty() ? today() : traces.front().date;
 
@@ -217,25 +251,52 @@ int check_trace(int argc, char** argv) {
                      "A measured step beside the prediction for the same scenario, per component, with the largest gap named");
   o.positional_help("[TRACE...]");
   add_trace_options(o, "trace", "traces of the run: FILE[,FILE...] (PyTorch profiler JSON or .json.gz, one per rank)");
-  o.add_options()("format", "table|json", cxxopts::value<std::string>()->default_value("table"));
+  o.add_options()("format", "table|json", cxxopts::value<std::string>()->default_value("table"))
+                 ("cached-tokens", "a forward-only trace (a prefill): tokens already in the KV cache (default 0); a "
+                  "decode trace: each sequence's context (required there)",
+                  cxxopts::value<std::string>()->default_value("0"));
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "json"});
+  const auto cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
   const models::Catalog catalog;
   const auto files = trace_files(r, "trace");
-  auto row = scenario_of(r, catalog);
+  auto row = scenario_of(r, catalog, "check --trace");
   const auto classes = load_classes(r);
   std::vector<calibration::TraceSummary> summaries;
   for (const auto& t : read_traces(files, r["step-regex"].as<std::string>())) summaries.push_back(calibration::summarize(t, classes));
-  // The step as `ringsim predict` times it with its defaults (dp 1, ZeRO-3, the profile's recomputation).
-  Training training;
-  prepare_training(row, training);
-  predict_row(row, Engine::Analytic);
-  apply_training(row, training);
-  const auto c = calibration::check_trace(summaries, row.prediction);
+  std::vector<calibration::TraceRank> ranks;
+  for (const auto& t : summaries) ranks.push_back({t.file, t.rank});
+  const auto positions = calibration::ring_positions(ranks, row.scenario.spec.sp);
+  // The phase the traces ran (backward kernels: training; forward alone: a prefill; decode alone:
+  // decode), predicted as `ringsim predict` does with its defaults (training: dp 1, ZeRO-3, the
+  // profile's recomputation; prefill and decode: --phase, with --cached-tokens).
+  const auto phase = calibration::trace_phase(summaries);
+  calibration::PredictedStep predicted;
+  std::string scenario = scenario_line(row.scenario);
+  if (phase == models::RunPhase::Train) {
+    if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "the traces hold backward kernels (a training step): --cached-tokens is for a forward-only or decode trace");
+    Training training;
+    prepare_training(row, training);
+    predict_row(row, Engine::Analytic);
+    apply_training(row, training);
+    predicted = calibration::PredictedStep::of(row.prediction);
+  } else {
+    const auto spec = models::inference_spec(row.scenario.spec, phase, cached, catalog);
+    const auto s = models::resolve(spec, catalog);
+    predicted = calibration::PredictedStep::of(models::predict_inference(s, phase, cached));
+    scenario = fmt::format("{} ({} as `ringsim predict --phase {}` runs it, {} cached tokens)", scenario_line(s),
+                           models::to_string(phase), models::to_string(phase), cached);
+  }
+  const auto c = calibration::check_trace(summaries, predicted);
+  const auto crit_rank = positions[static_cast<std::size_t>(c.critical_rank)];
+  const std::string phase_text = phase == models::RunPhase::Train    ? "training step (backward attention kernels in the traces)"
+                                 : phase == models::RunPhase::Prefill ? "forward only (no backward attention kernel in the traces): a prefill"
+                                                                      : "decode (decode attention kernels only)";
   if (format == "json") {
-    nlohmann::json j{{"scenario", scenario_line(row.scenario)}, {"ranks", c.ranks}, {"steps", c.steps},
-                     {"critical_rank", c.critical_rank}, {"diagnosis", c.diagnosis}};
+    nlohmann::json j{{"scenario", scenario}, {"phase", models::to_string(phase)}, {"ranks", c.ranks}, {"steps", c.steps},
+                     {"critical_rank", crit_rank}, {"critical_trace", summaries[static_cast<std::size_t>(c.critical_rank)].file},
+                     {"diagnosis", c.diagnosis}};
     j["components"] = nlohmann::json::array();
     for (const auto& x : c.rows)
       j["components"].push_back({{"component", x.component},
@@ -246,8 +307,8 @@ int check_trace(int argc, char** argv) {
     std::fputs((j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
     return 0;
   }
-  std::string out = fmt::format("ringsim check --trace: {} ranks, {} steps each (medians); scenario {}\n", c.ranks, c.steps,
-                                scenario_line(row.scenario));
+  std::string out = fmt::format("ringsim check --trace: {} ranks, {} steps each (medians); {}; scenario {}\n", c.ranks, c.steps,
+                                phase_text, scenario);
   out += fmt::format("  {:<24} {:>12} {:>12} {:>8}  {}\n", "component", "measured ms", "predicted ms", "ratio", "measured as");
   for (const auto& x : c.rows) {
     const auto pred = x.predicted_s ? fmt::format("{:>12.3f}", *x.predicted_s * 1e3) : fmt::format("{:>12}", "-");
@@ -255,8 +316,8 @@ int check_trace(int argc, char** argv) {
     out += fmt::format("  {:<24} {:>12.3f} {} {}  {}\n", x.component, x.measured_s * 1e3, pred, ratio, x.how);
   }
   out += "  " + c.diagnosis + "\n";
-  out += fmt::format("critical rank: trace {} (the most attention time); predicted: the busiest device of the lock-step model\n",
-                     c.critical_rank);
+  out += fmt::format("critical rank: {} ({}, the most attention time); predicted: the busiest device of the lock-step model\n",
+                     crit_rank, summaries[static_cast<std::size_t>(c.critical_rank)].file);
   std::fputs(terminal_text(out, true).c_str(), stdout);
   return 0;
 }

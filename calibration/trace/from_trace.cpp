@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "calibration/trace/ring_calls.hpp"
 #include "calibration/trace/step_summary.hpp"
+#include "calibration/trace/trace_ranks.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 
 namespace ringsim::calibration {
 
@@ -52,17 +55,13 @@ std::vector<KernelRow> attention_rows(const std::vector<Trace>& traces, const Ke
                                       const models::ResolvedScenario& s) {
   const auto ring = ring_kernel_calls(s);
   const std::int64_t layers = std::max<std::int64_t>(1, s.model.layers);
-  const auto rank_of = [&](std::size_t f) { return traces[f].rank >= 0 ? traces[f].rank : static_cast<std::int64_t>(f); };
-  // Every rank first: a trace from a larger ring is that, not a count mismatch.
-  for (std::size_t f = 0; f < traces.size(); ++f)
-    if (rank_of(f) >= s.spec.sp)
-      throw InputError(traces[f].file, 0, "rank",
-                       fmt::format("rank {} is outside the scenario's ring of {} devices (the trace's rank is its ring "
-                                   "position: context parallelism over every rank)", rank_of(f), s.spec.sp));
+  // Every rank first: a trace from a larger ring is that, not a count mismatch; a rank given twice
+  // is refused, not fitted twice.
+  const auto positions = ring_positions(trace_ranks(traces), s.spec.sp);
   std::vector<KernelRow> rows;
   for (std::size_t f = 0; f < traces.size(); ++f) {
     const Trace& t = traces[f];
-    const std::int64_t rank = rank_of(f);
+    const std::int64_t rank = positions[f];
     const auto& mine = ring[static_cast<std::size_t>(rank)];
     const auto steps = op_steps(t);
     for (const auto& [cls, pass] : {std::pair{OpClass::AttentionFwd, KernelPass::Fwd}, std::pair{OpClass::AttentionBwd, KernelPass::Bwd}}) {
@@ -96,8 +95,57 @@ std::vector<KernelRow> attention_rows(const std::vector<Trace>& traces, const Ke
       }
     }
   }
-  if (rows.empty()) throw InputError({}, 0, "traces", "no attention kernel in any step of the traces (docs/traces.md: the kernel classes)");
+  if (rows.empty())
+    throw InputError(traces.size() == 1 ? traces.front().file : std::string(), 0, "traces",
+                     fmt::format("no attention forward or backward kernel in any step of {} (trace summarize lists the "
+                                 "kernels no rule classes; docs/traces.md: your own kernel names)", files_text(traces)));
   return rows;
+}
+
+std::vector<TraceRank> trace_ranks(const std::vector<Trace>& traces) {
+  std::vector<TraceRank> out;
+  for (const Trace& t : traces) out.push_back({t.file, t.rank});
+  return out;
+}
+
+std::string files_text(const std::vector<Trace>& traces) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(traces.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + traces[i].file;
+  if (traces.size() > shown) out += fmt::format(" and {} more", traces.size() - shown);
+  return out;
+}
+
+void check_fit_coverage(const std::vector<Trace>& traces, const std::vector<KernelRow>& shapes,
+                        const std::vector<std::string>& free, const models::ResolvedScenario& s) {
+  const std::string file = traces.size() == 1 ? traces.front().file : std::string();
+  const std::string where = files_text(traces);
+  const auto has = [&](KernelPass p) { return std::any_of(shapes.begin(), shapes.end(), [&](const KernelRow& r) { return r.pass == p; }); };
+  const auto frees = [&](const char* n) { return std::find(free.begin(), free.end(), n) != free.end(); };
+  if (frees("attention_bwd_efficiency") && !has(KernelPass::Bwd))
+    throw InputError(file, 0, "free",
+                     fmt::format("{} hold no backward attention kernels (a forward-only run: inference, evaluation, or a "
+                                 "profile window without the backward), so attention_bwd_efficiency cannot be fitted: "
+                                 "--free attention_efficiency fits the forward alone", where));
+  if (frees("attention_efficiency") && !has(KernelPass::Fwd))
+    throw InputError(file, 0, "free",
+                     fmt::format("{} hold no forward attention kernels, so attention_efficiency cannot be fitted: "
+                                 "trace a window with whole steps", where));
+  std::set<std::string> groups;
+  std::string listed;
+  for (const auto& r : shapes) {
+    if (groups.insert(r.group).second) listed += (listed.empty() ? "" : ", ") + r.group;
+  }
+  const std::string ring = s.spec.sp == 1 ? "the scenario's ring is one device (no ring steps: one call shape per pass); "
+                                          : "";
+  if (shapes.size() <= free.size() || groups.size() < 2)
+    throw InputError(file, 0, "traces",
+                     fmt::format("{} hold {} (pass, shape) rows in {} shape group{} ({}) for {} parameters to fit ({}): a "
+                                 "fit needs more rows than parameters and two shape groups or more (one is held out to "
+                                 "score it); {}trace a ring of two or more devices, whose steps run calls of other "
+                                 "shapes, or fit fewer parameters with --free",
+                                 where, shapes.size(), groups.size(), groups.size() == 1 ? "" : "s", listed, free.size(),
+                                 models::join_list(free), ring));
 }
 
 std::vector<KernelRow> median_by_shape(const std::vector<KernelRow>& rows) {

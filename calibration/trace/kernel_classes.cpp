@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
@@ -64,18 +65,24 @@ KernelClasses KernelClasses::load(const std::string& path) {
                            : kOpClassNames.end();
     if (named == kOpClassNames.end())
       throw InputError(path, 0, where + ".class",
-                       "expected one of attention_fwd, attention_bwd, p2p, collective, gemm, memory, other");
+                       "expected one of attention_fwd, attention_bwd, attention_decode, p2p, collective, gemm, memory, other");
     rule.cls = static_cast<OpClass>(named - kOpClassNames.begin());
     rule.kinds = strings(r, "kinds", path, where);
     for (const auto& kind : rule.kinds)
       if (kind != "kernel" && kind != "memcpy" && kind != "memset")
         throw InputError(path, 0, where + ".kinds", "expected kernel, memcpy or memset, got '" + kind + "'");
     rule.collectives = strings(r, "collectives", path, where);
-    for (const auto& p : strings(r, "patterns", path, where)) {
+    const auto patterns = strings(r, "patterns", path, where);
+    for (std::size_t j = 0; j < patterns.size(); ++j) {
+      const std::string& p = patterns[j];
       try {
-        rule.patterns.emplace_back(p, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-      } catch (const std::regex_error& e) {
-        throw InputError(path, 0, where + ".patterns", "not a regular expression: '" + p + "' (" + e.what() + ")");
+        rule.patterns.push_back(NamePattern::compile(p));
+      } catch (const std::invalid_argument& e) {
+        // The pattern quoted whole only when short: a hostile one may be 4096 characters.
+        const std::string shown = p.size() > 80 ? p.substr(0, 77) + "..." : p;
+        throw InputError(path, 0, where + ".patterns",
+                         "pattern " + std::to_string(j) + " '" + shown + "' is not a supported regular expression: " + e.what() +
+                             " (docs/traces.md: the patterns a rule may use)");
       }
     }
     if (rule.kinds.empty() && rule.collectives.empty() && rule.patterns.empty())
@@ -93,8 +100,7 @@ OpClass KernelClasses::classify(const GpuOp& op) const {
     const bool kind = std::find(r.kinds.begin(), r.kinds.end(), kind_name(op.kind)) != r.kinds.end();
     const bool coll = !op.collective.empty() &&
                       std::find(r.collectives.begin(), r.collectives.end(), op.collective) != r.collectives.end();
-    const bool name = std::any_of(r.patterns.begin(), r.patterns.end(),
-                                  [&](const std::regex& p) { return std::regex_search(op.name.str(), p); });
+    const bool name = std::any_of(r.patterns.begin(), r.patterns.end(), [&](const NamePattern& p) { return p.search(op.name.str()); });
     if (kind || coll || name) {
       found = r.cls;
       break;

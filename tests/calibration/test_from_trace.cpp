@@ -99,7 +99,7 @@ TEST_CASE("calibrate --from-trace recovers planted efficiencies and link, check 
       for (const auto& st : summaries[r].steps)
         CHECK(st.exposed_communication_us * 1e-6 == Approx(run.exposed_per_step[r]).margin(1e-8));
     }
-    const auto check = calibration::check_trace(summaries, models::predict(s));
+    const auto check = calibration::check_trace(summaries, calibration::PredictedStep::of(models::predict(s)));
     const auto crit = static_cast<std::size_t>(check.critical_rank);
     CHECK(crit == static_cast<std::size_t>(std::max_element(run.attention_per_step.begin(), run.attention_per_step.end()) -
                                            run.attention_per_step.begin()));
