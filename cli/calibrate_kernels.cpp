@@ -13,6 +13,7 @@
 #include "calibration/kernel_curves.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "cli/output_dirs.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -114,6 +115,10 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   // FILE[,FILE...]: charts (rows of --method) and kernel profiles, fitted together per GPU.
   const auto file = a["from-kernels"].as<std::string>();
   const auto method = a["method"].as<std::string>();
+  // Where the fits go, checked before minutes of fitting; written together at the end.
+  const auto profiles_dir = a["profiles-dir"].as<std::string>();
+  if (!profiles_dir.empty()) check_output_dir(profiles_dir, "profiles-dir");
+  OutputSet outputs;
   std::vector<KernelRow> rows;
   bool chart = false;
   for (const auto& path : models::split(file, ',')) {
@@ -187,7 +192,7 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     for (const auto& s : fit.scores)
       out += fmt::format("  {:<8} {:>4} rows   in-sample {:>7}   held-out {:>7}\n", calibration::to_string(s.pass), s.rows,
                          pct(s.in_sample_mape), pct(s.held_out_mape));
-    if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
+    if (const auto& dir = profiles_dir; !dir.empty()) {
       auto p = fit.profile;
       p.name = impl.name + "/" + hw.name;
       p.hardware = hw.name;
@@ -212,8 +217,7 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                                        min_s > 0 ? fmt::format(", calls of at least {:g} us", min_s * 1e6) : std::string(),
                                        fit.groups, fitted, scores, base.name);
       p.validate(file);
-      std::filesystem::create_directories(dir + "/" + impl.name);
-      write_output(dir + "/" + impl.name + "/" + hw.name + ".json", p.to_json().dump(2) + "\n");
+      outputs.add_under(dir, impl.name + "/" + hw.name + ".json", p.to_json().dump(2) + "\n", "profiles-dir");
     }
     for (std::size_t i = 0; i < mine.size(); ++i) {
       const auto& r = mine[i];
@@ -223,7 +227,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                           fmt::format("{:.6g}", fit.fitted_s[i]), fmt::format("{:.6g}", fit.held_out_s[i])});
     }
   }
-  if (const auto path = a["report"].as<std::string>(); !path.empty()) write_output(path, report);
+  if (const auto path = a["report"].as<std::string>(); !path.empty()) outputs.add(path, report);
+  outputs.commit();
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "calibration/nccl_tests.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "cli/output_dirs.hpp"
 #include "models/hardware/point_to_point.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
@@ -51,7 +52,7 @@ int calibrate_from_nccl_tests(const cxxopts::ParseResult& a) {
   models::check_catalog_name(hw, "hardware", "hardware");
   const auto collective = a["collective"].as<std::string>();
   const auto dir = a["links-dir"].as<std::string>();
-  if (!dir.empty()) models::check_path(dir, "links-dir");
+  if (!dir.empty()) check_output_dir(dir, "links-dir");
 
   std::vector<std::string> files;
   for (const auto& item : models::split(list, ',')) {

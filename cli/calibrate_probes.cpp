@@ -10,6 +10,7 @@
 #include "calibration/link_probes.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "cli/output_dirs.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -63,6 +64,7 @@ int calibrate_from_probes(const cxxopts::ParseResult& a) {
   if (as.empty())
     throw InputError({}, 0, "as", "--from-probes needs --as PROBE=HARDWARE[,...] (e.g. H800=h800): which catalog GPU each probed one is");
   const auto dir = a["links-dir"].as<std::string>();
+  if (!dir.empty()) check_output_dir(dir, "links-dir");
   std::string out = fmt::format("ringsim calibrate: point-to-point hops from {} (sizes >= {:.0f} bytes; time = latency + "
                                 "bytes / bandwidth, least squares on relative time; held-out: leave one size out)\n",
                                 file, calibration::kRingMessageBytes);

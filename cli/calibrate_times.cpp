@@ -16,6 +16,7 @@
 #include "calibration/attention_times.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "cli/output_dirs.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
@@ -28,6 +29,10 @@ using models::InputError;
 // (data/cp_attention_times.csv), with leave-one-group-out errors and intervals.
 int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& catalog) {
   const auto path = a["from-times"].as<std::string>();
+  // Where the profiles go, checked before the fit; every output written together at the end.
+  const auto profiles_dir = a["profiles-dir"].as<std::string>();
+  if (!profiles_dir.empty()) check_output_dir(profiles_dir, "profiles-dir");
+  OutputSet outputs;
   const CsvTable t = read_csv(path);
   auto rows = calibration::time_rows(path, t.header, t.rows, t.lines);
   // The implementations fitted together (they call the same kernel): --impl A,B, default the first row's.
@@ -198,7 +203,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
                        100.0 * static_cast<double>(covered) / static_cast<double>(std::max<std::int64_t>(1, scored)), scored);
   }
   const auto date = date_option(a);
-  if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
+  if (const auto& dir = profiles_dir; !dir.empty()) {
     std::string groups;
     for (const auto& h : held)
       groups += fmt::format("; leave-one-{}-out time MAPE {:.1f}%, ratio MAPE {:.1f}%", h.by, 100 * h.all.time_mape,
@@ -234,8 +239,7 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
       set_spread(p);
       if (!held.empty()) p.uncertainty.held_out_points = static_cast<std::int64_t>(log_t.size());
       p.validate(path);
-      std::filesystem::create_directories(dir + "/" + r.impl);
-      write_output(dir + "/" + r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n");
+      outputs.add_under(dir, r.impl + "/" + hw + ".json", p.to_json().dump(2) + "\n", "profiles-dir");
     }
   }
   if (const auto rpt = a["report"].as<std::string>(); !rpt.empty()) {
@@ -254,8 +258,9 @@ int calibrate_from_times(const cxxopts::ParseResult& a, const models::Catalog& c
         v.push_back(std::isfinite(h.predicted[i]) ? fmt::format("{:.6g}", h.predicted[i]) : std::string());
       csv += csv_line(v);
     }
-    write_output(rpt, csv);
+    outputs.add(rpt, csv);
   }
+  outputs.commit();
   std::fputs(out.c_str(), stdout);
   return 0;
 }
