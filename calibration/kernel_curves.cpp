@@ -6,9 +6,12 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "models/cost/profile_params.hpp"
 #include "models/families/kernel_time.hpp"
 #include "models/io/error.hpp"
+#include "models/io/limits.hpp"
 
 namespace ringsim::calibration {
 
@@ -21,6 +24,43 @@ const char* to_string(KernelPass p) noexcept {
     case KernelPass::FwdBwd: return "fwd+bwd";
   }
   return "fwd";
+}
+
+void check_kernel_row(const KernelRow& r, const KernelRowColumns& c, const std::string& file) {
+  const auto count = [&](std::int64_t v, std::int64_t hi, const std::string& field, const char* what) {
+    if (v < 1 || v > hi)
+      throw InputError(file, r.line, field,
+                       fmt::format("expected {} from 1 to {} in one kernel call, got {}", what, hi, v));
+  };
+  count(r.q_len, kMaxKernelRowTokens, c.q_len, "queries");
+  count(r.k_len, kMaxKernelRowTokens, c.k_len, "keys");
+  count(r.batch, models::kMaxBatch, c.batch, "sequences");
+  count(r.heads, kMaxKernelRowHeads, c.heads, "query heads");
+  count(r.kv_heads, kMaxKernelRowHeads, c.kv_heads, "K/V heads");
+  count(r.head_dim, kMaxKernelRowHeads, c.head_dim, "elements per head");
+  // Q (and K, V) of the call in one GPU's memory: at most 2^40 elements each, beyond any GPU's
+  // memory (2 TiB in bf16), which also keeps every CTA count of the kernel model exact.
+  const double q_elements = static_cast<double>(r.batch) * static_cast<double>(r.heads) *
+                            static_cast<double>(r.q_len) * static_cast<double>(r.head_dim);
+  const double kv_elements = static_cast<double>(r.batch) * static_cast<double>(r.kv_heads) *
+                             static_cast<double>(r.k_len) * static_cast<double>(r.head_dim);
+  if (q_elements > kMaxKernelRowElements || kv_elements > kMaxKernelRowElements)
+    throw InputError(file, r.line, c.batch,
+                     fmt::format("{} sequences x {} heads x {} {} x head dim {} = {:.3g} elements of {}, more than the "
+                                 "2^40 any GPU's memory holds",
+                                 r.batch, q_elements >= kv_elements ? r.heads : r.kv_heads,
+                                 q_elements >= kv_elements ? r.q_len : r.k_len,
+                                 q_elements >= kv_elements ? "queries" : "keys", r.head_dim,
+                                 std::max(q_elements, kv_elements), q_elements >= kv_elements ? "Q" : "K"));
+  if (r.heads % r.kv_heads != 0)
+    throw InputError(file, r.line, c.kv_heads,
+                     fmt::format("the {} query heads are not a multiple of the {} K/V heads (each K/V head serves a "
+                                 "whole group of query heads)",
+                                 r.heads, r.kv_heads));
+  if (!(r.seconds >= kMinKernelRowSeconds && r.seconds <= kMaxKernelRowSeconds))
+    throw InputError(file, r.line, c.seconds,
+                     fmt::format("expected a kernel time from {:g} s to {:g} s, got {:.4g} s", kMinKernelRowSeconds,
+                                 kMaxKernelRowSeconds, r.seconds));
 }
 
 double seconds_from_tflops(double tflops, KernelPass pass, const KernelRow& r) {
@@ -109,9 +149,16 @@ struct Problem {
 KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                  const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names) {
   bool fwd = false, bwd = false;
+  const auto base_rates = models::KernelRates::of(hw, base);
   for (const auto& r : rows) {
-    if (!(r.seconds > 0) || r.q_len <= 0 || r.k_len <= 0)
-      throw InputError({}, r.line, "rows", "a kernel row needs a positive time and lengths");
+    check_kernel_row(r, {}, {});
+    // A head dim the kernel has no tile for is the row's, not the kernel file's, mistake.
+    try {
+      if (r.pass != KernelPass::Bwd) (void)models::flash_fwd_tile(spec, base_rates, call_of(r));
+      if (r.pass != KernelPass::Fwd) (void)spec.tile(true, r.head_dim, r.causal, base_rates.device);
+    } catch (const InputError& e) {
+      throw InputError({}, r.line, "head_dim", e.message());
+    }
     fwd |= r.pass != KernelPass::Bwd;
     bwd |= r.pass != KernelPass::Fwd;
   }

@@ -3,6 +3,7 @@
 // convert by the benchmark's rule, and FlashAttention-2's split-KV forward follows its heuristic.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,66 @@ TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calib
   CHECK_THROWS_AS(calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base), models::InputError);
   CHECK_THROWS_AS(calibration::fit_kernel_curves(planted(s.base), *s.impl.kernel_model, s.hw, s.base, {"no_such"}),
                   models::InputError);
+}
+
+TEST_CASE("kernel rows beyond one GPU's call are refused with their line and column", "[calibration][kernels][errors]") {
+  auto& s = setup();
+  const calibration::KernelRowColumns cols{"batch", "heads_q", "heads_kv", "head_dim", "sq", "skv", "fwd_us"};
+  // The field of the InputError check_kernel_row raises for `r` ("" when the row passes).
+  const auto field = [&](const KernelRow& r) -> std::string {
+    try {
+      calibration::check_kernel_row(r, cols, "k.csv");
+    } catch (const models::InputError& e) {
+      CHECK(e.file() == "k.csv");
+      CHECK(e.line() == 7);
+      return e.field();
+    }
+    return "";
+  };
+  KernelRow good = planted(s.base).front();
+  good.line = 7;
+  good.heads = 32;
+  good.kv_heads = 8;
+  CHECK(field(good).empty());
+  auto bad = [&](auto change) {
+    KernelRow r = good;
+    change(r);
+    return field(r);
+  };
+  // Heads that no GQA grouping gives (32 query heads over 3 K/V heads) were fitted as given.
+  CHECK(bad([](KernelRow& r) { r.kv_heads = 3; }) == "heads_kv");
+  CHECK(bad([](KernelRow& r) { r.kv_heads = 64; }) == "heads_kv");
+  CHECK(bad([](KernelRow& r) { r.heads = 65537; }) == "heads_q");
+  // A batch of 2^62 was accepted; an INT64_MAX sequence failed with vector::reserve (exit 1).
+  CHECK(bad([](KernelRow& r) { r.batch = std::int64_t{1} << 62; }) == "batch");
+  CHECK(bad([](KernelRow& r) { r.q_len = std::numeric_limits<std::int64_t>::max(); }) == "sq");
+  CHECK(bad([](KernelRow& r) { r.k_len = (std::int64_t{1} << 26) + 1; }) == "skv");
+  CHECK(bad([](KernelRow& r) { r.batch = 1 << 20; r.q_len = r.k_len = 1 << 20; }) == "batch");  // 2^51 elements of Q
+  // A denormal time crashed the fit (its ratio is inf); no call lasts under a nanosecond.
+  CHECK(bad([](KernelRow& r) { r.seconds = 1e-316; }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = 0; }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = std::numeric_limits<double>::infinity(); }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = 2e6; }) == "fwd_us");
+  // The fit checks its rows the same way, and a head dim the kernel has no tile for names the row.
+  auto rows = planted(s.base);
+  rows[3].kv_heads = 3;
+  rows[3].line = 12;
+  try {
+    (void)calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base);
+    FAIL("accepted 3 K/V heads");
+  } catch (const models::InputError& e) {
+    CHECK(e.line() == 12);
+  }
+  rows = planted(s.base);
+  rows[5].head_dim = 1000;
+  rows[5].line = 9;
+  try {
+    (void)calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base);
+    FAIL("accepted head dim 1000");
+  } catch (const models::InputError& e) {
+    CHECK(e.line() == 9);
+    CHECK(e.field() == "head_dim");
+  }
 }
 
 TEST_CASE("chart TFLOP/s convert to seconds by the benchmark's FLOP rule", "[calibration][kernels]") {
