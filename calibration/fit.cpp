@@ -151,6 +151,7 @@ FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observe
       }
     }
     Run run = levenberg_marquardt(model, observed, params, x, options);
+    if (options.after_start) options.after_start();
     if (run.rss < best.rss) {
       best = std::move(run);
       best_start = s;

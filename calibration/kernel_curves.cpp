@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration/kernel_time_memo.hpp"
 #include "models/cost/profile_params.hpp"
 #include "models/families/kernel_time.hpp"
 #include "models/io/error.hpp"
@@ -124,21 +125,24 @@ struct Problem {
   const models::Hardware& hw;
   const models::Profile& base;
   const std::vector<Free>& free;
+  KernelTimeMemo& memo;  // the rows' kernel times, computed once per rates they read
   // Relative prediction of every row in `use` under x: predicted / measured (observed: 1).
   [[nodiscard]] Eigen::VectorXd ratios(const Eigen::VectorXd& x, const std::vector<std::size_t>& use) const {
     const auto rates = models::KernelRates::of(hw, with(base, free, x));
     Eigen::VectorXd out(static_cast<Eigen::Index>(use.size()));
     for (std::size_t i = 0; i < use.size(); ++i)
-      out[static_cast<Eigen::Index>(i)] = predict_kernel_row(rows[use[i]], spec, rates) / rows[use[i]].seconds;
+      out[static_cast<Eigen::Index>(i)] = memo.seconds(use[i], rates) / rows[use[i]].seconds;
     return out;
   }
-  [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts) const {
+  [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts,
+                              const std::function<void()>& after_start) const {
     std::vector<Parameter> params;
     for (std::size_t i = 0; i < free.size(); ++i)
       params.push_back({std::string(free[i].param->name), free[i].param->lower / free[i].scale,
                         free[i].param->upper / free[i].scale, start[static_cast<Eigen::Index>(i)]});
     FitOptions o;
     o.extra_starts = extra_starts;
+    o.after_start = after_start;
     return fit_least_squares([&](const Eigen::VectorXd& x) { return ratios(x, use); },
                              Eigen::VectorXd::Ones(static_cast<Eigen::Index>(use.size())), params, o);
   }
@@ -147,7 +151,8 @@ struct Problem {
 }  // namespace
 
 KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
-                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names) {
+                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
+                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
   bool fwd = false, bwd = false;
   const auto base_rates = models::KernelRates::of(hw, base);
   for (const auto& r : rows) {
@@ -238,12 +243,22 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     if (free[i].param->zero_is_none && v == 0 && free[i].param->lower > 0) v = free[i].param->upper / free[i].scale;
     start[static_cast<Eigen::Index>(i)] = std::clamp(v, free[i].param->lower / free[i].scale, free[i].param->upper / free[i].scale);
   }
-  const Problem problem{rows, spec, hw, start_profile, free};
+  KernelTimeMemo memo(rows, spec);
+  const Problem problem{rows, spec, hw, start_profile, free, memo};
   std::vector<std::size_t> all(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) all[i] = i;
+  // Progress in least-squares starts: the full fit's 1 + 6, then 1 + 1 per held-out fold.
+  constexpr int kFullExtraStarts = 6, kFoldExtraStarts = 1;
+  const std::int64_t starts_total =
+      (1 + kFullExtraStarts) + static_cast<std::int64_t>(groups.size()) * (1 + kFoldExtraStarts);
+  std::int64_t starts_done = 0;
+  const std::function<void()> after_start = [&] {
+    ++starts_done;
+    if (progress) progress(starts_done, starts_total);
+  };
   FitResult full;
   try {
-    full = problem.fit(all, start, 6);
+    full = problem.fit(all, start, kFullExtraStarts, after_start);
   } catch (const std::invalid_argument& e) {
     throw InputError({}, 0, "rows", e.what());
   }
@@ -264,7 +279,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (rows[i].group != name) train.push_back(i);
     if (train.size() <= free.size()) throw InputError({}, 0, "rows", "too few rows outside shape group " + name);
-    const auto fold = problem.fit(train, full.params, 1);
+    const auto fold = problem.fit(train, full.params, kFoldExtraStarts, after_start);
     const auto r = problem.ratios(fold.params, held);
     for (std::size_t j = 0; j < held.size(); ++j) out.held_out_s[held[j]] = r[static_cast<Eigen::Index>(j)] * rows[held[j]].seconds;
   }
@@ -282,6 +297,8 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     s.held_out_mape /= static_cast<double>(s.rows);
     out.scores.push_back(s);
   }
+  out.kernel_times_computed = memo.computed();
+  out.kernel_times_remembered = memo.served();
   return out;
 }
 

@@ -7,6 +7,7 @@
 // (cta_overhead_s); held out: leave one shape group out (a chart's sequence length, a profile's
 // (q_len, k_len)), the shape being what a user's context length, CP degree and layout change.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ struct KernelCurveFit {
   std::vector<KernelPassScore> scores;  // per pass present
   std::vector<double> fitted_s, held_out_s;  // per row, in the order given
   std::int64_t groups = 0;
+  // Row timings the fit asked for: computed by the kernel model, or remembered from an earlier
+  // point that left the row's pass with the same rates (calibration/kernel_time_memo.hpp).
+  std::int64_t kernel_times_computed = 0, kernel_times_remembered = 0;
 };
 
 // Fits the parameters of `free` (Profile parameter names; default attention_efficiency,
@@ -101,8 +105,12 @@ struct KernelCurveFit {
 // on relative time error. InputError (field "rows") with fewer rows than parameters or
 // fewer than two shape groups (nothing to hold out); a row outside check_kernel_row's bounds, or
 // of a head dim the kernel has no tile for, with its line and field.
+// `progress` (if given) is called after each least-squares start with the starts done and their
+// total (the full fit's and every held-out fold's), so a front-end can show how far a fit of
+// minutes has come.
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                                const models::Hardware& hw, const models::Profile& base,
-                                               std::vector<std::string> free = {});
+                                               std::vector<std::string> free = {},
+                                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace ringsim::calibration

@@ -14,6 +14,7 @@
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
 #include "cli/output_dirs.hpp"
+#include "cli/progress.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -188,10 +189,16 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     const auto profile = a["profile"].as<std::string>();
     const auto base = profile.empty() ? catalog.spec_profile(hw, impl.name) : catalog.profile(profile, hw, impl.name);
     calibration::KernelCurveFit fit;
-    try {
-      fit = calibration::fit_kernel_curves(mine, kernel, hw, base, free);
-    } catch (const InputError& e) {
-      throw e.located(file, e.line());
+    {
+      // A fit of a hundred rows takes a minute or more (every least-squares start times each row
+      // through the kernel model many times): progress on a terminal, in least-squares runs.
+      ProgressBar bar("fits", "ringsim calibrate: " + hw.name);
+      try {
+        fit = calibration::fit_kernel_curves(mine, kernel, hw, base, free,
+                                             [&](std::int64_t done, std::int64_t total) { bar.update(done, total); });
+      } catch (const InputError& e) {
+        throw e.located(file, e.line());
+      }
     }
     out += fmt::format("{} (measured as {}), kernel {}: {} rows in {} shape groups; base profile {}\n", hw.name, gpu,
                        kernel.name, mine.size(), fit.groups, base.name);

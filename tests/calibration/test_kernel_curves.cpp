@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -301,6 +302,32 @@ TEST_CASE("kernel rows beyond one GPU's call are refused with their line and col
     CHECK(e.line() == 9);
     CHECK(e.field() == "head_dim");
   }
+}
+
+TEST_CASE("kernel curves report each least-squares start and remember kernel times they asked for before",
+          "[calibration][kernels]") {
+  auto& s = setup();
+  models::Profile truth = bound_truth();
+  const auto rows = planted(truth, {1024, 2048, 4096});
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  const auto fit = calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base, {},
+                                                  [&](std::int64_t done, std::int64_t total) { calls.emplace_back(done, total); });
+  // The full fit's 1 + 6 starts, then 1 + 1 per held-out group: counted one by one to the total.
+  const std::int64_t total = 7 + 2 * fit.groups;
+  REQUIRE(calls.size() == static_cast<std::size_t>(total));
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].first == static_cast<std::int64_t>(i) + 1);
+    CHECK(calls[i].second == total);
+  }
+  // Forward rows do not read the backward's parameters nor backward rows the forward's, and the
+  // Jacobian's centre is the point just accepted: a good share of the rows' timings are
+  // remembered rather than computed again (the list schedule is nearly all of a fit's time).
+  INFO("computed " << fit.kernel_times_computed << ", remembered " << fit.kernel_times_remembered);
+  CHECK(fit.kernel_times_remembered > fit.kernel_times_computed / 4);
+  // And what is remembered is what the kernel model gives: the same fit without the memo's help
+  // would predict each row as the fitted profile does.
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    CHECK(fit.fitted_s[i] == Approx(calibration::predict_kernel_row(rows[i], *s.impl.kernel_model, s.hw, fit.profile)).epsilon(1e-12));
 }
 
 TEST_CASE("chart TFLOP/s convert to seconds by the benchmark's FLOP rule", "[calibration][kernels]") {
