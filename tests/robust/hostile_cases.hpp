@@ -56,5 +56,8 @@ struct HostileFixture {
 // measurement CSV, each mutated.
 [[nodiscard]] std::vector<HostileCase> sweep_csv_cases(const HostileFixture& fx, const std::string& bin);
 [[nodiscard]] std::vector<HostileCase> measurement_csv_cases(const HostileFixture& fx);
+// Measurements that calibrate fits: kernel profiles and charts (--from-kernels), kernel timings
+// (--from-timings) and nccl-tests output (--from-nccl-tests), each with one row mutated.
+[[nodiscard]] std::vector<HostileCase> kernel_measurement_cases(const HostileFixture& fx);
 
 }  // namespace ringsim::test
