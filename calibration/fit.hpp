@@ -48,7 +48,8 @@ struct FitResult {
 };
 
 // Throws std::invalid_argument for inconsistent inputs (bounds crossed, fewer observations
-// than parameters, a non-finite start or observation).
+// than parameters, a non-finite start or observation) and for a model whose predictions are not
+// finite at any starting point.
 [[nodiscard]] FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observed,
                                           const std::vector<Parameter>& params, const FitOptions& options = {});
 

@@ -279,7 +279,12 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (rows[i].group != name) train.push_back(i);
     if (train.size() <= free.size()) throw InputError({}, 0, "rows", "too few rows outside shape group " + name);
-    const auto fold = problem.fit(train, full.params, kFoldExtraStarts, after_start);
+    FitResult fold;
+    try {
+      fold = problem.fit(train, full.params, kFoldExtraStarts, after_start);
+    } catch (const std::invalid_argument& e) {
+      throw InputError({}, 0, "rows", "without shape group " + name + ": " + e.what());
+    }
     const auto r = problem.ratios(fold.params, held);
     for (std::size_t j = 0; j < held.size(); ++j) out.held_out_s[held[j]] = r[static_cast<Eigen::Index>(j)] * rows[held[j]].seconds;
   }
