@@ -151,11 +151,18 @@ FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observe
       }
     }
     Run run = levenberg_marquardt(model, observed, params, x, options);
+    if (options.after_start) options.after_start();
     if (run.rss < best.rss) {
       best = std::move(run);
       best_start = s;
     }
   }
+  // No start gave a finite sum of squares (a model that is infinite or NaN wherever it is tried,
+  // such as a row measured at 1e-316 s): nothing was fitted, and best holds no parameters to
+  // evaluate (reading them crashed).
+  if (!std::isfinite(best.rss))
+    throw std::invalid_argument("the model's predictions are not finite at any of the " +
+                                std::to_string(options.extra_starts + 1) + " starting points");
   FitResult r;
   r.params = best.x;
   r.predicted = model(best.x);

@@ -29,6 +29,7 @@ struct FitOptions {
   double tolerance = 1e-12;      // relative change of the sum of squares that counts as converged
   double relative_step = 1e-5;   // central-difference step, relative to the parameter's scale
   int extra_starts = 6;          // deterministic Halton points in the box besides `start`
+  std::function<void()> after_start;  // called after each start's run (progress of a long fit); may be empty
 };
 
 struct FitResult {
@@ -47,7 +48,8 @@ struct FitResult {
 };
 
 // Throws std::invalid_argument for inconsistent inputs (bounds crossed, fewer observations
-// than parameters, a non-finite start or observation).
+// than parameters, a non-finite start or observation) and for a model whose predictions are not
+// finite at any starting point.
 [[nodiscard]] FitResult fit_least_squares(const ModelFn& model, const Eigen::VectorXd& observed,
                                           const std::vector<Parameter>& params, const FitOptions& options = {});
 

@@ -6,9 +6,13 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "calibration/kernel_time_memo.hpp"
 #include "models/cost/profile_params.hpp"
 #include "models/families/kernel_time.hpp"
 #include "models/io/error.hpp"
+#include "models/io/limits.hpp"
 
 namespace ringsim::calibration {
 
@@ -21,6 +25,43 @@ const char* to_string(KernelPass p) noexcept {
     case KernelPass::FwdBwd: return "fwd+bwd";
   }
   return "fwd";
+}
+
+void check_kernel_row(const KernelRow& r, const KernelRowColumns& c, const std::string& file) {
+  const auto count = [&](std::int64_t v, std::int64_t hi, const std::string& field, const char* what) {
+    if (v < 1 || v > hi)
+      throw InputError(file, r.line, field,
+                       fmt::format("expected {} from 1 to {} in one kernel call, got {}", what, hi, v));
+  };
+  count(r.q_len, kMaxKernelRowTokens, c.q_len, "queries");
+  count(r.k_len, kMaxKernelRowTokens, c.k_len, "keys");
+  count(r.batch, models::kMaxBatch, c.batch, "sequences");
+  count(r.heads, kMaxKernelRowHeads, c.heads, "query heads");
+  count(r.kv_heads, kMaxKernelRowHeads, c.kv_heads, "K/V heads");
+  count(r.head_dim, kMaxKernelRowHeads, c.head_dim, "elements per head");
+  // Q (and K, V) of the call in one GPU's memory: at most 2^40 elements each, beyond any GPU's
+  // memory (2 TiB in bf16), which also keeps every CTA count of the kernel model exact.
+  const double q_elements = static_cast<double>(r.batch) * static_cast<double>(r.heads) *
+                            static_cast<double>(r.q_len) * static_cast<double>(r.head_dim);
+  const double kv_elements = static_cast<double>(r.batch) * static_cast<double>(r.kv_heads) *
+                             static_cast<double>(r.k_len) * static_cast<double>(r.head_dim);
+  if (q_elements > kMaxKernelRowElements || kv_elements > kMaxKernelRowElements)
+    throw InputError(file, r.line, c.batch,
+                     fmt::format("{} sequences x {} heads x {} {} x head dim {} = {:.3g} elements of {}, more than the "
+                                 "2^40 any GPU's memory holds",
+                                 r.batch, q_elements >= kv_elements ? r.heads : r.kv_heads,
+                                 q_elements >= kv_elements ? r.q_len : r.k_len,
+                                 q_elements >= kv_elements ? "queries" : "keys", r.head_dim,
+                                 std::max(q_elements, kv_elements), q_elements >= kv_elements ? "Q" : "K"));
+  if (r.heads % r.kv_heads != 0)
+    throw InputError(file, r.line, c.kv_heads,
+                     fmt::format("the {} query heads are not a multiple of the {} K/V heads (each K/V head serves a "
+                                 "whole group of query heads)",
+                                 r.heads, r.kv_heads));
+  if (!(r.seconds >= kMinKernelRowSeconds && r.seconds <= kMaxKernelRowSeconds))
+    throw InputError(file, r.line, c.seconds,
+                     fmt::format("expected a kernel time from {:g} s to {:g} s, got {:.4g} s", kMinKernelRowSeconds,
+                                 kMaxKernelRowSeconds, r.seconds));
 }
 
 double seconds_from_tflops(double tflops, KernelPass pass, const KernelRow& r) {
@@ -84,21 +125,24 @@ struct Problem {
   const models::Hardware& hw;
   const models::Profile& base;
   const std::vector<Free>& free;
+  KernelTimeMemo& memo;  // the rows' kernel times, computed once per rates they read
   // Relative prediction of every row in `use` under x: predicted / measured (observed: 1).
   [[nodiscard]] Eigen::VectorXd ratios(const Eigen::VectorXd& x, const std::vector<std::size_t>& use) const {
     const auto rates = models::KernelRates::of(hw, with(base, free, x));
     Eigen::VectorXd out(static_cast<Eigen::Index>(use.size()));
     for (std::size_t i = 0; i < use.size(); ++i)
-      out[static_cast<Eigen::Index>(i)] = predict_kernel_row(rows[use[i]], spec, rates) / rows[use[i]].seconds;
+      out[static_cast<Eigen::Index>(i)] = memo.seconds(use[i], rates) / rows[use[i]].seconds;
     return out;
   }
-  [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts) const {
+  [[nodiscard]] FitResult fit(const std::vector<std::size_t>& use, const Eigen::VectorXd& start, int extra_starts,
+                              const std::function<void()>& after_start) const {
     std::vector<Parameter> params;
     for (std::size_t i = 0; i < free.size(); ++i)
       params.push_back({std::string(free[i].param->name), free[i].param->lower / free[i].scale,
                         free[i].param->upper / free[i].scale, start[static_cast<Eigen::Index>(i)]});
     FitOptions o;
     o.extra_starts = extra_starts;
+    o.after_start = after_start;
     return fit_least_squares([&](const Eigen::VectorXd& x) { return ratios(x, use); },
                              Eigen::VectorXd::Ones(static_cast<Eigen::Index>(use.size())), params, o);
   }
@@ -107,11 +151,19 @@ struct Problem {
 }  // namespace
 
 KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
-                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names) {
+                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
+                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
   bool fwd = false, bwd = false;
+  const auto base_rates = models::KernelRates::of(hw, base);
   for (const auto& r : rows) {
-    if (!(r.seconds > 0) || r.q_len <= 0 || r.k_len <= 0)
-      throw InputError({}, r.line, "rows", "a kernel row needs a positive time and lengths");
+    check_kernel_row(r, {}, {});
+    // A head dim the kernel has no tile for is the row's, not the kernel file's, mistake.
+    try {
+      if (r.pass != KernelPass::Bwd) (void)models::flash_fwd_tile(spec, base_rates, call_of(r));
+      if (r.pass != KernelPass::Fwd) (void)spec.tile(true, r.head_dim, r.causal, base_rates.device);
+    } catch (const InputError& e) {
+      throw InputError({}, r.line, "head_dim", e.message());
+    }
     fwd |= r.pass != KernelPass::Bwd;
     bwd |= r.pass != KernelPass::Fwd;
   }
@@ -191,12 +243,22 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     if (free[i].param->zero_is_none && v == 0 && free[i].param->lower > 0) v = free[i].param->upper / free[i].scale;
     start[static_cast<Eigen::Index>(i)] = std::clamp(v, free[i].param->lower / free[i].scale, free[i].param->upper / free[i].scale);
   }
-  const Problem problem{rows, spec, hw, start_profile, free};
+  KernelTimeMemo memo(rows, spec);
+  const Problem problem{rows, spec, hw, start_profile, free, memo};
   std::vector<std::size_t> all(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) all[i] = i;
+  // Progress in least-squares starts: the full fit's 1 + 6, then 1 + 1 per held-out fold.
+  constexpr int kFullExtraStarts = 6, kFoldExtraStarts = 1;
+  const std::int64_t starts_total =
+      (1 + kFullExtraStarts) + static_cast<std::int64_t>(groups.size()) * (1 + kFoldExtraStarts);
+  std::int64_t starts_done = 0;
+  const std::function<void()> after_start = [&] {
+    ++starts_done;
+    if (progress) progress(starts_done, starts_total);
+  };
   FitResult full;
   try {
-    full = problem.fit(all, start, 6);
+    full = problem.fit(all, start, kFullExtraStarts, after_start);
   } catch (const std::invalid_argument& e) {
     throw InputError({}, 0, "rows", e.what());
   }
@@ -217,7 +279,12 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (rows[i].group != name) train.push_back(i);
     if (train.size() <= free.size()) throw InputError({}, 0, "rows", "too few rows outside shape group " + name);
-    const auto fold = problem.fit(train, full.params, 1);
+    FitResult fold;
+    try {
+      fold = problem.fit(train, full.params, kFoldExtraStarts, after_start);
+    } catch (const std::invalid_argument& e) {
+      throw InputError({}, 0, "rows", "without shape group " + name + ": " + e.what());
+    }
     const auto r = problem.ratios(fold.params, held);
     for (std::size_t j = 0; j < held.size(); ++j) out.held_out_s[held[j]] = r[static_cast<Eigen::Index>(j)] * rows[held[j]].seconds;
   }
@@ -235,6 +302,8 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     s.held_out_mape /= static_cast<double>(s.rows);
     out.scores.push_back(s);
   }
+  out.kernel_times_computed = memo.computed();
+  out.kernel_times_remembered = memo.served();
   return out;
 }
 

@@ -7,6 +7,7 @@
 // (cta_overhead_s); held out: leave one shape group out (a chart's sequence length, a profile's
 // (q_len, k_len)), the shape being what a user's context length, CP degree and layout change.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,32 @@ struct KernelRow {
   std::string group;   // the shape group held out together
   std::int64_t line = 0;
 };
+
+// What a measured kernel call may be, checked before the kernel model lays out its CTAs (one
+// entry per query or key block of a call, allocated per evaluation): a call of one GPU runs at
+// most 2^26 queries and keys (64M tokens; the longest single-GPU benchmarks time 1M), at most
+// models::kMaxBatch sequences of at most 2^16 heads (the model files' bound), whose query heads
+// are a multiple of the K/V heads (GQA), Q and K each at most 2^40 elements (batch x heads x
+// tokens x head dim: 2 TiB in bf16, beyond any GPU's memory); it lasts from 1 ns (a launch alone
+// costs microseconds) to 1e6 s. Beyond these a row is a typo, not a measurement.
+inline constexpr std::int64_t kMaxKernelRowTokens = std::int64_t{1} << 26;
+inline constexpr std::int64_t kMaxKernelRowHeads = std::int64_t{1} << 16;
+inline constexpr double kMaxKernelRowElements = 1099511627776.0;  // 2^40
+// Rows of one file, and timed calls of one GPU's fit: each is timed through the kernel model
+// thousands of times (a fit of 108 takes about a minute on one core; the largest published kernel
+// profile holds 320 shapes), so 10,000 is about two hours with progress shown, and more is refused
+// before it is read.
+inline constexpr std::int64_t kMaxKernelRows = 10000;
+inline constexpr double kMinKernelRowSeconds = 1e-9;
+inline constexpr double kMaxKernelRowSeconds = 1e6;
+
+// The columns a file names a row's figures by, for the messages of check_kernel_row.
+struct KernelRowColumns {
+  std::string batch = "batch", heads = "heads", kv_heads = "kv_heads", head_dim = "head_dim", q_len = "q_len",
+              k_len = "k_len", seconds = "seconds";
+};
+// Throws InputError(file, row.line, the column) for a row outside the bounds above.
+void check_kernel_row(const KernelRow& row, const KernelRowColumns& columns, const std::string& file);
 
 // Seconds of a chart's TFLOP/s under FlashAttention's benchmark rule (benchmarks/
 // benchmark_flash_attention.py flops()): forward 4 b s_q s_k h d, halved when causal; backward
@@ -63,6 +90,9 @@ struct KernelCurveFit {
   std::vector<KernelPassScore> scores;  // per pass present
   std::vector<double> fitted_s, held_out_s;  // per row, in the order given
   std::int64_t groups = 0;
+  // Row timings the fit asked for: computed by the kernel model, or remembered from an earlier
+  // point that left the row's pass with the same rates (calibration/kernel_time_memo.hpp).
+  std::int64_t kernel_times_computed = 0, kernel_times_remembered = 0;
 };
 
 // Fits the parameters of `free` (Profile parameter names; default attention_efficiency,
@@ -73,9 +103,14 @@ struct KernelCurveFit {
 // shared-memory rate), bwd_shared_memory_efficiency where backward rows timed apart run tiles whose
 // bytes per FLOP differ by a quarter or more, and kernel_launch_s where some call lasts under 100 us)
 // on relative time error. InputError (field "rows") with fewer rows than parameters or
-// fewer than two shape groups (nothing to hold out).
+// fewer than two shape groups (nothing to hold out); a row outside check_kernel_row's bounds, or
+// of a head dim the kernel has no tile for, with its line and field.
+// `progress` (if given) is called after each least-squares start with the starts done and their
+// total (the full fit's and every held-out fold's), so a front-end can show how far a fit of
+// minutes has come.
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                                const models::Hardware& hw, const models::Profile& base,
-                                               std::vector<std::string> free = {});
+                                               std::vector<std::string> free = {},
+                                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace ringsim::calibration

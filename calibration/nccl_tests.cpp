@@ -40,20 +40,25 @@ bool all_digits(std::string_view t) {
   return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// A results row starts with its size: digits (or a sign and digits, rejected below as a size).
-// NCCL INFO lines start with "host:pid:tid" or "[rank]" and are skipped.
+// A results row starts with its size: digits, or anything a number could be written as (a sign,
+// a fraction, an exponent: "1e308", "-8", "1.5"), refused below as a size rather than skipped.
+// NCCL INFO lines start with "host:pid:tid" or "[rank]" (a ':' or '[' in the first word) and
+// are skipped, also where a host's name starts with digits.
 bool is_row(const std::vector<std::string_view>& tok) {
   if (tok.empty()) return false;
-  auto t = tok[0];
-  if (t.front() == '-' || t.front() == '+') t.remove_prefix(1);
-  return all_digits(t);
+  const auto t = tok[0];
+  const bool starts_like_number = (t.front() >= '0' && t.front() <= '9') || t.front() == '-' || t.front() == '+' || t.front() == '.';
+  return starts_like_number && std::any_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+         std::all_of(t.begin(), t.end(), [](char c) {
+           return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+         });
 }
 
 // The table's header row, e.g. "#  size count type redop root time algbw busbw #wrong time ...":
 // older versions lack root or redop, or print "error" for "#wrong"; the columns are found by name.
 struct Columns {
   std::vector<std::string> names;
-  std::size_t time = 0, algbw = 0, busbw = 0, ip_busbw = 0, redop = 0;  // 0: absent (size is 0)
+  std::size_t count = 0, time = 0, algbw = 0, busbw = 0, ip_busbw = 0, redop = 0;  // 0: absent (size is 0)
   std::int64_t line = 0;
 };
 
@@ -67,6 +72,7 @@ std::optional<Columns> header_columns(std::vector<std::string_view> tok, std::in
   for (std::size_t i = 0; i < tok.size(); ++i) {
     c.names.emplace_back(tok[i]);
     auto first = [&](std::size_t& slot) { if (slot == 0) slot = i; };
+    if (tok[i] == "count") first(c.count);
     if (tok[i] == "time") first(c.time);
     if (tok[i] == "algbw") first(c.algbw);
     if (tok[i] == "redop") first(c.redop);
@@ -120,6 +126,18 @@ NcclTestsRow read_row(const std::vector<std::string_view>& tok, const Columns& c
     throw InputError(file, line, "size",
                      fmt::format("expected a size in bytes from 0 to {:.0f} (1 PiB), got '{}'", kMaxNcclTestsSizeBytes, s));
   r.size_bytes = static_cast<double>(size);
+  // The element count nccl-tests prints beside the size (repository NVIDIA/nccl-tests,
+  // src/common.cu @ a0b82b2260cf: writeBenchmarkLinePreamble(max(sendBytes, expectedBytes),
+  // nbytes / wordSize(type), ...)): a whole number of elements of at least a byte each, so at most
+  // the size. Not used by the fit, but a row whose count is not one is not the program's output.
+  if (c.count != 0) {
+    std::uint64_t count = 0;
+    const auto n = tok[c.count];
+    const auto [q, e] = std::from_chars(n.data(), n.data() + n.size(), count);
+    if (!all_digits(n) || e != std::errc() || q != n.data() + n.size() || count > size)
+      throw InputError(file, line, "count",
+                       fmt::format("expected the element count, a whole number from 0 to the size ({}), got '{}'", size, n));
+  }
   r.time_us = number_at(tok, c, c.time, file, line);
   if (!(r.time_us > 0)) throw InputError(file, line, "time", "expected a positive time (us), got '" + std::string(tok[c.time]) + "'");
   r.algbw = number_at(tok, c, c.algbw, file, line);
@@ -172,6 +190,10 @@ NcclTestsFile parse_nccl_tests(std::string_view text, const std::string& file, c
     pos = end + 1;
     ++line;
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    // The program prints text: a NUL would split a row's word where no space is (and drop the row).
+    if (const auto nul = raw.find('\0'); nul != std::string_view::npos)
+      throw InputError(file, line, "text",
+                       fmt::format("a NUL byte at column {}: expected nccl-tests' text output", nul + 1));
     const auto tok = tokens(raw);
     if (tok.empty()) continue;
     if (cols && is_row(tok)) {

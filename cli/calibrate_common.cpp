@@ -134,10 +134,15 @@ std::string first_missing_folder(const std::string& dir, const char* field) {
     const auto st = fs::status(p, ec);
     if (fs::exists(st)) {
       // A file on the way is named as such, not as "Not a directory".
-      if (!fs::is_directory(st))
+      if (!fs::is_directory(st)) {
+        const std::string what = st.type() == fs::file_type::fifo                                             ? "a named pipe"
+                                 : st.type() == fs::file_type::character || st.type() == fs::file_type::block ? "a device"
+                                 : st.type() == fs::file_type::socket                                         ? "a socket"
+                                                                                                              : "a file";
         throw InputError({}, 0, field,
-                         p == top ? "'" + dir + "' is a file, expected a folder (or a new name) to write into"
-                                  : "'" + p.string() + "' is a file, so the folder '" + dir + "' cannot be created in it");
+                         p == top ? "'" + dir + "' is " + what + ", expected a folder (or a new name) to write into"
+                                  : "'" + p.string() + "' is " + what + ", so the folder '" + dir + "' cannot be created in it");
+      }
       break;
     }
     top = p;

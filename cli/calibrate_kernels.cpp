@@ -13,6 +13,7 @@
 #include "calibration/kernel_curves.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
+#include "cli/progress.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -65,11 +66,19 @@ std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) 
     r.heads = r.kv_heads = t.positive_int(i, c_h);
     r.q_len = r.k_len = t.positive_int(i, c_s);
     r.batch = t.positive_int(i, c_b);
-    const bool timed = c_ms && !t.text_or(i, c_ms, "").empty();
-    r.seconds = timed ? t.number(i, *c_ms) / 1e3 : calibration::seconds_from_tflops(t.number(i, *c_tflops), r.pass, r);
-    if (!(r.seconds > 0)) throw InputError(t.file, t.lines[i], timed ? "time_ms" : "tflops", "expected a positive number");
-    r.group = "seqlen " + std::to_string(r.q_len);
     r.line = t.lines[i];
+    const bool timed = c_ms && !t.text_or(i, c_ms, "").empty();
+    if (timed) {
+      r.seconds = t.number(i, *c_ms) / 1e3;
+    } else {
+      // A zero rate would be an infinite time (and every percentage of the fit nan).
+      const double tflops = t.number(i, *c_tflops);
+      if (!(tflops > 0)) throw InputError(t.file, r.line, "tflops", fmt::format("expected a positive TFLOP/s, got {:g}", tflops));
+      r.seconds = calibration::seconds_from_tflops(tflops, r.pass, r);
+    }
+    calibration::check_kernel_row(r, {"batch", "n_heads", "n_heads", "head_dim", "seqlen", "seqlen", timed ? "time_ms" : "tflops"},
+                                  t.file);
+    r.group = "seqlen " + std::to_string(r.q_len);
     rows.push_back(r);
   }
   return rows;
@@ -99,7 +108,7 @@ std::vector<KernelRow> profile_rows(const CsvTable& t) {
       KernelRow x = r;
       x.pass = pass;
       x.seconds = t.number(i, col) / 1e6;
-      if (!(x.seconds > 0)) throw InputError(t.file, t.lines[i], t.header[col], "expected a positive time");
+      calibration::check_kernel_row(x, {"batch", "heads_q", "heads_kv", "head_dim", "sq", "skv", t.header[col]}, t.file);
       rows.push_back(x);
     }
   }
@@ -120,7 +129,8 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   bool chart = false;
   for (const auto& path : models::split(file, ',')) {
     if (path.empty()) throw InputError({}, 0, "from-kernels", "empty file name in the list");
-    const auto table = read_csv(path);
+    const auto table = read_csv(path, calibration::kMaxKernelRows, "from-kernels",
+                                "a kernel-curve fit times each row thousands of times; split the file by GPU or shape");
     const bool is_chart = table.column("method").has_value();
     chart |= is_chart;
     for (auto& r : is_chart ? chart_rows(table, method) : profile_rows(table)) rows.push_back(std::move(r));
@@ -165,6 +175,11 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     for (const auto& r : rows)
       if (r.gpu.starts_with(gpu)) mine.push_back(r);
     if (mine.empty()) throw InputError(file, 0, "as", "no rows of GPU '" + gpu + "'" + (chart ? " and method " + method : ""));
+    if (static_cast<std::int64_t>(mine.size()) > calibration::kMaxKernelRows)
+      throw InputError(file, 0, "from-kernels",
+                       fmt::format("{} timed calls of GPU '{}', more than the {} one fit takes (each is timed thousands of "
+                                   "times): fit fewer shapes, or raise --min-seconds",
+                                   mine.size(), gpu, calibration::kMaxKernelRows));
     const auto hw = catalog.hardware(hw_name);
     // The kernel the implementation calls on this GPU (its backend choice by compute capability).
     const models::KernelSpec& kernel = named_kernel ? *named_kernel : *impl.kernel_for(hw.compute_capability);
@@ -173,10 +188,16 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     const auto profile = a["profile"].as<std::string>();
     const auto base = profile.empty() ? catalog.spec_profile(hw, impl.name) : catalog.profile(profile, hw, impl.name);
     calibration::KernelCurveFit fit;
-    try {
-      fit = calibration::fit_kernel_curves(mine, kernel, hw, base, free);
-    } catch (const InputError& e) {
-      throw e.located(file, e.line());
+    {
+      // A fit of a hundred rows takes a minute or more (every least-squares start times each row
+      // through the kernel model many times): progress on a terminal, in least-squares runs.
+      ProgressBar bar("fits", "ringsim calibrate: " + hw.name);
+      try {
+        fit = calibration::fit_kernel_curves(mine, kernel, hw, base, free,
+                                             [&](std::int64_t done, std::int64_t total) { bar.update(done, total); });
+      } catch (const InputError& e) {
+        throw e.located(file, e.line());
+      }
     }
     out += fmt::format("{} (measured as {}), kernel {}: {} rows in {} shape groups; base profile {}\n", hw.name, gpu,
                        kernel.name, mine.size(), fit.groups, base.name);

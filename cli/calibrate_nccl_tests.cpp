@@ -51,7 +51,7 @@ int calibrate_from_nccl_tests(const cxxopts::ParseResult& a) {
   models::check_catalog_name(hw, "hardware", "hardware");
   const auto collective = a["collective"].as<std::string>();
   const auto dir = a["links-dir"].as<std::string>();
-  if (!dir.empty()) models::check_path(dir, "links-dir");
+  if (!dir.empty()) check_output_folder(dir, "links-dir");
 
   std::vector<std::string> files;
   for (const auto& item : models::split(list, ',')) {

@@ -63,6 +63,7 @@ int calibrate_from_probes(const cxxopts::ParseResult& a) {
   if (as.empty())
     throw InputError({}, 0, "as", "--from-probes needs --as PROBE=HARDWARE[,...] (e.g. H800=h800): which catalog GPU each probed one is");
   const auto dir = a["links-dir"].as<std::string>();
+  if (!dir.empty()) check_output_folder(dir, "links-dir");
   std::string out = fmt::format("ringsim calibrate: point-to-point hops from {} (sizes >= {:.0f} bytes; time = latency + "
                                 "bytes / bandwidth, least squares on relative time; held-out: leave one size out)\n",
                                 file, calibration::kRingMessageBytes);

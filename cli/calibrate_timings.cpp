@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibration/kernel_curves.hpp"
 #include "calibration/timings.hpp"
 #include "cli/calibrate_common.hpp"
 #include "cli/csv.hpp"
 #include "models/io/error.hpp"
+#include "models/io/limits.hpp"
 #include "models/io/parse.hpp"
 
 namespace ringsim::cli {
@@ -31,23 +33,44 @@ std::vector<calibration::KernelTiming> read_timings(const std::string& path) {
   const auto c_area = t.require_column("visited_area");
   const auto c_masked = t.require_column("masked_area");
   const auto c_dur = t.require_column("duration_s");
+  const auto c_kv = t.column("kv_heads");  // optional (docs/timings-format.md)
   std::vector<calibration::KernelTiming> rows;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     const auto line = t.lines[i];
+    // The bounds of one GPU's kernel call (calibration/kernel_curves.hpp): a row beyond them is a
+    // typo, not a launch, and would be fitted as one.
+    const auto bounded = [&](std::size_t col, std::int64_t hi, const char* what) {
+      const auto v = t.positive_int(i, col);
+      if (v > hi) throw InputError(path, line, t.header[col], fmt::format("expected {} from 1 to {}, got {}", what, hi, v));
+      return v;
+    };
     calibration::KernelTiming k;
     k.kernel = t.text_or(i, c_kernel, "");
     k.precision = t.parsed(i, c_dtype, [](std::string_view v) { return models::parse_precision(models::trim(v)); });
-    k.head_dim = t.positive_int(i, c_hd);
-    k.heads = t.positive_int(i, c_heads);
-    k.batch = t.positive_int(i, c_batch);
-    k.tiles_visited = t.positive_int(i, c_tiles);
-    k.visited_area = t.positive_int(i, c_area);
+    k.head_dim = bounded(c_hd, calibration::kMaxKernelRowHeads, "elements per head");
+    k.heads = bounded(c_heads, calibration::kMaxKernelRowHeads, "query heads");
+    if (c_kv && !t.text_or(i, *c_kv, "").empty()) {
+      const auto kv = bounded(*c_kv, calibration::kMaxKernelRowHeads, "K/V heads");
+      if (k.heads % kv != 0)
+        throw InputError(path, line, "kv_heads",
+                         fmt::format("the {} query heads are not a multiple of the {} K/V heads (each K/V head serves a "
+                                     "whole group of query heads)",
+                                     k.heads, kv));
+    }
+    k.batch = bounded(c_batch, models::kMaxBatch, "sequences");
+    // Per head and sequence, a call visits at most (2^26 queries x 2^26 keys) pairs, in tiles of one or more.
+    constexpr std::int64_t kMaxArea = calibration::kMaxKernelRowTokens * calibration::kMaxKernelRowTokens;
+    k.visited_area = bounded(c_area, kMaxArea, "visited (query, key) pairs per head and sequence");
+    k.tiles_visited = bounded(c_tiles, k.visited_area, "tiles (each of at least one visited pair)");
     const double masked = t.number(i, c_masked);
     if (masked < 0 || masked > static_cast<double>(k.visited_area))
       throw InputError(path, line, "masked_area", "expected a value in [0, visited_area]");
     k.masked_area = static_cast<std::int64_t>(masked);
     k.duration_s = t.number(i, c_dur);
-    if (k.duration_s <= 0) throw InputError(path, line, "duration_s", "expected a positive duration");
+    if (!(k.duration_s >= calibration::kMinKernelRowSeconds && k.duration_s <= calibration::kMaxKernelRowSeconds))
+      throw InputError(path, line, "duration_s",
+                       fmt::format("expected a kernel time from {:g} s to {:g} s, got {:.4g}", calibration::kMinKernelRowSeconds,
+                                   calibration::kMaxKernelRowSeconds, k.duration_s));
     k.line = line;
     rows.push_back(k);
   }

@@ -72,7 +72,7 @@ std::vector<std::string> split_record(const std::string& line, const std::string
 
 }  // namespace
 
-CsvTable read_csv(const std::string& path) {
+CsvTable read_csv(const std::string& path, std::int64_t max_rows, std::string_view field, std::string_view why) {
   CsvTable t;
   t.file = path;
   models::InputFile in(path, {}, "CSV file", models::kMaxDataFileBytes);
@@ -95,6 +95,9 @@ CsvTable read_csv(const std::string& path) {
           if (t.header[i] == t.header[j]) throw InputError(path, line_no, t.header[i], "column appears twice in the header");
       continue;
     }
+    if (max_rows > 0 && static_cast<std::int64_t>(t.rows.size()) >= max_rows)
+      throw InputError(path, line_no, std::string(field),
+                       "more than " + std::to_string(max_rows) + " rows" + (why.empty() ? "" : ": " + std::string(why)));
     auto rec = split_record(line, path, line_no);
     if (rec.size() != t.header.size())
       throw InputError(path, line_no, {},

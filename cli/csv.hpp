@@ -39,8 +39,11 @@ auto CsvTable::parsed(std::size_t row, std::size_t col, Parse&& parse) const -> 
   }
 }
 
-// Lines starting with '#' before the header are comments; blank lines are skipped.
-[[nodiscard]] CsvTable read_csv(const std::string& path);
+// Lines starting with '#' before the header are comments; blank lines are skipped. With
+// `max_rows` > 0, a file of more rows is refused at the first one too many (InputError naming the
+// line and `field`, `why` saying what the bound is for) before the rest is read.
+[[nodiscard]] CsvTable read_csv(const std::string& path, std::int64_t max_rows = 0, std::string_view field = {},
+                                std::string_view why = {});
 [[nodiscard]] std::string csv_escape(const std::string& field);
 [[nodiscard]] std::string csv_line(const std::vector<std::string>& fields);
 

@@ -85,10 +85,12 @@ bool read_inference_field(PlanRequest& r, const std::string& k, const nlohmann::
       } catch (const InputError& e) {
         throw InputError(file, 0, k, e.message());
       }
-    } else if (v.is_number() && v.get<double>() > 0 && v.get<double>() <= 86400) {
+    } else if (v.is_number() && v.get<double>() >= models::kMinDurationS && v.get<double>() <= models::kMaxDurationS) {
       seconds = v.get<double>();
     } else {
-      throw InputError(file, 0, k, "expected a duration such as \"5s\" or \"50ms\", or seconds up to a day, got " + v.dump());
+      throw InputError(file, 0, k,
+                       "expected a duration such as \"5s\" or \"50ms\", or seconds from 1e-6 (1 us) to 86400 (a day), got " +
+                           v.dump());
     }
     if (r.target_latency_s > 0) throw InputError(file, 0, k, "give one latency target: ttft for prefill, tpot for decode");
     r.target_latency_s = seconds;

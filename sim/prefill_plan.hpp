@@ -31,6 +31,11 @@ struct PrefillRingPlan {
   std::string topology;       // canonical spec of the topology the hops run over
 };
 
+// Throws models::InputError (field "sp") when simulating a prefill over `n` devices (N x N
+// rounds per layer) would not fit this machine's memory or would take more engine events than
+// kDefaultMaxEvents: checked by plan_prefill before anything N x N is allocated.
+void check_prefill_sim_size(const models::ResolvedScenario& s, std::int64_t n);
+
 // The mp rings of a mesh are identical and, on GPUs with a NIC each, on links of their own: the
 // first ring is planned (its hops: RingEmbedding's ring 0). Throws models::InputError for a
 // topology that does not fit the mesh (field "topology").

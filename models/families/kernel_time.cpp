@@ -47,6 +47,19 @@ KernelRates KernelRates::of(const Hardware& hw, const Profile& p) {
   return r;
 }
 
+KernelRates pass_rates(const KernelRates& r, bool backward) noexcept {
+  KernelRates out = r;
+  if (backward) {
+    out.fwd_flops_per_s = 0;
+    out.smem_bytes_per_s = 0;
+  } else {
+    out.bwd_flops_per_s = 0;
+    out.bwd_smem_bytes_per_s = 0;
+    out.hbm_bytes_per_s = 0;
+  }
+  return out;
+}
+
 std::int64_t ctas_per_sm(const KernelSpec& spec, const KernelTile& tile, const KernelRates& r) {
   const std::int64_t by_regs = r.registers_per_sm / std::max<std::int64_t>(1, tile.warps * 32 * spec.registers_per_thread);
   const std::int64_t by_smem =

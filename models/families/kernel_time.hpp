@@ -60,6 +60,14 @@ struct KernelRates {
   [[nodiscard]] static KernelRates of(const Hardware& hw, const Profile& p);
 };
 
+// The rates one pass of a call reads: `r` with the fields only the other pass reads cleared (the
+// forward's matrix-unit and shared-memory rates for a backward; the backward's, and the HBM rate
+// of its pre- and post-processing, for a forward). flash_fwd_s (flash_bwd_s) gives the same
+// seconds under any two rates whose pass_rates(.., false) (true) are equal: a fit memoises kernel
+// times on them (calibration/kernel_curves.cpp), and tests/models/test_kernel_time.cpp checks the
+// claim by changing every cleared field.
+[[nodiscard]] KernelRates pass_rates(const KernelRates& r, bool backward) noexcept;
+
 // CTAs of one kernel that one SM holds at once: registers and shared memory decide.
 [[nodiscard]] std::int64_t ctas_per_sm(const KernelSpec& spec, const KernelTile& tile, const KernelRates& r);
 

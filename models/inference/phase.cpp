@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "models/inference/decode.hpp"
+#include "models/io/checked.hpp"
 #include "models/io/error.hpp"
 
 namespace ringsim::models {
@@ -31,6 +32,15 @@ ScenarioSpec inference_spec(const ScenarioSpec& spec, RunPhase phase, std::int64
     out.layout = LayoutSpec::parse("zigzag");
   } else {
     out.layout = LayoutSpec{};
+    // Decode is priced on the scenario of its context (n_seq becomes the cached tokens), and every
+    // scenario counts its n_seq^2 pairs in 64 bits: that bounds --cached-tokens here, said as the
+    // flag's own limit rather than as an n_seq the user never gave.
+    std::int64_t pairs = 0;
+    if (!mul_fits(cached_tokens, cached_tokens, pairs))
+      throw InputError({}, 0, "cached-tokens",
+                       "decode over caches of " + std::to_string(cached_tokens) +
+                           " tokens: the context is the scenario's sequence, whose pair count (tokens^2) must fit "
+                           "64-bit integers: at most 3037000499 tokens");
     if (cached_tokens > 0) out.n_seq = cached_tokens;
   }
   if (out.impl.empty()) {

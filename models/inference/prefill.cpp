@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "models/families/kernel_time.hpp"
 #include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
+#include "models/io/checked.hpp"
 #include "models/io/error.hpp"
 #include "models/memory/memory.hpp"
 
@@ -67,6 +69,26 @@ std::string tp_share(const PrefillPrediction& r) {
 
 }  // namespace
 
+std::vector<PrefillCall> PrefillPrediction::calls_of(std::int64_t device) const {
+  const auto& sh = shapes;
+  const std::int64_t n = sh.devices;
+  std::vector<PrefillCall> out;
+  if (device < 0 || device >= n) return out;
+  const Chunks c{sh.cached_chunk, sh.fresh_chunk, sh.cached_tokens, n};
+  out.reserve(static_cast<std::size_t>(n * (c.cached > 0 ? 2 : 1)));
+  for (std::int64_t round = 0; round < n; ++round) {
+    const std::int64_t other = ((device - round) % n + n) % n;
+    for (auto call : sh.variant == PrefillVariant::PassKV ? calls_for(c, device, other) : calls_for(c, other, device)) {
+      call.seconds = call.cached                       ? sh.cached_s
+                     : call.k_owner == call.q_owner    ? sh.own_s
+                     : call.k_owner < call.q_owner     ? sh.earlier_s
+                                                       : sh.later_s;
+      out.push_back(call);
+    }
+  }
+  return out;
+}
+
 const char* to_string(PrefillVariant v) noexcept { return v == PrefillVariant::PassKV ? "pass-KV" : "pass-Q"; }
 
 std::int64_t causal_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std::int64_t nk) noexcept {
@@ -99,6 +121,15 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
     throw InputError({}, 0, p % (2 * n) != 0 ? "cached-tokens" : "seq",
                      "the new and the cached tokens are each cut into 2 x " + std::to_string(n) +
                          " balanced chunks: both must be multiples of " + std::to_string(2 * n));
+  // Every count below (a call's pairs, a device's, their sums) is at most the ring's total pairs,
+  // T P + T (T + 1) / 2, with room for causal_pairs' doubled partial sums: refused where that would
+  // overflow (a 2^40-token cache behind billions of new tokens) rather than counted wrong.
+  std::int64_t cross = 0, own = 0, total = 0;
+  if (!mul_fits(t, p, cross) || !mul_fits(t, t + 1, own) || __builtin_add_overflow(cross, own / 2, &total) ||
+      total > std::numeric_limits<std::int64_t>::max() / 2)
+    throw InputError({}, 0, "cached-tokens",
+                     "the (query, key) pairs of " + std::to_string(t) + " new tokens over " + std::to_string(p) +
+                         " cached ones overflow 64-bit integers: fewer tokens");
   const Chunks c{p / (2 * n), t / (2 * n), p, n};
   const auto& m = s.model;
   const auto& cost = *s.cost;
@@ -113,7 +144,6 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.new_tokens = t;
   r.cached_tokens = p;
   r.devices = n;
-  r.calls.resize(static_cast<std::size_t>(n));
   const double q_block_tokens = static_cast<double>(t) / static_cast<double>(n);
   const double kv_block_tokens = static_cast<double>(p + t) / static_cast<double>(n);
   // One device has no ring: nothing travels and nothing is merged, whichever variant is named.
@@ -121,31 +151,48 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
                     : variant == PrefillVariant::PassKV ? kv_block_tokens * kv_heads * d * 2 * kInferenceWireBytes * batch
                                                         : q_block_tokens * heads * d * kInferenceWireBytes * batch;
   const double hop_s = hop.latency_s + r.message_bytes / hop.bandwidth_bytes_per_s;
-  std::vector<std::int64_t> pairs(static_cast<std::size_t>(n), 0);
+  // Each call shape timed once (PrefillCallShapes): the forward only, whose CTA pattern has one
+  // entry per query block; the backward's (one per key block of a cache of up to 2^40 tokens) is
+  // not needed here.
+  const auto seconds_of = [&](const PrefillCall& call) {
+    const KernelCall kc{call.q_len, call.k_len, call.causal, call.k_len - call.q_len, cost.heads_per_device(),
+                        cost.kv_heads_per_device(), s.spec.batch, m.head_dim};
+    double sec = flash_fwd_s(*s.impl.kernel_model, rates, kc);
+    // pass-KV merges each call's output into the running one (fp32 read and write, the bf16
+    // block read: 10 bytes per element, configs/ring_steps/ring-flash-attn.json); pass-Q writes
+    // its partial outputs, merged once at the end (below).
+    if (variant == PrefillVariant::PassKV && n > 1) sec += 10.0 * static_cast<double>(call.q_len) * heads * d * batch / hbm;
+    return sec;
+  };
+  auto& sh = r.shapes;
+  sh = {c.cached, c.fresh, p, n, variant, 0, 0, 0, 0};
+  const auto own_calls = calls_for(c, 0, 0);
+  if (c.cached > 0) sh.cached_s = seconds_of(own_calls.front());
+  sh.own_s = seconds_of(own_calls.back());
+  if (n > 1) {
+    sh.earlier_s = seconds_of(calls_for(c, 1, 0).back());
+    sh.later_s = seconds_of(calls_for(c, 0, 1).back());
+  }
+  // A device's busy time in a round: its calls in issue order (the cached one first).
+  const auto busy_with = [&](double new_s) {
+    double busy = 0;
+    if (c.cached > 0) busy += sh.cached_s;
+    return busy + new_s;
+  };
   for (std::int64_t round = 0; round < n; ++round) {
     PrefillRound pr;
     pr.round = round;
-    for (std::int64_t dev = 0; dev < n; ++dev) {
-      const std::int64_t other = ((dev - round) % n + n) % n;
-      // pass-KV: this device's queries against the visiting K/V; pass-Q: the visiting queries
-      // against this device's K/V.
-      const auto calls = variant == PrefillVariant::PassKV ? calls_for(c, dev, other) : calls_for(c, other, dev);
-      double busy = 0;
-      for (auto call : calls) {
-        const KernelCall kc{call.q_len, call.k_len, call.causal, call.k_len - call.q_len, cost.heads_per_device(),
-                            cost.kv_heads_per_device(), s.spec.batch, m.head_dim};
-        call.seconds = flash_call_time(*s.impl.kernel_model, rates, kc).fwd_s;
-        // pass-KV merges each call's output into the running one (fp32 read and write, the
-        // bf16 block read: 10 bytes per element, configs/ring_steps/ring-flash-attn.json);
-        // pass-Q writes its partial outputs, merged once at the end (below).
-        if (variant == PrefillVariant::PassKV && n > 1)
-          call.seconds += 10.0 * static_cast<double>(call.q_len) * heads * d * batch / hbm;
-        busy += call.seconds;
-        pairs[static_cast<std::size_t>(dev)] += call.pairs;
-        r.calls[static_cast<std::size_t>(dev)].push_back(call);
-      }
-      pr.compute_max_s = std::max(pr.compute_max_s, busy);
-      pr.compute_mean_s += busy / static_cast<double>(n);
+    if (round == 0) {
+      pr.compute_max_s = pr.compute_mean_s = busy_with(sh.own_s);
+    } else {
+      // In round r device d works with device d - r (mod N): the N - r devices d >= r with an
+      // earlier one, the r devices d < r with a later one. pass-KV: d's queries against that
+      // device's keys; pass-Q: that device's queries against d's keys, so the roles swap.
+      const bool kv = variant == PrefillVariant::PassKV;
+      const double upper = busy_with(kv ? sh.earlier_s : sh.later_s);  // devices d >= r
+      const double lower = busy_with(kv ? sh.later_s : sh.earlier_s);  // devices d < r
+      pr.compute_max_s = std::max(upper, lower);
+      pr.compute_mean_s = (static_cast<double>(n - round) * upper + static_cast<double>(round) * lower) / static_cast<double>(n);
     }
     pr.transfer_s = round + 1 < n ? hop_s : 0.0;
     pr.round_s = std::max(pr.compute_max_s, pr.transfer_s);
@@ -163,9 +210,20 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
     r.attention_layer_s += r.all_to_all_s + r.merge_s;
     r.exposed_layer_s += r.all_to_all_s;
   }
-  const auto [lo, hi] = std::minmax_element(pairs.begin(), pairs.end());
-  r.pairs_per_device_min = *lo;
-  r.pairs_per_device_max = *hi;
+  // Pairs per device over the layer's rounds, in closed form: the calls of a device together cover
+  // every allowed pair of its queries (pass-KV) or keys (pass-Q) against all the others' (the
+  // combinations calls_for leaves out hold none), so they are causal_pairs over whole ranges.
+  for (std::int64_t dev = 0; dev < n; ++dev) {
+    std::int64_t mine = 0;
+    if (variant == PrefillVariant::PassKV) {
+      for (const auto q0 : c.fresh_starts(dev)) mine += causal_pairs(q0, c.fresh, 0, p) + causal_pairs(q0, c.fresh, p, t);
+    } else {
+      for (const auto k0 : c.cached_starts(dev)) mine += causal_pairs(p, t, k0, c.cached);
+      for (const auto k0 : c.fresh_starts(dev)) mine += causal_pairs(p, t, k0, c.fresh);
+    }
+    r.pairs_per_device_min = dev == 0 ? mine : std::min(r.pairs_per_device_min, mine);
+    r.pairs_per_device_max = std::max(r.pairs_per_device_max, mine);
+  }
 
   // The rest of the forward on the device's T/N new tokens (models/inference/forward_rest.hpp):
   // the projections, MLP and element-wise ops, and the tensor-parallel all-reduces at mp > 1.

@@ -51,11 +51,24 @@ struct PrefillRound {
   double round_s = 0;     // max(compute_max_s, transfer_s)
 };
 
+// The few call shapes a balanced ring has, each timed once: a device's queries against the cache
+// (one non-causal call), against its own new chunks (causal), against an earlier device's (both
+// query chunks, that device's first key chunk) and against a later device's (the second query
+// chunk, both key chunks). Every call of the ring is one of them, so a prediction holds these
+// instead of the N x N calls (a ring of 10^5 devices would need 10^10 of them).
+struct PrefillCallShapes {
+  std::int64_t cached_chunk = 0, fresh_chunk = 0;  // P / 2N and T / 2N tokens
+  std::int64_t cached_tokens = 0, devices = 0;
+  PrefillVariant variant = PrefillVariant::PassKV;
+  // Seconds of each shape: the kernel-time model's forward, with pass-KV's running merge.
+  double cached_s = 0, own_s = 0, earlier_s = 0, later_s = 0;
+};
+
 struct PrefillPrediction {
   PrefillVariant variant = PrefillVariant::PassKV;
   std::int64_t new_tokens = 0, cached_tokens = 0, devices = 0;
-  std::vector<std::vector<PrefillCall>> calls;  // per device, one layer, in issue order
-  std::vector<PrefillRound> rounds;             // one layer
+  PrefillCallShapes shapes;
+  std::vector<PrefillRound> rounds;  // one layer
   double message_bytes = 0;          // per hop: K/V of (P + T)/N tokens, or queries of T/N tokens
   double return_bytes = 0;           // pass-Q: partial outputs (and log-sum-exp) each device sends back
   double all_to_all_s = 0;           // pass-Q: returning them, one layer
@@ -72,11 +85,17 @@ struct PrefillPrediction {
   double weights_bytes = 0, kv_cache_bytes = 0, activations_bytes = 0, buffer_bytes = 0, memory_bytes = 0;
   bool fits_memory = true;
   std::string why;  // what bounds it, in words
+
+  // One device's calls of one layer in issue order (round by round): N or 2N calls, built on
+  // demand from `shapes` (the simulator's plan and the tests read them).
+  [[nodiscard]] std::vector<PrefillCall> calls_of(std::int64_t device) const;
 };
 
 // Throws InputError: cached tokens negative or the new or cached tokens not divisible by 2N (the
-// balanced chunks), a strategy other than a ring (field "cp"), an implementation without a flash
-// kernel model (field "impl"), or a TP degree above 1 with... (none: mp shards heads as in training).
+// balanced chunks), more (query, key) pairs than 64-bit integers count (field "cached-tokens"), a
+// strategy other than a ring (field "cp"), an implementation without a flash kernel model (field
+// "impl"). Time and memory are O(N) in the ring's devices and do not grow with the tokens beyond
+// one call's query blocks (the kernel model's CTA pattern of the T/N new tokens).
 // The scenario's n_seq is the new tokens T; its layout is ignored (the balanced sharding above).
 // It fits when its memory plus `headroom_bytes` stays within the device's (--headroom).
 [[nodiscard]] PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached_tokens,

@@ -55,7 +55,8 @@ double parse_duration_s(std::string_view text, std::string_view field) {
   const auto t = trim(text);
   const auto fail = [&]() -> double {
     throw InputError({}, 0, std::string(field),
-                     "expected a positive duration up to a day with its unit, such as 5s or 50ms, got '" + std::string(t) + "'");
+                     "expected a duration from 1 us to a day (1e-6 s to 86400 s) with its unit, such as 5s or 50ms, got '" +
+                         std::string(t) + "'");
   };
   double scale = 0;
   std::string_view number;
@@ -66,7 +67,9 @@ double parse_duration_s(std::string_view text, std::string_view field) {
   double v = 0;
   const auto* end = number.data() + number.size();
   const auto [p, ec] = std::from_chars(number.data(), end, v);
-  if (number.empty() || ec != std::errc() || p != end || !std::isfinite(v) || !(v > 0) || v * scale > 86400) return fail();
+  if (number.empty() || ec != std::errc() || p != end || !std::isfinite(v) || !(v * scale >= kMinDurationS) ||
+      !(v * scale <= kMaxDurationS))
+    return fail();
   return v * scale;
 }
 

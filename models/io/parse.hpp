@@ -13,8 +13,13 @@ namespace ringsim::models {
 // An integer in [lo, hi] (counts of repeats, device indices: whatever will be narrowed).
 [[nodiscard]] std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi);
 [[nodiscard]] double parse_double(std::string_view text, std::string_view field);
-// A duration with its unit, "5s", "50ms" or "2.5 s": positive seconds, at most a day (a
-// latency target; a bare number is refused, its unit unknown).
+// Latency targets (--ttft, --tpot and a plan file's ttft, tpot) lie in [1 us, 1 day]: below a
+// microsecond no step of any model is timed (a kernel launch alone takes microseconds), and a
+// denormal target would make "how far from it" an infinite percentage.
+inline constexpr double kMinDurationS = 1e-6;
+inline constexpr double kMaxDurationS = 86400;
+// A duration with its unit, "5s", "50ms" or "2.5 s": seconds in [kMinDurationS, kMaxDurationS]
+// (a bare number is refused, its unit unknown).
 [[nodiscard]] double parse_duration_s(std::string_view text, std::string_view field);
 // "AxB" (e.g. a mesh "2x4" or a tile "2048x4096"): two positive integers.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(std::string_view text, std::string_view field);

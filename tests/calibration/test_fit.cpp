@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <random>
 
 #include "calibration/fit.hpp"
@@ -59,4 +61,23 @@ TEST_CASE("LM rejects inconsistent problems", "[fit]") {
   auto model = [](const Eigen::VectorXd& p) { return Eigen::VectorXd::Constant(1, p[0] + p[1]); };
   CHECK_THROWS(fit_least_squares(model, Eigen::VectorXd::Ones(1), {{"a", 0, 1, 0}, {"b", 0, 1, 0}}));
   CHECK_THROWS(fit_least_squares(model, Eigen::VectorXd::Ones(2), {{"a", 1, 0, 0}, {"b", 0, 1, 0}}));
+}
+
+TEST_CASE("LM refuses a model that is not finite at any start, instead of evaluating no parameters", "[fit]") {
+  // As a kernel row timed at 1e-316 s made every ratio infinite: no start had a finite sum of
+  // squares, the best run was never set, and the final evaluation read parameters it did not
+  // have (a crash, signal 11).
+  const auto infinite = [](const Eigen::VectorXd& p) {
+    Eigen::VectorXd out = Eigen::VectorXd::Constant(3, std::numeric_limits<double>::infinity());
+    out[0] = p[0];
+    return out;
+  };
+  CHECK_THROWS_AS(fit_least_squares(infinite, Eigen::VectorXd::Ones(3), {{"a", 0, 1, 0.5}}), std::invalid_argument);
+  const auto nan = [](const Eigen::VectorXd& p) { return Eigen::VectorXd::Constant(3, std::nan("") * p[0]); };
+  CHECK_THROWS_AS(fit_least_squares(nan, Eigen::VectorXd::Ones(3), {{"a", 0, 1, 0.5}}), std::invalid_argument);
+  // One finite start is enough: the fit goes on from it.
+  const auto somewhere = [](const Eigen::VectorXd& p) {
+    return Eigen::VectorXd::Constant(3, p[0] > 0.9 ? std::numeric_limits<double>::infinity() : p[0]);
+  };
+  CHECK(fit_least_squares(somewhere, Eigen::VectorXd::Constant(3, 0.5), {{"a", 0, 1, 0.95}}).params[0] == Approx(0.5));
 }

@@ -3,6 +3,8 @@
 // convert by the benchmark's rule, and FlashAttention-2's split-KV forward follows its heuristic.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -240,6 +242,92 @@ TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calib
   CHECK_THROWS_AS(calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base), models::InputError);
   CHECK_THROWS_AS(calibration::fit_kernel_curves(planted(s.base), *s.impl.kernel_model, s.hw, s.base, {"no_such"}),
                   models::InputError);
+}
+
+TEST_CASE("kernel rows beyond one GPU's call are refused with their line and column", "[calibration][kernels][errors]") {
+  auto& s = setup();
+  const calibration::KernelRowColumns cols{"batch", "heads_q", "heads_kv", "head_dim", "sq", "skv", "fwd_us"};
+  // The field of the InputError check_kernel_row raises for `r` ("" when the row passes).
+  const auto field = [&](const KernelRow& r) -> std::string {
+    try {
+      calibration::check_kernel_row(r, cols, "k.csv");
+    } catch (const models::InputError& e) {
+      CHECK(e.file() == "k.csv");
+      CHECK(e.line() == 7);
+      return e.field();
+    }
+    return "";
+  };
+  KernelRow good = planted(s.base).front();
+  good.line = 7;
+  good.heads = 32;
+  good.kv_heads = 8;
+  CHECK(field(good).empty());
+  auto bad = [&](auto change) {
+    KernelRow r = good;
+    change(r);
+    return field(r);
+  };
+  // Heads that no GQA grouping gives (32 query heads over 3 K/V heads) were fitted as given.
+  CHECK(bad([](KernelRow& r) { r.kv_heads = 3; }) == "heads_kv");
+  CHECK(bad([](KernelRow& r) { r.kv_heads = 64; }) == "heads_kv");
+  CHECK(bad([](KernelRow& r) { r.heads = 65537; }) == "heads_q");
+  // A batch of 2^62 was accepted; an INT64_MAX sequence failed with vector::reserve (exit 1).
+  CHECK(bad([](KernelRow& r) { r.batch = std::int64_t{1} << 62; }) == "batch");
+  CHECK(bad([](KernelRow& r) { r.q_len = std::numeric_limits<std::int64_t>::max(); }) == "sq");
+  CHECK(bad([](KernelRow& r) { r.k_len = (std::int64_t{1} << 26) + 1; }) == "skv");
+  CHECK(bad([](KernelRow& r) { r.batch = 1 << 20; r.q_len = r.k_len = 1 << 20; }) == "batch");  // 2^51 elements of Q
+  // A denormal time crashed the fit (its ratio is inf); no call lasts under a nanosecond.
+  CHECK(bad([](KernelRow& r) { r.seconds = 1e-316; }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = 0; }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = std::numeric_limits<double>::infinity(); }) == "fwd_us");
+  CHECK(bad([](KernelRow& r) { r.seconds = 2e6; }) == "fwd_us");
+  // The fit checks its rows the same way, and a head dim the kernel has no tile for names the row.
+  auto rows = planted(s.base);
+  rows[3].kv_heads = 3;
+  rows[3].line = 12;
+  try {
+    (void)calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base);
+    FAIL("accepted 3 K/V heads");
+  } catch (const models::InputError& e) {
+    CHECK(e.line() == 12);
+  }
+  rows = planted(s.base);
+  rows[5].head_dim = 1000;
+  rows[5].line = 9;
+  try {
+    (void)calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base);
+    FAIL("accepted head dim 1000");
+  } catch (const models::InputError& e) {
+    CHECK(e.line() == 9);
+    CHECK(e.field() == "head_dim");
+  }
+}
+
+TEST_CASE("kernel curves report each least-squares start and remember kernel times they asked for before",
+          "[calibration][kernels]") {
+  auto& s = setup();
+  models::Profile truth = bound_truth();
+  const auto rows = planted(truth, {1024, 2048, 4096});
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  const auto fit = calibration::fit_kernel_curves(rows, *s.impl.kernel_model, s.hw, s.base, {},
+                                                  [&](std::int64_t done, std::int64_t total) { calls.emplace_back(done, total); });
+  // The full fit's 1 + 6 starts, then 1 + 1 per held-out group: counted one by one to the total.
+  const std::int64_t total = 7 + 2 * fit.groups;
+  REQUIRE(calls.size() == static_cast<std::size_t>(total));
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].first == static_cast<std::int64_t>(i) + 1);
+    CHECK(calls[i].second == total);
+  }
+  // Forward rows do not read the backward's parameters nor backward rows the forward's, and the
+  // Jacobian's centre is the point just accepted: a good share of the rows' timings are
+  // remembered rather than computed again (the list schedule is nearly all of a fit's time).
+  INFO("computed " << fit.kernel_times_computed << ", remembered " << fit.kernel_times_remembered);
+  CHECK(fit.kernel_times_remembered > fit.kernel_times_computed / 4);
+  // And what is remembered is what the kernel model gives: the same fit without the memo's help
+  // would predict each row as the fitted profile does.
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    CHECK(fit.fitted_s[i] == Approx(calibration::predict_kernel_row(rows[i], *s.impl.kernel_model, s.hw, fit.profile)).epsilon(1e-12));
 }
 
 TEST_CASE("chart TFLOP/s convert to seconds by the benchmark's FLOP rule", "[calibration][kernels]") {

@@ -179,6 +179,25 @@ TEST_CASE("nccl-tests: hostile inputs are one InputError naming the field", "[ca
   CHECK(error_field(sendrecv("99999999999999999999999 4 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 N/A\n")) == "size");
   CHECK(error_field(sendrecv("2251799813685248 4 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 N/A\n")) == "size");
   CHECK(error_field(sendrecv("-1048576 4 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 N/A\n")) == "size");
+  // A size written as a number the program never prints was a skipped line: refused, with its line.
+  CHECK(error_field(sendrecv("1e308 4 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 N/A\n")) == "size");
+  CHECK(error_field(sendrecv("1048576.5 4 float sum -1 20.00 52.43 52.43 0 20.00 52.43 52.43 N/A\n")) == "size");
+  // The element count (nelems) is a whole number no larger than the size in bytes.
+  CHECK(error_field(sendrecv("     1048576         1e308     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43    N/A\n")) == "count");
+  CHECK(error_field(sendrecv("     1048576       2097152     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43    N/A\n")) == "count");
+  // A NUL inside a row split its first word and dropped the row silently (the fit moved): refused
+  // with its line, wherever in the file it is.
+  for (const std::size_t at : {std::size_t{12}, std::size_t{40}, std::size_t{0}}) {
+    std::string row = kGoodRow;
+    row[at] = '\0';
+    const auto text = sendrecv(std::string(kGoodRow) + row + kGoodRow);
+    CHECK(error_field(text) == "text");
+    try {
+      (void)calibration::parse_nccl_tests(text, "t.txt");
+    } catch (const models::InputError& e) {
+      CHECK(e.line() == 11);  // the command line, 8 header lines, one good row, then this one
+    }
+  }
   // A busbw that size / time x factor does not give: not this test, or not these ranks.
   CHECK(error_field(sendrecv("     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   52.43    N/A\n")) == "busbw");
   // An all_reduce over 2 ranks prints its operation; "none" is another test's output.

@@ -206,6 +206,35 @@ TEST_CASE("calibrate --from-kernels fits the kernel the implementation calls on 
   expect_bad(fit + " --kernel ../kernels/flash-attn-2", "kernel");
 }
 
+TEST_CASE("calibrate: an output folder that is a file is one line naming the flag, and a fit's files appear together",
+          "[cli][calibrate]") {
+  const TempDir dir;
+  const std::string kernels = std::string(RINGSIM_TEST_DATA) + "/components/kernels/h100_sdpa_flash.csv";
+  const std::string fit = "calibrate --from-kernels " + kernels + " --as NVIDIA=h100-sxm --min-seconds 1e-2 --free attention_efficiency";
+  const std::string times = "calibrate --from-times " + std::string(RINGSIM_TEST_DATA) +
+                            "/cp_attention_times.csv --impl ring-flash-attn --free none --base-profiles " +
+                            std::string(RINGSIM_TEST_DATA) + "/../configs/profiles";
+  write_file(dir.file("file"), "not a folder\n");
+  // A regular file where the folder goes, or on its way: exit 2 naming the flag, not a filesystem
+  // error from create_directories (exit 1); the file is left as it was.
+  for (const auto& where : {dir.file("file"), dir.file("file") + "/sub"}) {
+    expect_bad(fit + " --profiles-dir " + where, "profiles-dir");
+    expect_bad(times + " --profiles-dir " + where, "profiles-dir");
+  }
+  expect_bad("calibrate --from-probes " + std::string(RINGSIM_TEST_DATA) +
+                 "/components/links/ultraattn_p2p_a800_h800_a100.csv --as A800=a800 --links-dir " + dir.file("file"),
+             "links-dir");
+  CHECK(read_file(dir.file("file")) == "not a folder\n");
+  // The profile and the report are one set: a report that cannot be written leaves no profile.
+  expect_bad(fit + " --profiles-dir " + dir.file("out") + " --report " + dir.file("no-such-folder/rows.csv"), "");
+  CHECK_FALSE(std::filesystem::exists(dir.file("out/ring-flash-attn/h100-sxm.json")));
+  const auto ok = run(fit + " --profiles-dir " + dir.file("out") + " --report " + dir.file("rows.csv"));
+  INFO(ok.err);
+  REQUIRE(ok.code == 0);
+  CHECK(std::filesystem::is_regular_file(dir.file("out/ring-flash-attn/h100-sxm.json")));
+  CHECK(std::filesystem::is_regular_file(dir.file("rows.csv")));
+}
+
 TEST_CASE("calibrate --from-speedups: a fit on one mesh takes a change of mesh from a fit that held meshes out, "
           "and its derived profiles the error of its parameters on the other fitted hardware",
           "[cli][calibrate]") {

@@ -4,6 +4,8 @@
 // (P/T = heads / (2 kv_heads) - 1); decode's shards add up to the cache, one device has no
 // communication, and long caches gain from the ring while short ones at batch 1 are latency-bound;
 // bad requests are InputErrors.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -57,11 +59,13 @@ TEST_CASE("prefill: every device's pairs are the brute-force count of its shardi
       for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
         INFO("N " << n << " P " << p << " " << models::to_string(v));
         const auto r = models::predict_prefill(s, p, v);
-        REQUIRE(r.calls.size() == static_cast<std::size_t>(n));
-        std::int64_t total = 0;
+        REQUIRE(r.calls_of(n).empty());
+        std::int64_t total = 0, lo = 0, hi = 0;
         for (std::int64_t d = 0; d < n; ++d) {
           std::int64_t mine = 0;
-          for (const auto& call : r.calls[static_cast<std::size_t>(d)]) mine += call.pairs;
+          const auto calls = r.calls_of(d);
+          REQUIRE(calls.size() == static_cast<std::size_t>(p > 0 ? 2 * n : n));
+          for (const auto& call : calls) mine += call.pairs;
           // pass-KV: this device's new queries against every key; pass-Q: every new query against
           // this device's keys (cached and new).
           std::int64_t expect = 0;
@@ -75,7 +79,12 @@ TEST_CASE("prefill: every device's pairs are the brute-force count of its shardi
           }
           CHECK(mine == expect);
           total += mine;
+          lo = d == 0 ? mine : std::min(lo, mine);
+          hi = std::max(hi, mine);
         }
+        // The closed-form extremes are those of the calls.
+        CHECK(r.pairs_per_device_min == lo);
+        CHECK(r.pairs_per_device_max == hi);
         // The same pairs in total: the new tokens' causal pairs and every new query against the cache.
         CHECK(total == t * p + t * (t + 1) / 2);
         // Rounds: each lasts its busiest device's calls or its transfer; the layer adds them (and
@@ -93,6 +102,74 @@ TEST_CASE("prefill: every device's pairs are the brute-force count of its shardi
         CHECK(r.memory_bytes > r.kv_cache_bytes);
       }
     }
+  }
+}
+
+TEST_CASE("prefill: each round's busiest device is the oracle of every device's calls", "[prefill]") {
+  for (const std::int64_t n : {1, 2, 3, 5, 8}) {
+    for (const std::int64_t p : {std::int64_t{0}, 6 * n}) {
+      auto s = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, n, 64 * n, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+      for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+        INFO("N " << n << " P " << p << " " << models::to_string(v));
+        const auto r = models::predict_prefill(s, p, v);
+        // busy[d][round]: the calls of device d in that round, summed in issue order.
+        std::vector<std::vector<double>> busy(static_cast<std::size_t>(n), std::vector<double>(static_cast<std::size_t>(n), 0.0));
+        const std::size_t per_round = p > 0 ? 2 : 1;
+        for (std::int64_t d = 0; d < n; ++d) {
+          const auto calls = r.calls_of(d);
+          for (std::size_t i = 0; i < calls.size(); ++i) busy[static_cast<std::size_t>(d)][i / per_round] += calls[i].seconds;
+        }
+        REQUIRE(r.rounds.size() == static_cast<std::size_t>(n));
+        for (std::int64_t round = 0; round < n; ++round) {
+          double max = 0, mean = 0;
+          for (std::int64_t d = 0; d < n; ++d) {
+            max = std::max(max, busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(round)]);
+            mean += busy[static_cast<std::size_t>(d)][static_cast<std::size_t>(round)] / static_cast<double>(n);
+          }
+          CHECK(r.rounds[static_cast<std::size_t>(round)].compute_max_s == max);
+          CHECK(r.rounds[static_cast<std::size_t>(round)].compute_mean_s == Approx(mean).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("prefill: a ring of 65536 devices and a 2^40-token cache are predicted without N x N calls", "[prefill]") {
+  // Before: the prediction held every device's calls (N^2 of them: 4.3e9 here) and timed each
+  // call's backward too (one CTA per 128 keys of a 2^40-token cache: 2^33 of them). Now the few
+  // call shapes are timed once and the per-device pairs are closed forms.
+  const std::int64_t n = 65536;
+  auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 2 * n, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+    const auto r = models::predict_prefill(s, 2 * n, v);
+    CHECK(r.rounds.size() == static_cast<std::size_t>(n));
+    CHECK(std::isfinite(r.ttft_s));
+    CHECK(r.ttft_s > 0);
+    for (const std::int64_t d : {std::int64_t{0}, n / 2, n - 1}) {
+      std::int64_t mine = 0;
+      for (const auto& call : r.calls_of(d)) mine += call.pairs;
+      CHECK(mine >= r.pairs_per_device_min);
+      CHECK(mine <= r.pairs_per_device_max);
+    }
+  }
+  auto one = test::resolve_scenario("h100-sxm", "llama3-8b", 1, 8, 8192, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  const std::int64_t cache = std::int64_t{1} << 40;
+  for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+    const auto r = models::predict_prefill(one, cache, v);
+    CHECK(std::isfinite(r.ttft_s));
+    // Every new query sees the whole cache: the pairs of the cache alone are T x P over the ring.
+    CHECK(r.pairs_per_device_min >= 8192 / 8 * cache);
+  }
+}
+
+TEST_CASE("prefill: pairs that overflow 64-bit integers are refused, naming the cache", "[prefill]") {
+  auto s = test::resolve_scenario("h100-sxm", "attn:32:8:128", 1, 1, std::int64_t{1} << 24, "zigzag", "causal", std::nullopt,
+                                  "ring-flash-attn");
+  try {
+    (void)models::predict_prefill(s, std::int64_t{1} << 40, PrefillVariant::PassKV);
+    FAIL("accepted 2^64 pairs");
+  } catch (const models::InputError& e) {
+    CHECK(e.field() == "cached-tokens");
   }
 }
 

@@ -502,3 +502,45 @@ TEST_CASE("a backward tile lasts at least as long as its shared-memory traffic, 
   CHECK(KernelRates::of(hw, p).bwd_smem_bytes_per_s == Approx(0.6 * peak));
   CHECK(KernelRates::of(hw, p).smem_bytes_per_s == Approx(0.8 * peak));
 }
+
+TEST_CASE("a pass reads only its pass_rates: the other pass's fields do not move its time", "[kernel]") {
+  // What calibration/kernel_time_memo.hpp relies on: a forward (backward) timed under rates whose
+  // cleared fields hold anything else gives the same bits. Every catalog kernel, split and unsplit
+  // forwards, causal and GQA calls, one and several waves.
+  const Catalog catalog;
+  const auto dir = catalog.root() + "/configs/kernels";
+  std::mt19937_64 rng(50);
+  std::uniform_real_distribution<double> u(0.1, 3.0);
+  for (const char* name : {"flash-attn-2", "flash-attn-3", "cudnn-fused"}) {
+    const auto spec = KernelSpec::load_named(dir, name, {}, "kernel");
+    for (const char* gpu : {"a100-80gb", "h100-sxm"}) {
+      const auto hw = catalog.hardware(gpu);
+      const auto r = KernelRates::of(hw, catalog.spec_profile(hw, "ring-flash-attn"));
+      for (int i = 0; i < 40; ++i) {
+        KernelCall c;
+        c.q_len = 128 << (i % 7);
+        c.k_len = (i % 3 == 0) ? 64 * c.q_len : c.q_len;
+        c.causal = i % 2 == 1;
+        c.diagonal = c.k_len - c.q_len;
+        c.kv_heads = 1 + i % 4;
+        c.heads = c.kv_heads * (1 + i % 3);
+        c.batch = 1 + i % 5;
+        c.head_dim = i % 4 == 0 ? 64 : 128;
+        INFO(name << " on " << gpu << ": " << c.q_len << "x" << c.k_len << " causal " << c.causal << " heads " << c.heads
+                  << "/" << c.kv_heads << " batch " << c.batch << " d " << c.head_dim);
+        // Every field pass_rates clears for one pass, changed.
+        KernelRates other = r;
+        other.bwd_flops_per_s *= u(rng);
+        other.bwd_smem_bytes_per_s *= u(rng);
+        other.hbm_bytes_per_s *= u(rng);
+        CHECK(pass_rates(other, false).bwd_flops_per_s == 0);
+        CHECK(flash_fwd_s(spec, other, c) == flash_fwd_s(spec, r, c));
+        other = r;
+        other.fwd_flops_per_s *= u(rng);
+        other.smem_bytes_per_s *= u(rng);
+        CHECK(pass_rates(other, true).fwd_flops_per_s == 0);
+        CHECK(flash_bwd_s(spec, other, c) == flash_bwd_s(spec, r, c));
+      }
+    }
+  }
+}

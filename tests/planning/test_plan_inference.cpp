@@ -179,6 +179,21 @@ TEST_CASE("plan requests for inference: targets with their phase, durations with
     INFO(bad);
     CHECK_THROWS_AS(parse_duration_s(bad, "ttft"), models::InputError);
   }
+  // Below a microsecond no target is meant: a denormal one made "how far from it" an infinite
+  // percentage ("(inf%)"). The accepted range is [1 us, 1 day], in the message.
+  CHECK(parse_duration_s("1e-6s", "ttft") == 1e-6);
+  CHECK(parse_duration_s("0.001ms", "ttft") == Approx(1e-6));
+  CHECK(parse_duration_s("86400s", "ttft") == 86400);
+  for (const char* bad : {"1e-320s", "4.9e-324s", "9e-7s", "0.0009ms", "86401s"}) {
+    INFO(bad);
+    try {
+      (void)parse_duration_s(bad, "ttft");
+      FAIL("accepted");
+    } catch (const models::InputError& e) {
+      CHECK(e.field() == "ttft");
+      CHECK(std::string(e.message()).find("1 us to a day") != std::string::npos);
+    }
+  }
   const auto req = plan_request_from_json(
       nlohmann::json::parse(R"({"phase": "prefill", "ttft": "5s", "cached_tokens": 131072, "devices": 64})"), "p.json");
   CHECK(req.goal == Goal::MinDevices);
@@ -198,6 +213,9 @@ TEST_CASE("plan requests for inference: targets with their phase, durations with
   CHECK(field_of(R"({"phase": "prefill", "tpot": "5ms"})") == "tpot");
   CHECK(field_of(R"({"phase": "prefill", "ttft": "5"})") == "ttft");
   CHECK(field_of(R"({"phase": "prefill", "ttft": -1})") == "ttft");
+  CHECK(field_of(R"({"phase": "prefill", "ttft": 1e-320})") == "ttft");
+  CHECK(field_of(R"({"phase": "prefill", "ttft": "1e-320s"})") == "ttft");
+  CHECK(field_of(R"({"phase": "prefill", "ttft": 1e-6})") == "accepted");
   CHECK(field_of(R"({"phase": "decode", "tpot": "50ms"})") == "cached_tokens");
   CHECK(field_of(R"({"phase": "train", "cached_tokens": 64})") == "cached_tokens");
   CHECK(field_of(R"({"phase": "warm"})") == "phase");

@@ -59,5 +59,8 @@ struct HostileFixture {
 // Profiler traces (hostile_trace_cases.cpp) through trace summarize, check --trace and
 // calibrate --from-trace.
 [[nodiscard]] std::vector<HostileCase> trace_file_cases(const HostileFixture& fx);
+// Measurements that calibrate fits: kernel profiles and charts (--from-kernels), kernel timings
+// (--from-timings) and nccl-tests output (--from-nccl-tests), each with one row mutated.
+[[nodiscard]] std::vector<HostileCase> kernel_measurement_cases(const HostileFixture& fx);
 
 }  // namespace ringsim::test

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -345,6 +346,103 @@ std::vector<HostileCase> measurement_csv_cases(const HostileFixture& fx) {
   agree("a nan prediction", "m,p\n1,nan\n2,3\n", R);
   agree("an inf measurement", "m,p\n1,1\ninf,3\n", E);
   agree("1e308 and -1e308", "m,p\n1e308,-1e308\n-1e308,1e308\n", A);
+  return out;
+}
+
+
+std::vector<HostileCase> kernel_measurement_cases(const HostileFixture& fx) {
+  std::vector<HostileCase> out;
+  int n = 0;
+  auto file = [&](const std::string& stem, const std::string& text) {
+    return fx.tmp.write(stem + "-" + std::to_string(n++) + ".csv", text);
+  };
+  auto line = [](const std::vector<std::string>& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + r[i];
+    return s + "\n";
+  };
+  // A kernel profile (calibrate --from-kernels): four good rows, then the mutated one.
+  const std::vector<std::string> pcols = {"hardware", "sq", "skv", "batch", "heads_q", "heads_kv", "head_dim", "causal", "fwd_us", "bwd_us"};
+  const std::vector<std::string> prow = {"H100", "16384", "16384", "4", "32", "8", "128", "false", "2000", "6000"};
+  std::string profile = line(pcols);
+  for (const char* len : {"1024", "2048", "4096", "8192"})
+    profile += line({"H100", len, len, "4", "32", "8", "128", "false", "150", "450"});
+  const std::vector<std::pair<std::size_t, Values>> pcells = {
+      {1, {{"9223372036854775807", R}, {"67108865", R}, {"0", R}}},
+      {3, {{"4611686018427387904", R}, {"4294967297", R}, {"1048576", R}}},
+      {4, {{"33", R}, {"65537", R}}},
+      {5, {{"3", R}, {"64", R}, {"0", R}}},
+      {6, {{"1000", R}, {"0", R}}},
+      {8, {{"1e-310", R}, {"4.9e-324", R}, {"0", R}, {"1e-7", R}, {"1e13", R}, {"-5", R}}},
+      {9, {{"1e-310", R}, {"inf", R}}},
+  };
+  auto kernels = [&](const std::string& what, const std::string& text, Expect e) {
+    out.push_back({"kernels", what, {"calibrate", "--from-kernels", file("kernels", text), "--as", "H100=h100-sxm", "--free",
+                                      "attention_efficiency"}, e});
+  };
+  kernels("a good profile", profile + line(prow), A);
+  for (const auto& [c, values] : pcells)
+    for (const auto& [v, e] : values) {
+      auto r = prow;
+      r[c] = v;
+      kernels(pcols[c] + " = " + v, profile + line(r), e);
+    }
+  // A 100k-row file showed no progress for hours; one GPU's 12,000 timed calls (6,000 shapes, each
+  // forward and backward) would take about as long: both refused before any fit.
+  for (const int shapes : {100000, 6000}) {
+    std::string many = line(pcols);
+    for (int i = 0; i < shapes; ++i)
+      many += "H100," + std::to_string(1024 + 64 * (i % 64)) + ",1024,4,32,8,128,false," + std::to_string(150 + i % 7) + ",450\n";
+    kernels(std::to_string(shapes) + " shapes", many, R);
+  }
+  // A chart (rows of a method, TFLOP/s): a zero rate was an infinite time and a "nan %" score.
+  const std::string chart_head = "gpu,method,pass,causal,head_dim,n_heads,seqlen,batch,tflops\n";
+  std::string chart = chart_head;
+  for (const char* len : {"512", "1024", "2048", "4096"}) chart += std::string("A100,FlashAttention-2,fwd,false,64,32,") + len + ",8,150\n";
+  for (const auto& [v, e] : Values{{"0", R}, {"-3", R}, {"1e-320", R}, {"1e300", R}, {"170", A}}) {
+    const auto f = file("chart", chart + "A100,FlashAttention-2,fwd,false,64,32,8192,2," + v + "\n");
+    out.push_back({"kernels", "chart tflops = " + v, {"calibrate", "--from-kernels", f, "--as", "A100=a100-80gb", "--free",
+                                                      "attention_efficiency"}, e});
+  }
+  // Kernel timings (calibrate --from-timings): ten good launches, then the mutated one.
+  const std::vector<std::string> tcols = {"kernel", "dtype", "head_dim", "heads", "kv_heads", "batch", "tiles_visited", "visited_area", "masked_area", "duration_s"};
+  const std::vector<std::string> trow = {"attention_fwd", "bf16", "128", "32", "8", "4", "256", "4194304", "0", "0.004"};
+  std::string timings = line(tcols);
+  for (int i = 1; i <= 10; ++i)
+    timings += line({i % 2 ? "attention_fwd" : "attention_bwd", "bf16", "128", "32", "8", std::to_string(i), std::to_string(64 * i),
+                     std::to_string(1048576 * i), std::to_string(8192 * (i % 3)), std::to_string(1e-4 * i * (i % 2 ? 1 : 2.5))});
+  const std::vector<std::pair<std::size_t, Values>> tcells = {
+      {3, {{"33", R}, {"65537", R}}},
+      {4, {{"3", R}, {"0", R}}},
+      {5, {{"4611686018427387904", R}, {"4294967297", R}}},
+      {6, {{"9223372036854775807", R}}},
+      {9, {{"1e-310", R}, {"1e7", R}, {"0.004", A}}},
+  };
+  for (const auto& [c, values] : tcells)
+    for (const auto& [v, e] : values) {
+      auto r = trow;
+      r[c] = v;
+      out.push_back({"timings", tcols[c] + " = " + v, {"calibrate", "--from-timings", file("timings", timings + line(r)),
+                                                       "--hardware", "h100-sxm"}, e});
+    }
+  // nccl-tests output: a NUL inside a row dropped it silently, a count of 1e308 passed.
+  const std::string nccl_head =
+      "./build/sendrecv_perf -b 1M -e 8M -f 2 -g 2\n#  Rank  0 Group  0 Pid 1 on a device  0 [0x1b] NVIDIA H100\n"
+      "#  Rank  1 Group  0 Pid 2 on a device  1 [0x2b] NVIDIA H100\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  const std::string r1 = "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43    N/A\n";
+  const std::string r2 = "     2097152        524288     float     sum      -1    35.00   59.92   59.92      0    35.00   59.92   59.92    N/A\n";
+  const std::string r4 = "     4194304       1048576     float     sum      -1    65.00   64.53   64.53      0    65.00   64.53   64.53    N/A\n";
+  std::string nul = r2;
+  nul[10] = '\0';
+  std::string big_count = r2;
+  big_count.replace(big_count.find("524288"), 6, " 1e308");
+  for (const auto& [what, rows, e] : std::vector<std::tuple<std::string, std::string, Expect>>{
+           {"a good sweep", r1 + r2 + r4, A}, {"a NUL in a row", r1 + nul + r4, R}, {"count 1e308", r1 + big_count + r4, R},
+           {"size 1e308", r1 + "1e308" + r2.substr(12) + r4, R}}) {
+    const auto f = fx.tmp.write("nccl-" + std::to_string(n++) + ".txt", nccl_head + rows);
+    out.push_back({"nccl-tests", what, {"calibrate", "--from-nccl-tests", f, "--hop", "intra-node", "--hardware", "h100-sxm"}, e});
+  }
   return out;
 }
 

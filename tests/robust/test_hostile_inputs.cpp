@@ -164,6 +164,10 @@ TEST_CASE("hostile measurement CSVs for check", "[hostile]") {
 
 TEST_CASE("hostile profiler traces", "[hostile]") { check_family("profiler traces", trace_file_cases(fixture())); }
 
+TEST_CASE("hostile kernel, timing and nccl-tests measurements for calibrate", "[hostile]") {
+  check_family("kernel, timing and nccl-tests measurements (calibrate)", kernel_measurement_cases(fixture()));
+}
+
 TEST_CASE("the nan/inf scan finds them as words only", "[hostile]") {
   CHECK(has_nan_or_inf("step -nan s"));
   CHECK(has_nan_or_inf("inf"));

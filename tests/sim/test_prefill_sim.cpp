@@ -57,9 +57,9 @@ void check_against_analytic(const models::ResolvedScenario& s, std::int64_t cach
   // Compute is conserved: the busiest device does what the analytic model charges it (its layer
   // work includes the tensor-parallel all-reduces, which the layer waits for).
   double busiest = 0;
-  for (const auto& calls : analytic.calls) {
+  for (std::int64_t d = 0; d < analytic.devices; ++d) {
     double sum = 0;
-    for (const auto& c : calls) sum += c.seconds;
+    for (const auto& c : analytic.calls_of(d)) sum += c.seconds;
     busiest = std::max(busiest, sum);
   }
   const double layers = static_cast<double>(barrier.layers);
