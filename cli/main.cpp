@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/terminal_text.hpp"
+#include "io/build_info.hpp"
 #include "io/interrupt.hpp"
 #include "io/output_file.hpp"
 #include "models/io/error.hpp"
@@ -55,7 +56,8 @@ std::string one_line(const char* text) {
 }
 
 void usage(std::FILE* to) {
-  std::fprintf(to, "usage: ringsim <command> [options]   (ringsim <command> --help for its options)\n\ncommands:\n");
+  std::fprintf(to, "usage: ringsim <command> [options]   (ringsim <command> --help for its options)\n"
+                   "       ringsim --version            (version, commit and build type)\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.help);
 }
 
@@ -65,6 +67,11 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    const auto b = ringsim::io::build_info();
+    std::printf("ringsim %s (commit %s, %s build)\n", b.version, b.commit, b.build_type);
+    return 0;
   }
   // Ctrl-C or a scheduler's SIGTERM leaves no hidden temporary beside an output (a sweep's
   // journal is not one: its complete rows stay for --resume).

@@ -18,6 +18,7 @@
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "planning/grid.hpp"
+#include "planning/predict_runs.hpp"
 
 namespace ringsim::cli {
 
@@ -25,7 +26,7 @@ using models::InputError;
 
 int run_predict(int argc, char** argv) {
   cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
-  add_scenario_options(o, "contiguous,striped,zigzag");
+  add_scenario_options(o, planning::kDefaultPredictLayouts);
   add_memory_flags(o);
   o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch,impl,cp,docs)",
                   cxxopts::value<std::string>()->default_value(""))

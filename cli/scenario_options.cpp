@@ -48,12 +48,12 @@ std::string one_of(const cxxopts::ParseResult& r, const std::string& name, std::
 
 void add_scenario_options(cxxopts::Options& o, const std::string& default_layouts) {
   o.add_options("scenario")
-    ("hardware", "hardware name (configs/hardware/NAME.json)", cxxopts::value<std::string>()->default_value("a100-80gb"))
+    ("hardware", "hardware name (configs/hardware/NAME.json)", cxxopts::value<std::string>()->default_value(planning::kDefaultHardware))
     ("hardware-file", "hardware JSON file outside the catalog", cxxopts::value<std::string>()->default_value(""))
-    ("model", "model name (configs/models/NAME.json) or attn:HQ:HKV:D", cxxopts::value<std::string>()->default_value("ringattn-1b"))
+    ("model", "model name (configs/models/NAME.json) or attn:HQ:HKV:D", cxxopts::value<std::string>()->default_value(planning::kDefaultModel))
     ("model-file", "model JSON file outside the catalog", cxxopts::value<std::string>()->default_value(""))
-    ("mesh", "MPxSP: tensor-parallel degree x ring size", cxxopts::value<std::string>()->default_value("1x8"))
-    ("seq", "total sequence length n_seq (tokens)", cxxopts::value<std::string>()->default_value("131072"))
+    ("mesh", "MPxSP: tensor-parallel degree x ring size", cxxopts::value<std::string>()->default_value(fmt::format("{}x{}", planning::kDefaultMp, planning::kDefaultSp)))
+    ("seq", "total sequence length n_seq (tokens)", cxxopts::value<std::string>()->default_value(std::to_string(planning::kDefaultSeq)))
     ("batch", "sequences per step", cxxopts::value<std::string>()->default_value("1"))
     ("layout",
      "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE|bucket-striped|bucket-rotated "
@@ -64,7 +64,7 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts)",
      cxxopts::value<std::string>()->default_value(""))
     ("cp", "context-parallel strategy, or a comma-separated list to compare: ring | allgather | ulysses | "
-           "usp:UxR[:ring-inner] | double-ring:W (docs/strategies.md)", cxxopts::value<std::string>()->default_value("ring"))
+           "usp:UxR[:ring-inner] | double-ring:W (docs/strategies.md)", cxxopts::value<std::string>()->default_value(planning::kDefaultStrategy))
     ("docs", "packed documents: a lengths file (one per line or comma-separated, summing to --seq) or "
              "lognormal:MEAN:SIGMA:SEED[:Q]; sets a per-document causal mask (docs/strategies.md)",
      cxxopts::value<std::string>()->default_value(""))
@@ -134,58 +134,6 @@ models::ScenarioSpec ScenarioColumns::spec(const CsvTable& t, std::size_t row) c
   if (cp && !t.text_or(row, cp, "").empty()) s.cp = typed_cell(t, row, *cp, &models::Strategy::parse);
   if (docs && !t.text_or(row, docs, "").empty()) s.docs = typed_cell(t, row, *docs, &models::DocumentsSpec::parse);
   return s;
-}
-
-void choose_implementation(ScenarioArgs& a, const models::Catalog& catalog) {
-  auto& s = a.base;
-  const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
-  if (a.layouts_given) {
-    s.impl = catalog.choose_implementation(s, hw, a.layouts);
-  } else {
-    // The default list shrinks to the layouts the implementation runs with this mask and
-    // strategy (a ring library's varlen functions take only some layouts for packed documents).
-    s.impl = catalog.choose_implementation(s, hw, {});
-    const auto im = catalog.implementation(s.impl);
-    const auto mask = models::effective_mask(s);
-    std::vector<models::LayoutSpec> offered;
-    for (const auto& l : a.layouts)
-      if (im.offers(hw.kind, l, mask, s.cp)) offered.push_back(l);
-    // None: the implementation's own reason for the first default (hardware, mask, strategy)
-    // when it has one, else that no default layout runs.
-    if (offered.empty()) {
-      im.check_offers(hw.kind, a.layouts.front(), mask, s.cp);
-      throw InputError({}, 0, "layout", "implementation " + im.name + " offers none of the default layouts; name one with --layout");
-    }
-    a.layouts = std::move(offered);
-  }
-  s.layout = a.layouts.front();
-}
-
-std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog,
-                                              std::vector<RefusedRun>* refused) {
-  std::vector<models::ScenarioSpec> runs;
-  for (const auto& cp : args.cps) {
-    ScenarioArgs one = args;
-    one.base.cp = cp;
-    try {
-      choose_implementation(one, catalog);
-    } catch (const InputError& e) {
-      if (!refused) throw;
-      auto spec = one.base;
-      spec.layout = one.layouts.front();
-      refused->push_back({spec, e});
-      continue;
-    }
-    const auto kind = cp.kind;
-    std::size_t count = one.layouts.size();
-    if (kind == models::StrategyKind::Ulysses && !args.layouts_given) count = 1;
-    for (std::size_t i = 0; i < count; ++i) {
-      auto spec = one.base;
-      spec.layout = one.layouts[i];
-      runs.push_back(std::move(spec));
-    }
-  }
-  return runs;
 }
 
 void require_one_strategy(const ScenarioArgs& args, const std::string& command) {

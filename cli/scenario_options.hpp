@@ -10,38 +10,26 @@
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
+#include "planning/predict_runs.hpp"
 
 namespace ringsim::cli {
 
 void add_scenario_options(cxxopts::Options& options, const std::string& default_layouts);
 
-struct ScenarioArgs {
-  models::ScenarioSpec base;          // layout and strategy left as the first requested ones
-  std::vector<models::LayoutSpec> layouts;  // as requested (`ring` kept as written)
-  bool layouts_given = false;  // --layout was on the command line (else the command's default list)
-  std::vector<models::Strategy> cps;        // --cp, a comma-separated list of strategies
-};
+// The request predict and the other scenario commands compare (planning/predict_runs.hpp: shared
+// with the Python module, so both choose the same rows and implementations).
+using ScenarioArgs = planning::RunRequest;
 
 // Throws InputError for malformed values (mesh, tile, sizes, layout, mask, strategy, documents):
 // the command line's strings become typed values here, once.
 [[nodiscard]] ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r);
 
-// Fixes base.impl for all the requested layouts (models::Catalog::choose_implementation); when
-// --layout was not given, the command's default list keeps only the layouts it offers.
-void choose_implementation(ScenarioArgs& args, const models::Catalog& catalog);
+// One implementation per strategy for the requested layouts, and the (strategy, layout) rows to
+// compare: planning/predict_runs.hpp.
+using planning::choose_implementation;
+using planning::expand_runs;
+using planning::RefusedRun;
 
-// One scenario per (strategy, layout) to compare, each with its implementation: --impl (which
-// must offer every strategy), else per strategy the default that offers it and the layouts.
-// Without --layout, each strategy keeps the default layouts its implementation offers (the
-// first only for Ulysses, whose work does not depend on the layout).
-// With `refused`, a strategy no implementation runs here is recorded there (its error, with the
-// strategy as its spec's cp) instead of thrown, so a comparison can show it as not runnable.
-struct RefusedRun {
-  models::ScenarioSpec spec;  // the strategy (and first layout) that was asked for
-  models::InputError error;
-};
-[[nodiscard]] std::vector<models::ScenarioSpec> expand_runs(const ScenarioArgs& args, const models::Catalog& catalog,
-                                                            std::vector<RefusedRun>* refused = nullptr);
 // InputError unless exactly one strategy was asked for (commands that show one scenario).
 void require_one_strategy(const ScenarioArgs& args, const std::string& command);
 

@@ -23,7 +23,7 @@ using models::InputError;
 
 int run_workload(int argc, char** argv) {
   cxxopts::Options o("ringsim workload", "Exact per-(round, device) tile and pair counts");
-  add_scenario_options(o, "contiguous");
+  add_scenario_options(o, planning::kDefaultLayout);
   o.add_options()("format", "csv|table", cxxopts::value<std::string>()->default_value("csv"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("max-rows", "refuse to write more (round, device) rows than this (one per device per round: sp^2)",

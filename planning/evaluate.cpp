@@ -170,7 +170,8 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     return r;
   }
   if (p.cached_tokens > 0) {  // a sweep crossing phases with caches: no training row repeats another
-    r.note = "cached_tokens: a training step has no KV cache (0 for --phase train)";
+    r.note = "cached_tokens: a training step has no KV cache (0 for the train phase)";
+    r.note_field = "cached_tokens";
     return r;
   }
   try {
@@ -200,6 +201,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   } catch (const InputError& e) {
     r.ok = false;
     r.note = e.field().empty() ? e.message() : e.field() + ": " + e.message();
+    r.note_field = e.field();
   }
   return r;
 }

@@ -30,7 +30,8 @@ struct SweepResult {
   SweepPoint point;
   Engine engine = Engine::Analytic;
   bool ok = false;
-  std::string note;            // why the point was skipped; empty when ok
+  std::string note;            // why the point was skipped ("field: message"); empty when ok
+  std::string note_field;      // the field of that reason, for front-ends that raise it (Python)
   // Resolved identity (the requested values where the point was skipped).
   std::string hardware, model, impl, profile;
   bool profile_calibrated = false;

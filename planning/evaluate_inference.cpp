@@ -43,6 +43,7 @@ void Evaluator::evaluate_inference(const SweepPoint& p, SweepResult& r) {
   } catch (const models::InputError& e) {
     r.ok = false;
     r.note = e.field().empty() ? e.message() : e.field() + ": " + e.message();
+    r.note_field = e.field();
   }
 }
 

@@ -3,6 +3,7 @@
 // answers leave as the sweep's CSV rows, the rows' JSON and plain arrays. Everything that
 // computes is the core the CLI and the GUI call (planning's sweep, planner and evaluator, models'
 // workload rows, sim's step). Long work runs without the GIL.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "io/build_info.hpp"
 #include "io/output_file.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/catalog/resolve.hpp"
@@ -22,6 +24,8 @@
 #include "models/program/workload_rows.hpp"
 #include "planning/evaluate.hpp"
 #include "planning/plan.hpp"
+#include "planning/predict_grid.hpp"
+#include "planning/predict_runs.hpp"
 #include "planning/sweep.hpp"
 #include "sim/step.hpp"
 #include "sim/step_size.hpp"
@@ -49,6 +53,14 @@ planning::SweepGrid grid_of(const std::string& request, const models::Catalog& c
   return grid;
 }
 
+// One scenario (workload, simulate): the scenario commands' defaults where the request names
+// nothing (planning/predict_runs.hpp: the command line's), one layout.
+planning::SweepGrid scenario_grid(const std::string& request, const models::Catalog& catalog) {
+  auto grid = planning::scenario_request_from_json(parse_request(request), kSource, planning::kDefaultLayout).grid;
+  grid.validate(catalog, kSource);
+  return grid;
+}
+
 planning::SweepOptions options(std::int64_t threads) {
   if (threads < 0) throw models::InputError(kSource, 0, "threads", "expected 0 (every core) or a positive count");
   planning::SweepOptions o;
@@ -56,19 +68,19 @@ planning::SweepOptions options(std::int64_t threads) {
   return o;
 }
 
-std::string csv_header() {
+std::string csv_header(bool inference) {
   std::string h;
-  for (const auto& c : planning::sweep_columns()) h += (h.empty() ? "" : ",") + c;
+  for (const auto& c : planning::sweep_columns(inference)) h += (h.empty() ? "" : ",") + c;
   return h + "\n";
 }
 
 // The sweep's CSV (header, then every row in the sweep's order): the bytes `ringsim sweep`
-// writes after its comment lines.
+// writes after its comment lines (with the inference columns when a phase is prefill or decode).
 std::string sweep_csv(const std::string& request, std::int64_t threads) {
   const models::Catalog catalog;
   const auto grid = grid_of(request, catalog);
   const auto opts = options(threads);
-  std::string out = csv_header();
+  std::string out = csv_header(grid.has_inference());
   {
     py::gil_scoped_release release;
     (void)planning::run_points(grid, catalog, opts, 0, [&](const std::string& rows) { out += rows; });
@@ -76,20 +88,34 @@ std::string sweep_csv(const std::string& request, std::int64_t threads) {
   return out;
 }
 
-// Every point's result: its JSON fields, its CSV row and its why-line (a skipped point's reason).
-std::vector<std::tuple<std::string, std::string, std::string>> sweep_results(const std::string& request,
-                                                                             std::int64_t threads) {
+// A row for Python: its JSON fields, its row of a sweep of its own phase (with the inference
+// columns for a prefill or decode row) and its row with the inference columns whatever its phase
+// (results_frame puts rows of several phases in one frame).
+using Row = std::tuple<std::string, std::string, std::string>;
+
+std::pair<std::string, std::string> csv_rows(const planning::SweepResult& r) {
+  std::string own, all;
+  planning::append_csv_row(r, own, r.point.phase != models::RunPhase::Train);
+  planning::append_csv_row(r, all, true);
+  return {own, all};
+}
+
+// predict: the comparison `ringsim predict` makes (planning/predict_runs: its rows, libraries and
+// defaults) for every combination of the other fields (planning::predict_grid).
+std::vector<Row> predict_results(const std::string& request, std::int64_t threads) {
   const models::Catalog catalog;
-  const auto grid = grid_of(request, catalog);
+  const auto req = planning::scenario_request_from_json(parse_request(request), kSource, planning::kDefaultPredictLayouts);
+  req.grid.validate(catalog, kSource);
   const auto opts = options(threads);
-  std::vector<std::tuple<std::string, std::string, std::string>> rows;
+  std::vector<planning::PredictRow> found;
   {
     py::gil_scoped_release release;
-    planning::for_each_result(grid, catalog, opts, [&](planning::SweepResult&& r) {
-      std::string line;
-      planning::append_csv_row(r, line);
-      rows.emplace_back(planning::result_json(r).dump(), std::move(line), r.ok ? planning::explain(r) : r.note);
-    });
+    found = planning::predict_grid(req.grid, req.layouts_given, catalog, opts.threads);
+  }
+  std::vector<Row> rows;
+  for (const auto& row : found) {
+    auto [own, all] = csv_rows(row.result);
+    rows.emplace_back(planning::predict_row_json(row).dump(), std::move(own), std::move(all));
   }
   return rows;
 }
@@ -107,17 +133,17 @@ std::string plan_json(const std::string& request, std::int64_t threads) {
     found = planning::search_plans(grid, catalog, req, opts);
   }
   auto j = planning::plan_json(req, found);
-  // Each row's CSV line too, so plans go into results_frame with the sweep's columns.
-  auto csv = [](const planning::SweepResult& r) {
-    std::string line;
-    planning::append_csv_row(r, line);
-    return line;
+  // Each row's CSV lines too, so plans go into results_frame with the sweep's columns.
+  const auto csv = [](nlohmann::json& entry, const planning::SweepResult& r) {
+    auto [own, all] = csv_rows(r);
+    entry["csv"] = std::move(own);
+    entry["csv_all_phases"] = std::move(all);
   };
-  for (std::size_t i = 0; i < found.plans.size(); ++i) j["plans"][i]["csv"] = csv(found.plans[i].plan);
+  for (std::size_t i = 0; i < found.plans.size(); ++i) csv(j["plans"][i], found.plans[i].plan);
   for (std::size_t i = 0; i < found.best_per_strategy.size(); ++i)
-    j["best_per_strategy"][i]["csv"] = csv(found.best_per_strategy[i]);
+    csv(j["best_per_strategy"][i], found.best_per_strategy[i]);
   for (std::size_t i = 0; i < found.best_per_implementation.size(); ++i)
-    j["best_per_implementation"][i]["csv"] = csv(found.best_per_implementation[i]);
+    csv(j["best_per_implementation"][i], found.best_per_implementation[i]);
   return j.dump();
 }
 
@@ -143,8 +169,10 @@ py::array_t<T> matrix(const std::vector<T>& values, std::int64_t rows, std::int6
 // one round by the devices for strategies without a ring.
 py::dict workload(const std::string& request, double max_rows) {
   const models::Catalog catalog;
-  const auto grid = grid_of(request, catalog);
+  const auto grid = scenario_grid(request, catalog);
   const auto s = scenario_of(grid, catalog, "workload");
+  if (!std::isfinite(max_rows) || max_rows <= 0)
+    throw models::InputError(kSource, 0, "max_rows", fmt::format("expected a positive number, got {}", max_rows));
   const std::int64_t total = models::workload_row_count(s);
   if (static_cast<double>(total) > max_rows)
     throw models::InputError(kSource, 0, "max_rows",
@@ -177,9 +205,11 @@ py::dict workload(const std::string& request, double max_rows) {
 py::dict simulate(const std::string& request, const std::string& sync, const std::string& granularity,
                   const std::string& trace, double max_events) {
   const models::Catalog catalog;
-  const auto grid = grid_of(request, catalog);
+  const auto grid = scenario_grid(request, catalog);
   const auto point = grid.point(0);
   const auto s = scenario_of(grid, catalog, "simulate");
+  if (!std::isfinite(max_events) || max_events <= 0)
+    throw models::InputError(kSource, 0, "max_events", fmt::format("expected a positive number, got {}", max_events));
   sim::StepOptions o;
   o.topology = point.topology;
   o.buffers = grid.kv_buffers;
@@ -189,7 +219,12 @@ py::dict simulate(const std::string& request, const std::string& sync, const std
   o.sync = sync == "barrier" ? sim::Sync::Barrier : sim::Sync::Async;
   o.granularity = granularity == "tile" ? sim::Granularity::Tile : sim::Granularity::Round;
   o.record_trace = !trace.empty();
-  sim::check_step_size(s, o, max_events, "this scenario", "raise max_events to simulate larger steps");
+  try {
+    sim::check_step_size(s, o, max_events, "this scenario", "raise max_events to simulate larger steps");
+  } catch (const models::InputError& e) {
+    // The limit is Python's keyword here, not the command line's flag.
+    throw e.field() == "max-events" ? e.with_field("max_events") : e;
+  }
   // Opened before the simulation: an unusable path fails at once.
   std::unique_ptr<io::Output> trace_out;
   if (!trace.empty()) trace_out = std::make_unique<io::Output>(trace);
@@ -235,23 +270,34 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "ringsim's core (use the ringsim package, not this module)";
   static py::exception<models::InputError> input_error(m, "InputError", PyExc_ValueError);
   static py::exception<io::OutputError> output_error(m, "OutputError", PyExc_OSError);
-  // The message is the CLI's one line after "error: ": file, line, field and what was expected.
+  // The message is the CLI's one line after "error: ": file, line, field and what was expected;
+  // the exception carries them apart too (file, field, reason), so the package can name the
+  // Python keyword a field came from.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const models::InputError& e) {
-      input_error(e.what());
+      py::object error = py::handle(input_error.ptr())(e.what());
+      error.attr("file") = e.file();
+      error.attr("field") = e.field();
+      error.attr("reason") = e.message();
+      PyErr_SetObject(input_error.ptr(), error.ptr());
     } catch (const io::OutputError& e) {
       output_error(e.what());
     }
   });
   m.def("sweep_csv", &sweep_csv, py::arg("request"), py::arg("threads") = 0);
-  m.def("sweep_results", &sweep_results, py::arg("request"), py::arg("threads") = 0);
+  m.def("predict_results", &predict_results, py::arg("request"), py::arg("threads") = 0);
   m.def("plan_json", &plan_json, py::arg("request"), py::arg("threads") = 0);
   m.def("workload", &workload, py::arg("request"), py::arg("max_rows") = 1e7);
   m.def("simulate", &simulate, py::arg("request"), py::arg("sync") = "async", py::arg("granularity") = "round",
         py::arg("trace") = "", py::arg("max_events") = 2e10);
-  m.def("sweep_columns", [] { return planning::sweep_columns(); });
+  m.def("sweep_columns", [](bool inference) { return planning::sweep_columns(inference); }, py::arg("inference") = false);
+  m.def("inference_columns", [] { return planning::inference_columns(); });
+  const auto build = io::build_info();
+  m.attr("version") = build.version;
+  m.attr("commit") = build.commit;
+  m.attr("build_type") = build.build_type;
   m.def("hardware_names", [] { return models::Catalog().hardware_names(); });
   m.def("model_names", [] { return models::Catalog().model_names(); });
   m.def("implementation_names", [] { return models::Catalog().implementation_names(); });

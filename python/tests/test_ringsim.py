@@ -4,26 +4,12 @@ their documented shapes and types, bad input raises the documented exceptions.
 Run by ctest (test python_module) with PYTHONPATH at the build's python/ folder and RINGSIM_CLI
 naming the ringsim binary of the same build."""
 import json
-import os
-import subprocess
 
 import numpy
 import pytest
 
 import ringsim
-
-CLI = os.environ.get("RINGSIM_CLI", "")
-
-
-def cli(*args):
-    if not CLI:
-        pytest.fail("RINGSIM_CLI is not set (ctest sets it to the build's ringsim)")
-    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
-
-
-def data_rows(csv_text):
-    """The CSV's header and rows without the sweep file's comment lines."""
-    return "".join(l for l in csv_text.splitlines(keepends=True) if not l.startswith("#"))
+from support import cli, data_rows
 
 
 GRID = {"hardware": ["a100-80gb", "h100-sxm"], "model": "llama3-8b", "mesh": ["1x4", "2x4"], "n_seq": [32768, 65536],
@@ -40,10 +26,6 @@ def test_sweep_equals_the_cli_row_for_row(tmp_path):
     header, *rows = expected.splitlines()
     assert list(frame.columns) == header.split(",")
     assert len(frame) == len(rows) == 64
-    # The same rows through the Result objects' CSV lines, byte for byte.
-    results = ringsim.predict(hardware=GRID["hardware"], model="llama3-8b", mesh=GRID["mesh"], seq=GRID["n_seq"],
-                              layouts=GRID["layout"], cp=GRID["cp"], zero=GRID["zero"])
-    assert header + "\n" + "".join(r.csv for r in results) == expected
     # A sweep file's path works as the dict does.
     assert ringsim.sweep(str(grid)).equals(frame)
 
@@ -66,12 +48,13 @@ def test_predict_results_have_named_fields_and_a_frame():
     assert results[1].tokens_per_s > results[0].tokens_per_s
 
 
-def test_a_point_that_cannot_run_is_a_skipped_result_with_its_reason():
-    (r,) = ringsim.predict(hardware="h100-sxm", model="llama3-8b", mesh=(1, 16), seq=131072, layouts=["zigzag"],
-                           cp=["ulysses"], impl="te-a2a")
-    assert not r.ok and r.status == "skipped" and r.why and r.why == r.note
+def test_a_row_of_a_comparison_that_cannot_run_is_a_skipped_result_with_its_reason():
+    # Ulysses over 16 devices needs 16 KV heads; llama3-8b has 8. The ring row runs.
+    ring, ulysses = ringsim.predict(hardware="h100-sxm", model="llama3-8b", mesh=(1, 16), seq=131072,
+                                    layouts=["zigzag"], cp=["ring", "ulysses"])
+    assert ring.ok and not ulysses.ok and ulysses.status == "skipped" and ulysses.why and ulysses.why == ulysses.note
     with pytest.raises(AttributeError):
-        r.step_s
+        ulysses.step_s
 
 
 def test_true_false_columns_are_nullable_booleans_with_skipped_rows():
@@ -151,9 +134,8 @@ def test_catalog():
     (lambda: ringsim.predict(hardware="no-such-gpu"), "hardware"),
     (lambda: ringsim.predict(layouts=["no-such-layout"]), "layout"),
     (lambda: ringsim.predict(mesh=(1, 3), seq=65536, layouts=["zigzag"], bogus_field=1), "bogus_field"),
-    (lambda: ringsim.sweep({"n_seq": "many"}), "n_seq"),
+    (lambda: ringsim.sweep({"n_seq": 0}), "n_seq"),
     (lambda: ringsim.sweep({"hardware": "a100-80gb"}, threads=-1), "threads"),
-    (lambda: ringsim.workload(mesh=["1x4", "1x8"]), "request"),
     (lambda: ringsim.simulate(sync="sometimes"), "sync"),
     (lambda: ringsim.plan(goal="fastest"), "goal"),
     (lambda: ringsim.profile("no-such-impl", "h800"), "impl"),
