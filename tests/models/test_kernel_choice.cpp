@@ -44,6 +44,7 @@ TEST_CASE("TransformerEngine calls cuDNN from compute capability 9.0 and FlashAt
   CHECK(cat.hardware("a100-80gb").compute_capability == 80);
   CHECK(cat.hardware("l40s").compute_capability == 89);
   CHECK(cat.hardware("b200").compute_capability == 100);
+  CHECK(cat.hardware("rtx-pro-6000").compute_capability == 120);  // GB202 (sm_120), not the B200's 10.0
   CHECK(cat.hardware("mi300x").compute_capability == 0);
 }
 
