@@ -96,8 +96,7 @@ std::string table(const std::vector<TraceSummary>& traces, std::size_t top) {
       out += fmt::format("  other: {} kernel names no rule classes, {} of the steps' GPU time; by time:\n", u.size(),
                          share_text(unclassified_us, wall));
       for (std::size_t i = 0; i < std::min(top, u.size()); ++i)
-        out += fmt::format("    {:>9.3f} ms {:>6} {:>6}x  {}
-", u[i].second.second * kMs, share_text(u[i].second.second, wall),
+        out += fmt::format("    {:>9.3f} ms {:>6} {:>6}x  {}\n", u[i].second.second * kMs, share_text(u[i].second.second, wall),
                            u[i].second.first,
                            terminal_text(u[i].first.size() > 110 ? u[i].first.substr(0, 107) + "..." : u[i].first, false));
       if (u.size() > top) out += fmt::format("    ... {} more (--top N, or --format json for all)\n", u.size() - top);
