@@ -67,26 +67,26 @@ void keep_links_consistent(nlohmann::json& link) {
   if (b > 2 * one.get<double>()) both = 2 * one.get<double>();
 }
 
-bool latency_path(const std::string& path) { return path.size() > 2 && path.compare(path.size() - 2, 2, "_s") == 0; }
+bool latency_path(const std::string& path) { return path.ends_with("latency_s"); }
 
-double time_error(const ProbeRow& r, double predicted) {
+double time_error(const MachineProbeRow& r, double predicted) {
   // A rate's transfer time is inversely proportional to it.
   return r.rate() ? std::abs(r.value / predicted - 1) : std::abs(predicted / r.value - 1);
 }
 
 // Rows counted in the held-out score: rates, latencies, and collectives of at least 1 MB.
-bool scored(const ProbeRow& r) { return !r.collective() || r.bytes >= 1e6; }
+bool scored(const MachineProbeRow& r) { return !r.collective() || r.bytes >= 1e6; }
 
 }  // namespace
 
-bool ProbeRow::modelled() const noexcept {
+bool MachineProbeRow::modelled() const noexcept {
   if (collective_of(pattern)) return metric == "time_us" || metric == "busbw_GBps";
   return point_pattern(pattern) && (metric == "flow_GBps" || metric == "sum_GBps" || metric == "latency_us");
 }
 
-bool ProbeRow::rate() const noexcept { return metric.ends_with("_GBps"); }
+bool MachineProbeRow::rate() const noexcept { return metric.ends_with("_GBps"); }
 
-std::vector<ProbeRow> probe_rows(const std::string& file, const std::vector<std::string>& header,
+std::vector<MachineProbeRow> probe_rows(const std::string& file, const std::vector<std::string>& header,
                                  const std::vector<std::vector<std::string>>& cells, const std::vector<std::int64_t>& lines) {
   auto col = [&](const char* name) {
     const auto it = std::find(header.begin(), header.end(), name);
@@ -95,12 +95,12 @@ std::vector<ProbeRow> probe_rows(const std::string& file, const std::vector<std:
   };
   const auto c_m = col("machine"), c_src = col("source"), c_p = col("pattern"), c_t = col("transfers"), c_b = col("bytes"),
              c_metric = col("metric"), c_v = col("value"), c_note = col("note");
-  std::vector<ProbeRow> rows;
+  std::vector<MachineProbeRow> rows;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto line = i < lines.size() ? lines[i] : 0;
     const auto& r = cells[i];
     auto cell = [&](std::size_t c) { return c < r.size() ? std::string(models::trim(r[c])) : std::string(); };
-    ProbeRow row;
+    MachineProbeRow row;
     row.line = line;
     row.machine = cell(c_m);
     row.source = cell(c_src);
@@ -215,12 +215,12 @@ models::MachineSpec ProbeMachine::spec(const nlohmann::json& doc) const {
   return models::MachineSpec::parse(f, base);
 }
 
-double predict_probe(const models::MachineSpec& machine, std::int64_t nodes, const ProbeRow& row) {
+double predict_probe(const models::MachineSpec& machine, std::int64_t nodes, const MachineProbeRow& row) {
   const tr::Fabric fabric(machine, nodes);
   return predict_probe_on(fabric, row);
 }
 
-double predict_probe_on(const tr::Fabric& fabric, const ProbeRow& row) {
+double predict_probe_on(const tr::Fabric& fabric, const MachineProbeRow& row) {
   if (const auto kind = collective_of(row.pattern)) {
     const std::vector<std::vector<std::int64_t>> groups = {row.group};
     const auto t = tr::CollectivePlan(fabric, *kind, groups).time(row.bytes);
@@ -253,7 +253,7 @@ double predict_probe_on(const tr::Fabric& fabric, const ProbeRow& row) {
   return std::accumulate(rate.begin(), rate.end(), 0.0) / 1e9;
 }
 
-MachineFit fit_machine(const ProbeMachine& machine, const std::vector<ProbeRow>& all, bool leave_one_out) {
+MachineFit fit_machine(const ProbeMachine& machine, const std::vector<MachineProbeRow>& all, bool leave_one_out) {
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& r = all[i];

@@ -31,7 +31,7 @@
 
 namespace ringsim::calibration {
 
-struct ProbeRow {
+struct MachineProbeRow {
   std::string machine, source, pattern, metric, note;
   std::vector<models::transport::Transfer> transfers;  // point-to-point patterns
   std::vector<std::int64_t> group;                      // collectives
@@ -46,7 +46,7 @@ struct ProbeRow {
 
 // Rows from a parsed CSV (columns machine, source, pattern, transfers, bytes, metric, value, note);
 // InputError naming file, line and column for anything malformed.
-[[nodiscard]] std::vector<ProbeRow> probe_rows(const std::string& file, const std::vector<std::string>& header,
+[[nodiscard]] std::vector<MachineProbeRow> probe_rows(const std::string& file, const std::vector<std::string>& header,
                                                const std::vector<std::vector<std::string>>& cells,
                                                const std::vector<std::int64_t>& lines);
 
@@ -76,8 +76,8 @@ class ProbeMachine {
 };
 
 // The value a row measures, predicted on `machine` (GB/s or us as the row's metric).
-[[nodiscard]] double predict_probe(const models::MachineSpec& machine, std::int64_t nodes, const ProbeRow& row);
-[[nodiscard]] double predict_probe_on(const models::transport::Fabric& fabric, const ProbeRow& row);
+[[nodiscard]] double predict_probe(const models::MachineSpec& machine, std::int64_t nodes, const MachineProbeRow& row);
+[[nodiscard]] double predict_probe_on(const models::transport::Fabric& fabric, const MachineProbeRow& row);
 
 struct MachineFit {
   std::vector<std::string> names;  // one per free group (its paths joined by '+')
@@ -92,7 +92,7 @@ struct MachineFit {
 // Fits `machine` on the modelled rows of `rows` that name it; with nothing free the rows are
 // predicted from the description (a score, not a fit). Throws InputError when a row's devices
 // are outside the machine or there are fewer rows than free values.
-[[nodiscard]] MachineFit fit_machine(const ProbeMachine& machine, const std::vector<ProbeRow>& rows,
+[[nodiscard]] MachineFit fit_machine(const ProbeMachine& machine, const std::vector<MachineProbeRow>& rows,
                                      bool leave_one_out = true);
 
 }  // namespace ringsim::calibration

@@ -41,11 +41,18 @@ int calibrate_from_machine_probes(const cxxopts::ParseResult& a) {
     if (!std::filesystem::is_regular_file(path))
       throw InputError(path, 0, "machine", "no description of machine '" + name + "' in " + dir);
     const auto machine = calibration::ProbeMachine::load(path);
+    std::int64_t modelled = 0;
+    for (const auto& r : rows) modelled += r.machine == name && r.modelled() ? 1 : 0;
+    if (modelled == 0 && a["machine"].as<std::string>().empty()) {
+      // Over every machine of the file: one whose rows no model covers is said, not fitted.
+      std::cout << fmt::format("{}  no row of a pattern a model covers (not fitted)\n", name);
+      continue;
+    }
     const auto fit = calibration::fit_machine(machine, rows, logo);
     std::cout << fmt::format("{}  ({} device{}, {} node{})\n", name, machine.devices(), machine.devices() == 1 ? "" : "s",
                              machine.nodes(), machine.nodes() == 1 ? "" : "s");
     for (std::size_t i = 0; i < fit.names.size(); ++i) {
-      const bool lat = fit.names[i].ends_with("_s");
+      const bool lat = fit.names[i].ends_with("latency_s");
       const double scale = lat ? 1e6 : 1e-9;
       std::cout << fmt::format("  {:<58} {:>9.4g} +- {:<8.2g} {}\n", fit.names[i], fit.values[i] * scale,
                                std::isfinite(fit.std_errors[i]) ? fit.std_errors[i] * scale : 0.0, lat ? "us" : "GB/s");
@@ -66,8 +73,7 @@ int calibrate_from_machine_probes(const cxxopts::ParseResult& a) {
       }
       report += csv_line({r.machine, r.source, r.pattern, r.metric, models::short_number(r.bytes, 10),
                           models::short_number(r.value, 6), models::short_number(fit.predicted[i], 6),
-                          std::isfinite(fit.held_out[i]) ? models::short_number(fit.held_out[i], 6) : std::string()}) +
-                "\n";
+                          std::isfinite(fit.held_out[i]) ? models::short_number(fit.held_out[i], 6) : std::string()});
     }
     if (skipped > 0) std::cout << fmt::format("  {} row{} of patterns no model covers (not fitted, not scored)\n", skipped, skipped == 1 ? "" : "s");
     auto doc = fit.fitted;

@@ -214,6 +214,9 @@ CollectivePlan::CollectivePlan(const Fabric& fabric, Collective kind, std::span<
   nodes_ = static_cast<std::int64_t>(nodes_of.size());
   ppn_ = n_ / nodes_;
   intra_ = intra_hw(fabric, groups.front());
+  // NCCL adds the network's latency to every inter-node step, twice with Simple (the flush):
+  // ncclTopoTuneModel, interLat += graphs[a]->latencyInter.
+  net_latency_us_ = nodes_ > 1 ? fabric.machine().nic_latency_s * 1e6 : 0.0;
   const RingChannels ring = ring_channels(fabric, groups);
   ring_bus_bytes_per_s_ = ring.bus_bytes_per_s;
   ring_bottleneck_ = ring.bottleneck;
@@ -272,8 +275,9 @@ CollectiveTime CollectivePlan::time(double bytes) const {
     // LL128 only where the node's GPUs talk over NVLink (NCCL's default protocol enable).
     if (p == 1 && intra_ != kNvlink) continue;
     const double eff = p == 0 ? 0.5 : p == 1 ? 120.0 / 128.0 : 1.0;
+    const double inter_us = kHwLatUs[kNet][kRing][p] + net_latency_us_ * (p == 2 ? 2.0 : 1.0);
     const double lat_us = kBaseLatUs[kRing][p] + static_cast<double>(nsteps - inter_steps) * kHwLatUs[intra_][kRing][p] +
-                          static_cast<double>(inter_steps) * kHwLatUs[kNet][kRing][p];
+                          static_cast<double>(inter_steps) * inter_us;
     const double t = lat_us * 1e-6 + volume / (ring_bus_bytes_per_s_ * eff);
     if (t < out.seconds) {
       out.seconds = t;
@@ -295,8 +299,9 @@ CollectiveTime CollectivePlan::time(double bytes) const {
       if (p == 1 && intra_ != kNvlink) continue;
       // NCCL's tree efficiencies: Simple 0.92, LL 1/3.8, LL128 120/128 between nodes.
       const double eff = p == 0 ? 1.0 / 3.8 : p == 1 ? 120.0 / 128.0 : 0.92;
-      const double lat_us = kBaseLatUs[kTree][p] + 2 * (static_cast<double>(ppn_ - 1) * kHwLatUs[intra_][kTree][p] +
-                                                        log_nodes * kHwLatUs[kNet][kTree][p]);
+      const double inter_us = kHwLatUs[kNet][kTree][p] + net_latency_us_ * (p == 2 ? 2.0 : 1.0);
+      const double lat_us =
+          kBaseLatUs[kTree][p] + 2 * (static_cast<double>(ppn_ - 1) * kHwLatUs[intra_][kTree][p] + log_nodes * inter_us);
       const double t = lat_us * 1e-6 + t_bw / eff;
       if (t < out.seconds) {
         out.seconds = t;

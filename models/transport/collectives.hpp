@@ -95,6 +95,7 @@ class CollectivePlan {
   Collective kind_ = Collective::AllReduce;
   std::int64_t n_ = 1, nodes_ = 1, ppn_ = 1;
   int intra_ = 0;  // NCCL's hardware class of the node's links
+  double net_latency_us_ = 0;  // the NICs' own latency, added to NCCL's per inter-node step (latencyInter)
   double ring_bus_bytes_per_s_ = 0;
   std::int32_t ring_bottleneck_ = -1;
   std::int64_t ring_sharing_ = 0;
