@@ -1,11 +1,14 @@
 #include "sim/step_plan.hpp"
 
+#include "models/analytic/ring_transfers.hpp"
+
 #include "models/hardware/hardware.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "models/families/attention_cost.hpp"
@@ -217,17 +220,25 @@ void StepPlan::build_costs() {
     const auto& w = *rs.workload;
     const Tick overhead = clock.to_ticks(s.profile.round_overhead_s);
     cost_of.resize(static_cast<std::size_t>(n * n));
-    // Keyed by the block's counts and the rank variant of its cost (AttentionCost::block_variant).
-    std::map<std::pair<const models::BlockStats*, int>, std::uint32_t> index;
+    // The transfer each round's compute overlaps: NCCL's kernel beside it slows the compute
+    // (CostModel::beside_comm_s), as in the analytic model's rounds.
+    const models::RingRoundTransfers xs = models::ring_round_transfers(s, prog);
+    // Keyed by the block's counts, the rank variant of its cost (AttentionCost::block_variant) and
+    // the round's transfers (first, middle and last rounds differ).
+    std::map<std::tuple<const models::BlockStats*, int, double, double>, std::uint32_t> index;
     for (std::int64_t q = 0; q < n; ++q)
       for (std::int64_t r = 0; r < n; ++r) {
         const std::int64_t kv = prog.kv_position(q, r);
         const auto& b = w.block(((q - kv) % n + n) % n, q);
-        auto [it, fresh] = index.try_emplace({&b, rs.attention->block_variant(rs, q, kv)}, static_cast<std::uint32_t>(costs.size()));
+        const double xf = xs.fwd[static_cast<std::size_t>(r)], xb = xs.bwd[static_cast<std::size_t>(r)];
+        auto [it, fresh] =
+            index.try_emplace({&b, rs.attention->block_variant(rs, q, kv), xf, xb}, static_cast<std::uint32_t>(costs.size()));
         if (fresh) {
           // The implementation's kernel family times the block (models/families/attention_cost.hpp).
           const models::RoundCost rc = rs.attention->block(rs, q, kv, b);
-          costs.push_back({overhead + clock.to_ticks(rc.fwd_s), overhead + clock.to_ticks(rc.bwd_s), rc.tiles});
+          const double fwd = rc.fwd_host_bound ? rc.fwd_s : s.cost->beside_comm_s(rc.fwd_s, xf, xs.group_spans_nodes);
+          const double bwd = rc.bwd_host_bound ? rc.bwd_s : s.cost->beside_comm_s(rc.bwd_s, xb, xs.group_spans_nodes);
+          costs.push_back({overhead + clock.to_ticks(fwd), overhead + clock.to_ticks(bwd), rc.tiles});
         }
         cost_of[static_cast<std::size_t>(q * n + r)] = it->second;
       }

@@ -1,4 +1,5 @@
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/ring_transfers.hpp"
 
 #include "models/families/attention_cost.hpp"
 #include "models/program/collective_cost.hpp"
@@ -41,10 +42,6 @@ double theoretical_max_speedup(const ResolvedScenario& s) {
 }
 
 namespace {
-
-RankPlacement placement_of(const ResolvedScenario& s) {
-  return {s.spec.sp, s.spec.mp, std::max<std::int64_t>(1, s.hardware.devices_per_node)};
-}
 
 // Calls f(position, kv position, block, count) for the blocks of one round of the program's
 // ring: the workload's classes for one ring (two per round where blocks depend only on the
@@ -99,8 +96,7 @@ RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, st
     } else {
       c = attention.block(rs, q, k, b);
     }
-    w.fwd_max_s = std::max(w.fwd_max_s, c.fwd_s);
-    w.bwd_max_s = std::max(w.bwd_max_s, c.bwd_s);
+    w.add_busiest(c);
     w.fwd_sum_s += c.fwd_s * static_cast<double>(count);
     w.bwd_sum_s += c.bwd_s * static_cast<double>(count);
     w.max_area = std::max(w.max_area, b.visited_area);
@@ -120,13 +116,6 @@ struct RingPass {
   std::vector<RoundTime> rounds;  // when asked for
 };
 
-// Whether the ring's (inner) hops leave their node: the hop type a round's transfer pays.
-bool ring_inter(const ResolvedScenario& s, const Program& prog) {
-  const bool double_ring = prog.window > 0 && prog.window < s.ring_scenario().workload->rounds();
-  const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
-  return double_ring ? hops.inner_inter : (prog.rings.stride == 1 ? s.ring_crosses_nodes() : hops.inner_inter);
-}
-
 RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<RingRoundWork(std::int64_t)> round_work,
                    bool per_round) {
   const ResolvedScenario& rs = s.ring_scenario();
@@ -143,13 +132,13 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
 
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
   const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
-  const double t_kv = cost.ring_transfer_s(kv_bytes, inter);
-  const double t_kv_dkv = cost.ring_transfer_s(kv_bytes + dkv_bytes, inter);
   // A ring of one device moves nothing: its dK/dV never leave home.
   const double t_dkv = n > 1 ? cost.ring_transfer_s(dkv_bytes, inter) : 0.0;
   const double t_home = proto.dkv_home_hop ? t_dkv : 0.0;
   const double t_outer_kv = double_ring ? cost.ring_transfer_s(kv_bytes, hops.outer_inter) : 0.0;
   const double t_outer_dkv = double_ring ? cost.ring_transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
+  // What each round's compute overlaps, and the compute slowed by NCCL's kernel beside it.
+  const RingRoundTransfers xs = ring_round_transfers(s, prog);
 
   const double block_area = static_cast<double>(rs.layout->block()) * static_cast<double>(rs.layout->block());
   if (per_round) r.rounds.reserve(static_cast<std::size_t>(n));
@@ -158,25 +147,19 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
     // The busiest device's compute (what a lock-step round waits for), the mean, and the
     // areas behind the imbalance figure.
     const RingRoundWork rw = round_work(i);
-    const double comp_f = rw.fwd_max_s, comp_b = rw.bwd_max_s, fwd_sum = rw.fwd_sum_s, bwd_sum = rw.bwd_sum_s;
+    const auto k = static_cast<std::size_t>(i);
+    const double tf = xs.fwd[k], tb = xs.bwd[k];
+    const double comp_f = std::max(rw.fwd_host_max_s, cost.beside_comm_s(rw.fwd_gpu_max_s, tf, xs.group_spans_nodes));
+    const double comp_b = std::max(rw.bwd_host_max_s, cost.beside_comm_s(rw.bwd_gpu_max_s, tb, xs.group_spans_nodes));
+    const double fwd_sum = rw.fwd_sum_s, bwd_sum = rw.bwd_sum_s;
     const std::int64_t max_area = rw.max_area, sum_area = rw.sum_area, sum_allowed = rw.sum_allowed;
     const bool last = i + 1 == n;
     double round_f = 0, round_b = 0;
     if (!double_ring) {
-      // Forward: the last round sends nothing. Backward, by the implementation's protocol
-      // (models/implementations/protocol.hpp): concurrent K/V and dK/dV share the hop (both cross by
-      // t(K/V + dK/dV)); ordered messages queue one behind the other (two latencies); a fused
-      // message carries both. Round 0 moves only K/V and the last only dK/dV, except that the
-      // concurrent protocol keeps ringsim's earlier closed form (K/V + dK/dV every round).
-      const double tf = last ? 0 : t_kv;
+      // The transfers by round and protocol: ring_transfers.cpp. The walk's last hop home follows
+      // the last round.
       round_f = round_overhead + cost.overlapped_s(comp_f, tf);
-      double tb = t_kv_dkv;
-      if (proto.backward == BackwardMessages::Ordered) tb = t_dkv + t_kv;
-      if (proto.backward != BackwardMessages::Concurrent) tb = i == 0 ? t_kv : last ? t_dkv : tb;
-      if (last)
-        round_b = round_overhead + (proto.backward == BackwardMessages::Concurrent ? comp_b : cost.overlapped_s(comp_b, tb)) + t_home;
-      else
-        round_b = round_overhead + cost.overlapped_s(comp_b, tb);
+      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last ? t_home : 0.0);
       if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
       r.fwd_s += round_f;
       r.bwd_s += round_b;
@@ -186,14 +169,11 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
       // the accumulators go around the window once more, then to the next window, then home.
       const std::int64_t wsz = prog.window, step = i % wsz, win = i / wsz, windows = n / wsz;
       const bool last_step = step + 1 == wsz;
-      const double t_in_kv = wsz > 1 && !last_step ? t_kv : 0.0;
-      round_f = round_overhead + cost.overlapped_s(comp_f, t_in_kv);
-      double tb = wsz > 1 ? (last_step ? t_dkv : (step == 0 ? t_kv : t_kv_dkv)) : 0.0;
-      if (step == 0 && win > 0) tb = std::max(tb, t_outer_dkv);
+      round_f = round_overhead + cost.overlapped_s(comp_f, tf);
       round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last_step && wsz > 1 ? t_dkv : 0.0);
       window_f += round_f;
       window_b += round_b;
-      if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), t_in_kv, round_f});
+      if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
       if (last_step) {
         const bool more = win + 1 < windows;
         const double wf = cost.overlapped_s(window_f, more ? t_outer_kv : 0.0);

@@ -3,10 +3,12 @@
 // its slowest device, or its transfer when that is longer), attention forward + backward, the
 // rest of the training step, tokens/s, MFU, memory, the paper's Theoretical Maximum Speedup,
 // and the smallest block at which the K/V transfer hides behind compute.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/families/attention_cost.hpp"
 #include "models/io/function_ref.hpp"
 #include "models/program/program.hpp"
 #include "models/scenario/scenario.hpp"
@@ -72,6 +74,19 @@ struct RingRoundWork {
   double fwd_max_s = 0, bwd_max_s = 0;
   double fwd_sum_s = 0, bwd_sum_s = 0;
   std::int64_t max_area = 0, sum_area = 0, sum_allowed = 0;
+  // The busiest GPU-bound and host-bound positions apart (the max of the two is fwd_max_s /
+  // bwd_max_s): NCCL's kernel beside a step slows the GPU-bound ones only.
+  double fwd_gpu_max_s = 0, bwd_gpu_max_s = 0, fwd_host_max_s = 0, bwd_host_max_s = 0;
+
+  // Counts one position's block in the round's maxima (not in the sums).
+  void add_busiest(const RoundCost& c) noexcept {
+    fwd_max_s = std::max(fwd_max_s, c.fwd_s);
+    bwd_max_s = std::max(bwd_max_s, c.bwd_s);
+    double& f = c.fwd_host_bound ? fwd_host_max_s : fwd_gpu_max_s;
+    double& b = c.bwd_host_bound ? bwd_host_max_s : bwd_gpu_max_s;
+    f = std::max(f, c.fwd_s);
+    b = std::max(b, c.bwd_s);
+  }
 };
 // The work of one layer: each round of the ring stage (when the program has one), each compute
 // table's seconds per rank (in Program::compute's order), and the allowed pairs of the first

@@ -78,8 +78,7 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
         const std::int64_t k = kv_of(p, i);
         const std::int64_t pairs = ws.pairs.at(p, k);
         const RoundCost rc = attention.block(rs, p, k, element_stats(pairs, c * c));
-        w.fwd_max_s = std::max(w.fwd_max_s, rc.fwd_s);
-        w.bwd_max_s = std::max(w.bwd_max_s, rc.bwd_s);
+        w.add_busiest(rc);
         w.fwd_sum_s += rc.fwd_s;
         w.bwd_sum_s += rc.bwd_s;
         w.max_area = std::max(w.max_area, pairs);
@@ -104,8 +103,7 @@ Prediction PackedModel::predict(std::span<const std::int64_t> lengths, Workspace
       if (most == 0) continue;
       const RoundCost busiest = attention.block(rs, 0, 0, element_stats(most, c * c));
       const RoundCost total = attention.block(rs, 0, 0, element_stats(sum, busy * c * c));
-      w.fwd_max_s = busiest.fwd_s;
-      w.bwd_max_s = busiest.bwd_s;
+      w.add_busiest(busiest);
       w.fwd_sum_s = total.fwd_s;
       w.bwd_sum_s = total.bwd_s;
     }

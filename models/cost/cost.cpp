@@ -1,4 +1,5 @@
 #include "models/cost/cost.hpp"
+#include "models/transport/nccl_ctas.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -251,6 +252,10 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
       mp_(mp),
       batch_(batch) {
   model.check_parallelism(mp);
+  if (hw.sm_count > 0) {
+    comm_share_local_ = static_cast<double>(transport::nccl_p2p_ctas(hw, false)) / static_cast<double>(hw.sm_count);
+    comm_share_spanning_ = static_cast<double>(transport::nccl_p2p_ctas(hw, true)) / static_cast<double>(hw.sm_count);
+  }
   heads_per_device_ = model.heads / mp;
   kv_heads_per_device_ = std::max<std::int64_t>(1, model.kv_heads / mp);
   // Structured masks count a tile once for all heads; per-head sparse masks count each head's
@@ -355,6 +360,14 @@ double CostModel::ring_transfer_s(double bytes, bool inter_node) const noexcept 
 
 double CostModel::overlapped_s(double compute_s, double transfer) const noexcept {
   return std::max(compute_s, transfer) + (1.0 - overlap_) * std::min(compute_s, transfer);
+}
+
+double CostModel::beside_comm_s(double compute_s, double transfer_s, bool group_spans_nodes) const noexcept {
+  const double f = comm_sm_share(group_spans_nodes);
+  if (f <= 0 || f >= 1 || transfer_s <= 0 || compute_s <= 0) return compute_s;
+  // At 1 - f of its rate while the transfer runs, at full rate after: the whole compute at the
+  // slow rate when the transfer outlasts it.
+  return std::min(compute_s / (1.0 - f), compute_s + f * transfer_s);
 }
 
 MachineSpec transport_machine(const Hardware& hw, const Profile& profile, double& scale) {

@@ -256,6 +256,20 @@ class CostModel {
   [[nodiscard]] double ring_latency_s(bool inter_node) const noexcept;
   [[nodiscard]] double ring_transfer_s(double bytes, bool inter_node) const noexcept;
   [[nodiscard]] double overlapped_s(double compute_s, double transfer_s) const noexcept;
+  // A ring step's compute while its transfer runs beside it: NCCL's send/receive kernel holds some
+  // of the SMs (transport/nccl_ctas.hpp) for the transfer's duration, and the attention kernel runs
+  // on the others meanwhile. `group_spans_nodes`: the ring's communicator reaches another node.
+  [[nodiscard]] double beside_comm_s(double compute_s, double transfer_s, bool group_spans_nodes) const noexcept;
+  // The share of the SMs NCCL's kernel holds during a ring step (0: none).
+  [[nodiscard]] double comm_sm_share(bool group_spans_nodes) const noexcept {
+    return group_spans_nodes ? comm_share_spanning_ : comm_share_local_;
+  }
+  // Sets those shares (construction takes them from the hardware: transport/nccl_ctas.hpp); a
+  // test sets 0 to look at another effect alone.
+  void set_comm_sm_share(double local, double spanning) noexcept {
+    comm_share_local_ = local;
+    comm_share_spanning_ = spanning;
+  }
   [[nodiscard]] double op_s(const Op& op, bool collective_inter_node) const noexcept;
 
   // The scenario's fabric (models/transport/): set by resolve once the strategy's rings are known.
@@ -285,6 +299,7 @@ class CostModel {
   double skipped_tile_s_;
   double round_bytes_per_element_;
   double overlap_;
+  double comm_share_local_ = 0, comm_share_spanning_ = 0;  // SMs NCCL's ring-step kernel holds, over all
   double memory_bytes_per_s_;                 // HBM bandwidth x memory efficiency
   double intra_bytes_per_s_, inter_bytes_per_s_;  // link bandwidth x link efficiency
   double intra_latency_s_, inter_latency_s_;  // the profile's override, else the hardware's

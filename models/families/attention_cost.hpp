@@ -22,6 +22,23 @@ struct RoundCost {
   double bwd_s = 0;          // with the recomputed forward when the profile rematerialises blocks
   std::int64_t tiles = 0;    // tiles the kernel runs, counted once for all heads, per sequence of the batch
                              // (the simulator's tile granularity)
+  // Whether the host's floor (Profile::host_*), not the GPU's work, sets fwd_s / bwd_s: the GPU
+  // then idles part of the step, and NCCL's kernel beside it slows nothing the step waits for
+  // (CostModel::beside_comm_s applies to GPU-bound steps only).
+  bool fwd_host_bound = false, bwd_host_bound = false;
+
+  // Each pass: the GPU's work (kernels, merges) or the host's time to issue it, whichever is
+  // longer; the backward with the recomputed forward after it.
+  void set_floored(double fwd_work_s, double fwd_host_s, double bwd_work_s, double bwd_host_s, bool recompute) noexcept {
+    fwd_s = fwd_work_s > fwd_host_s ? fwd_work_s : fwd_host_s;
+    bwd_s = bwd_work_s > bwd_host_s ? bwd_work_s : bwd_host_s;
+    fwd_host_bound = fwd_host_s > fwd_work_s;
+    bwd_host_bound = bwd_host_s > bwd_work_s;
+    if (recompute) {
+      bwd_s += fwd_s;
+      bwd_host_bound = bwd_host_bound && fwd_host_bound;
+    }
+  }
 };
 
 // One attention kernel call as a library issues it: q_len queries against k_len keys, each of

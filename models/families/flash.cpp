@@ -73,9 +73,7 @@ class FlashCost final : public AttentionCost {
       bwd += memory_s(ctx, proto.bwd_final, c, c);
     }
     RoundCost r;
-    r.fwd_s = std::max(fwd, host_f);
-    r.bwd_s = std::max(bwd, host_b);
-    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
+    r.set_floored(fwd, host_f, bwd, host_b, s.profile.recomputes_attention());
     r.tiles = b.tiles_visited * s.spec.batch;
     return r;
   }
@@ -101,9 +99,8 @@ class FlashCost final : public AttentionCost {
                  static_cast<double>(b.masked_area) / heads, ctx.heads, ctx.batch, ctx.head_dim};
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
     RoundCost r;
-    r.fwd_s = std::max(t.fwd_s, s.profile.host_step_s + s.profile.host_call_s);
-    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_step_s + s.profile.host_bwd_call_s);
-    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
+    r.set_floored(t.fwd_s, s.profile.host_step_s + s.profile.host_call_s, t.bwd_s,
+                  s.profile.host_bwd_step_s + s.profile.host_bwd_call_s, s.profile.recomputes_attention());
     r.tiles = b.tiles_visited * s.spec.batch;
     return r;
   }
@@ -114,9 +111,7 @@ class FlashCost final : public AttentionCost {
     KernelCall kc{c.q_len, c.k_len, c.causal, c.diagonal, c.heads, c.kv_heads, c.batch, s.model.head_dim, c.varlen};
     const KernelTime t = memo(ctx, s, kc);
     RoundCost r;
-    r.fwd_s = std::max(t.fwd_s, s.profile.host_call_s);
-    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_call_s);
-    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
+    r.set_floored(t.fwd_s, s.profile.host_call_s, t.bwd_s, s.profile.host_bwd_call_s, s.profile.recomputes_attention());
     r.tiles = call_tiles_visited(c, s.tile) * c.batch;
     return r;
   }
@@ -143,9 +138,7 @@ class FlashCost final : public AttentionCost {
       r.tiles += call_tiles_visited(c, s.tile) * c.batch;
     }
     const KernelTime t = flash_varlen_time(*s.impl.kernel_model, ctx.rates, w);
-    r.fwd_s = std::max(t.fwd_s, s.profile.host_call_s);
-    r.bwd_s = std::max(t.bwd_s, s.profile.host_bwd_call_s);
-    if (s.profile.recomputes_attention()) r.bwd_s += r.fwd_s;
+    r.set_floored(t.fwd_s, s.profile.host_call_s, t.bwd_s, s.profile.host_bwd_call_s, s.profile.recomputes_attention());
     return r;
   }
 

@@ -78,6 +78,7 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.intra_link_bandwidth_bytes_per_s =
       f.sourced_in("intra_node.link_bandwidth_bytes_per_s_per_direction", kMinBytesPerS, kMaxBytesPerS);
   h.intra_link_latency_s = f.sourced_in("intra_node.latency_s", 0, kMaxLatencyS);
+  if (f.optional_sourced("intra_node.nvlinks")) h.nvlinks_per_gpu = f.count_sourced("intra_node.nvlinks", 1, 1024);
   h.inter_node_bandwidth_bytes_per_s = f.sourced_in("inter_node.bandwidth_bytes_per_s_per_device", kMinBytesPerS, kMaxBytesPerS);
   h.inter_node_latency_s = f.sourced_in("inter_node.latency_s", 0, kMaxLatencyS);
   h.machine = MachineSpec::flat(h.devices_per_node, h.intra_link_bandwidth_bytes_per_s, h.intra_link_latency_s,

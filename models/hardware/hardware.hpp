@@ -31,6 +31,9 @@ struct Hardware {
   std::int64_t devices_per_node = 1;
   double intra_link_bandwidth_bytes_per_s = 0;  // per device, one direction
   double intra_link_latency_s = 0;
+  // NVLinks from one GPU into its node's NVSwitch fabric (intra_node.nvlinks; 0 where the file gives
+  // none: PCIe cards, TPUs). NCCL sizes a communicator's channels by it (transport/nccl_ctas.hpp).
+  std::int64_t nvlinks_per_gpu = 0;
   double inter_node_bandwidth_bytes_per_s = 0;  // per device
   double inter_node_latency_s = 0;
   // Width of the matrix unit's operand tiles (TPU MXU: 128 x 128 systolic array). A matmul
