@@ -276,3 +276,47 @@ TEST_CASE("calibrate --from-speedups: a fit on one mesh takes a change of mesh f
   const auto v5e = read_file(dir.file("v5e.json"));
   CHECK(json_number(v5e, "ratio") == Approx(json_number(read_file(dir.file("wide.json")), "ratio_derived")).epsilon(1e-9));
 }
+
+TEST_CASE("calibrate --from-machine-probes: a probed machine's capacities, held out row by row, written as a set",
+          "[cli][calibrate][machine-probes]") {
+  const TempDir dir;
+  const std::string data = RINGSIM_TEST_DATA;
+  const std::string probes = data + "/components/links/pcie_probes.csv";
+  const auto fit = run("calibrate --from-machine-probes " + probes + " --machines " + data +
+                       "/components/machines --machine rtx4090x2_trpro_p2poff --machines-out " + dir.file("out") +
+                       " --report " + dir.file("rows.csv"));
+  REQUIRE(fit.code == 0);
+  CHECK(fit.out.find("machine.gpu_link.bytes_per_s") != std::string::npos);
+  CHECK(fit.out.find("held-out") != std::string::npos);
+  // The fitted description: the slot's one-way rate where 2 x RTX 4090 without peer access put it
+  // (22 GB/s: a copy staged through host memory), within the file's own row spread.
+  const auto fitted = read_file(dir.file("out/rtx4090x2_trpro_p2poff.json"));
+  std::smatch m;
+  REQUIRE(std::regex_search(fitted, m, std::regex(R"("gpu_link": \{\s*"bytes_per_s": \{[^}]*"value": ([-+0-9.eE]+))")));
+  CHECK(std::stod(m[1].str()) == Approx(22.2e9).epsilon(0.05));
+  // One report row per modelled probe row, no blank line, every held-out prediction present.
+  std::istringstream rows(read_file(dir.file("rows.csv")));
+  std::string line;
+  int n = 0;
+  std::getline(rows, line);
+  CHECK(line == "machine,source,pattern,metric,bytes,published,fitted,held_out");
+  while (std::getline(rows, line)) {
+    CHECK_FALSE(line.empty());
+    CHECK_FALSE(line.ends_with(","));
+    ++n;
+  }
+  CHECK(n == 12);
+  // A machine without a description, and a malformed row: one line, exit 2, nothing written.
+  const auto missing = run("calibrate --from-machine-probes " + probes + " --machines " + data +
+                           "/components/machines --machine no_such_machine --machines-out " + dir.file("none"));
+  CHECK(missing.code == 2);
+  CHECK(missing.err.find("no_such_machine") != std::string::npos);
+  CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(dir.file("none")));
+  write_file(dir.file("bad.csv"), "machine,source,pattern,transfers,bytes,metric,value,note\n"
+                                  "rtx4090x2_trpro_p2poff,s,uni,0-1,1000,flow_GBps,20,\n");
+  const auto bad = run("calibrate --from-machine-probes " + dir.file("bad.csv") + " --machines " + data +
+                       "/components/machines");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("transfers") != std::string::npos);
+}
