@@ -65,7 +65,7 @@ int run_calibrate(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("from-machine-probes", "probes of PCIe and multi-NIC machines (data/components/links/pcie_probes.csv): fit each machine's free resource capacities (data/components/machines/NAME.json)",
                   cxxopts::value<std::string>()->default_value(""))
-                 ("machines", "--from-machine-probes: the folder of machine descriptions", cxxopts::value<std::string>()->default_value("data/components/machines"))
+                 ("machines", "--from-machine-probes: the folder of machine descriptions (default: data/components/machines of the catalog's root: the source tree, or $RINGSIM_DATA_DIR)", cxxopts::value<std::string>()->default_value(""))
                  ("machine", "--from-machine-probes: only these machines (NAME,...)", cxxopts::value<std::string>()->default_value(""))
                  ("machines-out", "--from-machine-probes: write the fitted descriptions here (DIR/NAME.json)", cxxopts::value<std::string>()->default_value(""))
                  ("from-kernels", "single-kernel timings (data/components/kernels/): fit the flash kernel family's efficiencies and per-CTA cost per GPU",

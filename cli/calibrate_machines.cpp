@@ -10,6 +10,7 @@
 
 #include "calibration/machine_probes.hpp"
 #include "cli/csv.hpp"
+#include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "models/io/names.hpp"
 #include "models/io/parse.hpp"
@@ -20,7 +21,11 @@ using models::InputError;
 
 int calibrate_from_machine_probes(const cxxopts::ParseResult& a) {
   const auto file = a["from-machine-probes"].as<std::string>();
-  const auto dir = a["machines"].as<std::string>();
+  // The descriptions beside the catalog (data/ is the catalog root's, as configs/ is), wherever
+  // the command runs from.
+  auto dir = a["machines"].as<std::string>();
+  if (dir.empty()) dir = (std::filesystem::path(models::Catalog::default_root()) / "data" / "components" / "machines").string();
+  models::check_path(dir, "machines");
   const auto table = read_csv(file);
   const auto rows = calibration::probe_rows(file, table.header, table.rows, table.lines);
   std::vector<std::string> names;
@@ -35,8 +40,9 @@ int calibrate_from_machine_probes(const cxxopts::ParseResult& a) {
   std::string report = "machine,source,pattern,metric,bytes,published,fitted,held_out\n";
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const auto& name : names) {
-    if (name.empty() || name.find('/') != std::string::npos || name.find("..") != std::string::npos)
-      throw InputError(file, 0, "machine", "'" + name + "' is not a machine name");
+    // A file name in the folder: the catalog's name rule (letters, digits, '-', '_', '.'; bounded
+    // length), so no name reaches the file system that it cannot take.
+    models::check_catalog_name(name, "machine", "machine");
     const auto path = (std::filesystem::path(dir) / (name + ".json")).string();
     if (!std::filesystem::is_regular_file(path))
       throw InputError(path, 0, "machine", "no description of machine '" + name + "' in " + dir);
