@@ -121,24 +121,14 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
   const ResolvedScenario& rs = s.ring_scenario();
   const auto& w = *rs.workload;
   const auto& cost = *s.cost;
-  const auto& proto = prog.protocol;
   const std::int64_t n = w.rounds();
   const double round_overhead = s.profile.round_overhead_s;
-  const bool double_ring = prog.window > 0 && prog.window < n;
-  const RingHops hops = ring_hops(prog.rings, prog.window, placement_of(s));
-  const bool inter = ring_inter(s, prog);
   RingPass r;
   r.rounds_run = n;
-
-  const double kv_bytes = static_cast<double>(w.kv_block_bytes());
-  const double dkv_bytes = static_cast<double>(dkv_block_bytes(s, w.kv_block_bytes()));
-  // A ring of one device moves nothing: its dK/dV never leave home.
-  const double t_dkv = n > 1 ? cost.ring_transfer_s(dkv_bytes, inter) : 0.0;
-  const double t_home = proto.dkv_home_hop ? t_dkv : 0.0;
-  const double t_outer_kv = double_ring ? cost.ring_transfer_s(kv_bytes, hops.outer_inter) : 0.0;
-  const double t_outer_dkv = double_ring ? cost.ring_transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
-  // What each round's compute overlaps, and the compute slowed by NCCL's kernel beside it.
+  // What each round's compute overlaps, the transfers no round overlaps, and the compute slowed
+  // by NCCL's kernel beside it (ring_transfers.cpp).
   const RingRoundTransfers xs = ring_round_transfers(s, prog);
+  const bool double_ring = xs.double_ring;
 
   const double block_area = static_cast<double>(rs.layout->block()) * static_cast<double>(rs.layout->block());
   if (per_round) r.rounds.reserve(static_cast<std::size_t>(n));
@@ -159,7 +149,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
       // The transfers by round and protocol: ring_transfers.cpp. The walk's last hop home follows
       // the last round.
       round_f = round_overhead + cost.overlapped_s(comp_f, tf);
-      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last ? t_home : 0.0);
+      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last ? xs.home_s : 0.0);
       if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
       r.fwd_s += round_f;
       r.bwd_s += round_b;
@@ -170,14 +160,14 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
       const std::int64_t wsz = prog.window, step = i % wsz, win = i / wsz, windows = n / wsz;
       const bool last_step = step + 1 == wsz;
       round_f = round_overhead + cost.overlapped_s(comp_f, tf);
-      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last_step && wsz > 1 ? t_dkv : 0.0);
+      round_b = round_overhead + cost.overlapped_s(comp_b, tb) + (last_step ? xs.window_dkv_s : 0.0);
       window_f += round_f;
       window_b += round_b;
       if (per_round) r.rounds.push_back({i, comp_f, fwd_sum / static_cast<double>(n), tf, round_f});
       if (last_step) {
         const bool more = win + 1 < windows;
-        const double wf = cost.overlapped_s(window_f, more ? t_outer_kv : 0.0);
-        const double wb = cost.overlapped_s(window_b, more ? t_outer_kv : 0.0) + (more ? 0.0 : t_outer_dkv);
+        const double wf = cost.overlapped_s(window_f, more ? xs.outer_kv_s : 0.0);
+        const double wb = cost.overlapped_s(window_b, more ? xs.outer_kv_s : 0.0) + (more ? 0.0 : xs.outer_dkv_s);
         r.fwd_s += wf;
         r.bwd_s += wb;
         // The outer transfer shows up in the window's last round.

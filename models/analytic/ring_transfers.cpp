@@ -27,6 +27,7 @@ RingRoundTransfers ring_round_transfers(const ResolvedScenario& s, const Program
   const bool inter = ring_inter(s, prog);
   RingRoundTransfers x;
   x.group_spans_nodes = inter || hops.outer_inter || s.ring_crosses_nodes();
+  x.double_ring = double_ring;
   x.fwd.assign(static_cast<std::size_t>(n), 0.0);
   x.bwd.assign(static_cast<std::size_t>(n), 0.0);
   const double kv_bytes = static_cast<double>(w.kv_block_bytes());
@@ -35,6 +36,10 @@ RingRoundTransfers ring_round_transfers(const ResolvedScenario& s, const Program
   const double t_kv_dkv = cost.ring_transfer_s(kv_bytes + dkv_bytes, inter);
   const double t_dkv = n > 1 ? cost.ring_transfer_s(dkv_bytes, inter) : 0.0;
   const double t_outer_dkv = double_ring ? cost.ring_transfer_s(dkv_bytes, hops.outer_inter) : 0.0;
+  x.home_s = !double_ring && proto.dkv_home_hop ? t_dkv : 0.0;
+  x.window_dkv_s = double_ring && prog.window > 1 ? t_dkv : 0.0;
+  x.outer_kv_s = double_ring ? cost.ring_transfer_s(kv_bytes, hops.outer_inter) : 0.0;
+  x.outer_dkv_s = t_outer_dkv;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
     const bool last = i + 1 == n;

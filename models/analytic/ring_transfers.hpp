@@ -17,6 +17,12 @@ namespace ringsim::models {
 struct RingRoundTransfers {
   std::vector<double> fwd, bwd;    // seconds per round: what the round's compute overlaps
   bool group_spans_nodes = false;  // the ring's communicator reaches another node
+  bool double_ring = false;        // rounds grouped in windows (prog.window < rounds)
+  // Transfers no round's compute overlaps: a single ring's dK/dV walking home after the last
+  // round (the protocol's dkv_home_hop, else 0); a double ring's dK/dV around the window after
+  // its last inner step, its next window's K/V over the outer hop (overlapping the whole window)
+  // and the accumulators' final outer hop.
+  double home_s = 0, window_dkv_s = 0, outer_kv_s = 0, outer_dkv_s = 0;
 };
 
 [[nodiscard]] RankPlacement placement_of(const ResolvedScenario& s);
