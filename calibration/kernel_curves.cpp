@@ -150,9 +150,16 @@ struct Problem {
 
 }  // namespace
 
-KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
-                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
-                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
+namespace {
+
+// Which passes the rows time, after checking each (check_kernel_row's bounds, a tile for its head
+// dim); `split`: forward and backward timed apart.
+struct RowPasses {
+  bool fwd = false, bwd = false, split = false;
+};
+
+RowPasses check_rows(const std::vector<KernelRow>& rows, const models::KernelSpec& spec, const models::Hardware& hw,
+                     const models::Profile& base) {
   bool fwd = false, bwd = false;
   const auto base_rates = models::KernelRates::of(hw, base);
   for (const auto& r : rows) {
@@ -171,54 +178,70 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
   // backward's left at 0, which the kernel model reads as the forward's).
   const bool split = fwd && bwd &&
                      std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.pass != KernelPass::FwdBwd; });
-  if (free_names.empty()) {
-    free_names.emplace_back(fwd || !split ? "attention_efficiency" : "attention_bwd_efficiency");
-    if (split) free_names.emplace_back("attention_bwd_efficiency");
-    free_names.emplace_back("cta_overhead_s");
-    // The softmax's share of a tile does not grow with the head dim, the matrix products' does:
-    // rows of two or more head dims tell how much of it the matrix unit hides.
-    std::set<std::int64_t> dims;
-    for (const auto& r : rows) dims.insert(r.head_dim);
-    if (dims.size() >= 2) free_names.emplace_back("softmax_overlap");
-    // Calls of at most one wave show how fast CTAs run on SMs they share with fewer others.
-    const auto rates = models::KernelRates::of(hw, base);
-    const auto one_wave = [&](const KernelRow& r) {
-      const bool backward = r.pass == KernelPass::Bwd;
-      const auto& t = spec.tile(backward, r.head_dim, r.causal, rates.device);
-      const std::int64_t blocks = backward ? (r.k_len + t.block_n - 1) / t.block_n : (r.q_len + t.block_m - 1) / t.block_m;
-      return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
+  return {fwd, bwd, split};
+}
+
+}  // namespace
+
+std::vector<std::string> default_kernel_free_parameters(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                                        const models::Hardware& hw, const models::Profile& base) {
+  const RowPasses passes = check_rows(rows, spec, hw, base);
+  const bool split = passes.split;
+  std::vector<std::string> names;
+  names.emplace_back(passes.fwd || !split ? "attention_efficiency" : "attention_bwd_efficiency");
+  if (split) names.emplace_back("attention_bwd_efficiency");
+  names.emplace_back("cta_overhead_s");
+  // The softmax's share of a tile does not grow with the head dim, the matrix products' does:
+  // rows of two or more head dims tell how much of it the matrix unit hides.
+  std::set<std::int64_t> dims;
+  for (const auto& r : rows) dims.insert(r.head_dim);
+  if (dims.size() >= 2) names.emplace_back("softmax_overlap");
+  // Calls of at most one wave show how fast CTAs run on SMs they share with fewer others.
+  const auto rates = models::KernelRates::of(hw, base);
+  const auto one_wave = [&](const KernelRow& r) {
+    const bool backward = r.pass == KernelPass::Bwd;
+    const auto& t = spec.tile(backward, r.head_dim, r.causal, rates.device);
+    const std::int64_t blocks = backward ? (r.k_len + t.block_n - 1) / t.block_n : (r.q_len + t.block_m - 1) / t.block_m;
+    return blocks * r.batch * r.heads <= hw.sm_count * models::ctas_per_sm(spec, t, rates);
+  };
+  if (std::count_if(rows.begin(), rows.end(), one_wave) >= 3) names.emplace_back("solo_cta_gain");
+  // Forward tiles whose shared-memory bytes per FLOP differ by half again or more (the split
+  // kernel's 64-query tile against the 128-query one; head dim 256's 8 warps against 64's 4) tell
+  // the shared-memory bound from the matrix unit's.
+  if (hw.shared_memory_bytes_per_clock_per_sm > 0) {
+    // Whether the shared-memory bytes per matrix FLOP of the tiles the rows of one pass run
+    // reach `factor` times their smallest (false without such rows).
+    const auto spread_reaches = [&](bool backward, double factor) {
+      double lo = 0, hi = 0;
+      for (const auto& r : rows) {
+        if (backward ? r.pass != KernelPass::Bwd : r.pass == KernelPass::Bwd) continue;
+        const auto& t = backward ? spec.tile(true, r.head_dim, r.causal, rates.device) : models::flash_fwd_tile(spec, rates, call_of(r));
+        const double flops = 4.0 * static_cast<double>(t.max_head_dim) * (backward ? spec.bwd_flops_factor : 1.0);
+        const double per_flop = (backward ? spec.bwd_smem_bytes(t) : spec.fwd_smem_bytes(t)) / flops;
+        if (!(per_flop > 0)) continue;  // a tile without a bound (no warp layout) tells no rate
+        lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
+        hi = std::max(hi, per_flop);
+      }
+      return lo > 0 && hi >= factor * lo;
     };
-    if (std::count_if(rows.begin(), rows.end(), one_wave) >= 3) free_names.emplace_back("solo_cta_gain");
-    // Forward tiles whose shared-memory bytes per FLOP differ by half again or more (the split
-    // kernel's 64-query tile against the 128-query one; head dim 256's 8 warps against 64's 4) tell
-    // the shared-memory bound from the matrix unit's.
-    if (hw.shared_memory_bytes_per_clock_per_sm > 0) {
-      // Whether the shared-memory bytes per matrix FLOP of the tiles the rows of one pass run
-      // reach `factor` times their smallest (false without such rows).
-      const auto spread_reaches = [&](bool backward, double factor) {
-        double lo = 0, hi = 0;
-        for (const auto& r : rows) {
-          if (backward ? r.pass != KernelPass::Bwd : r.pass == KernelPass::Bwd) continue;
-          const auto& t = backward ? spec.tile(true, r.head_dim, r.causal, rates.device) : models::flash_fwd_tile(spec, rates, call_of(r));
-          const double flops = 4.0 * static_cast<double>(t.max_head_dim) * (backward ? spec.bwd_flops_factor : 1.0);
-          const double per_flop = (backward ? spec.bwd_smem_bytes(t) : spec.fwd_smem_bytes(t)) / flops;
-          if (!(per_flop > 0)) continue;  // a tile without a bound (no warp layout) tells no rate
-          lo = lo > 0 ? std::min(lo, per_flop) : per_flop;
-          hi = std::max(hi, per_flop);
-        }
-        return lo > 0 && hi >= factor * lo;
-      };
-      if (spread_reaches(false, 1.5)) free_names.emplace_back("shared_memory_efficiency");
-      // The backward's tiles change less with the head dim (head dim 32's 128 x 128 tile with V in
-      // registers against 128's 64 x 128: 1.35 x; 64 to 256: 1.17 x). Where backward rows are
-      // timed apart and span a quarter or more, the bound binds on some head dims and not others;
-      // with one head dim it would only trade places with attention_bwd_efficiency.
-      if (split && spread_reaches(true, 1.25)) free_names.emplace_back("bwd_shared_memory_efficiency");
-    }
-    // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
-    if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
-      free_names.emplace_back("kernel_launch_s");
+    if (spread_reaches(false, 1.5)) names.emplace_back("shared_memory_efficiency");
+    // The backward's tiles change less with the head dim (head dim 32's 128 x 128 tile with V in
+    // registers against 128's 64 x 128: 1.35 x; 64 to 256: 1.17 x). Where backward rows are
+    // timed apart and span a quarter or more, the bound binds on some head dims and not others;
+    // with one head dim it would only trade places with attention_bwd_efficiency.
+    if (split && spread_reaches(true, 1.25)) names.emplace_back("bwd_shared_memory_efficiency");
   }
+  // Calls of tens of microseconds show the launches' fixed cost; long calls hide it.
+  if (std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.seconds < kShortCallS; }))
+    names.emplace_back("kernel_launch_s");
+  return names;
+}
+
+KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                 const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
+                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  const bool split = check_rows(rows, spec, hw, base).split;
+  if (free_names.empty()) free_names = default_kernel_free_parameters(rows, spec, hw, base);
   std::vector<Free> free;
   for (const auto& n : free_names) {
     const auto* p = models::find_profile_parameter(n);

@@ -108,6 +108,12 @@ struct KernelCurveFit {
 // `progress` (if given) is called after each least-squares start with the starts done and their
 // total (the full fit's and every held-out fold's), so a front-end can show how far a fit of
 // minutes has come.
+// The parameters fit_kernel_curves frees when `free` is empty, by the rules above, in its order;
+// the same InputErrors for a row it refuses. A fit of minutes need not run to learn them.
+[[nodiscard]] std::vector<std::string> default_kernel_free_parameters(const std::vector<KernelRow>& rows,
+                                                                      const models::KernelSpec& spec,
+                                                                      const models::Hardware& hw,
+                                                                      const models::Profile& base);
 [[nodiscard]] KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                                const models::Hardware& hw, const models::Profile& base,
                                                std::vector<std::string> free = {},

@@ -163,6 +163,9 @@ TEST_CASE("kernel curves recover a planted shared-memory bound from split and un
   };
   const auto by_default = names(calibration::fit_kernel_curves(rows, kernel, s.hw, start));
   CHECK(std::find(by_default.begin(), by_default.end(), "shared_memory_efficiency") != by_default.end());
+  // What a fit frees by default is what default_kernel_free_parameters says, in its order (the
+  // other cases ask it alone rather than run fits of minutes under the sanitizers).
+  CHECK(by_default == calibration::default_kernel_free_parameters(rows, kernel, s.hw, start));
   const auto one_shape = names(calibration::fit_kernel_curves(planted(s.base), kernel, s.hw, s.base));
   CHECK(std::find(one_shape.begin(), one_shape.end(), "shared_memory_efficiency") == one_shape.end());
 }
@@ -204,13 +207,12 @@ TEST_CASE("kernel curves recover a planted backward shared-memory bound from hea
   for (const auto& sc : fit.scores) CHECK(sc.held_out_mape < 1e-3);
   // The default free list takes it for these rows (1.35 x apart), not for head dims 64 and 128
   // alone (planted: 42 / 640 against 80 / 1280, 1.05 x) nor without backward rows timed apart.
-  const auto has = [&](const std::vector<KernelRow>& rs) {
-    const auto f = calibration::fit_kernel_curves(rs, kernel, s.hw, start);
-    return std::any_of(f.parameters.begin(), f.parameters.end(),
-                       [](const auto& p) { return p.name == "bwd_shared_memory_efficiency"; });
+  const auto has = [&](const std::vector<KernelRow>& rs, const models::KernelSpec& k) {
+    const auto names = calibration::default_kernel_free_parameters(rs, k, s.hw, start);
+    return std::find(names.begin(), names.end(), "bwd_shared_memory_efficiency") != names.end();
   };
-  CHECK(has(rows));
-  CHECK_FALSE(has(planted(s.base)));
+  CHECK(has(rows, kernel));
+  CHECK_FALSE(has(planted(s.base), kernel));
   std::vector<KernelRow> together;
   for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
     auto r = rows[i];
@@ -218,7 +220,7 @@ TEST_CASE("kernel curves recover a planted backward shared-memory bound from hea
     r.seconds = rows[i].seconds + rows[i + 1].seconds;
     together.push_back(r);
   }
-  CHECK_FALSE(has(together));
+  CHECK_FALSE(has(together, kernel));
   // A tile without a warp layout has no bound and tells no rate: the spread is that of the tiles
   // that have one, whichever order the rows come in (head dim 64's tile stripped of its layout,
   // rows from 128 down to 32: 80 / 1280 against 27 / 320, 1.35 x).
@@ -226,9 +228,7 @@ TEST_CASE("kernel curves recover a planted backward shared-memory bound from hea
   for (auto& t : partial.bwd_tiles)
     if (t.max_head_dim == 64) t.atom_m_sdp = t.atom_n_dkv = t.atom_m_dq = 0;
   const auto descending = planted(truth, {2048, 4096, 8192}, {128, 64, 32}, true);
-  const auto f = calibration::fit_kernel_curves(descending, partial, s.hw, start);
-  CHECK(std::any_of(f.parameters.begin(), f.parameters.end(),
-                    [](const auto& p) { return p.name == "bwd_shared_memory_efficiency"; }));
+  CHECK(has(descending, partial));
 }
 
 TEST_CASE("kernel curves refuse rows that cannot be fitted or held out", "[calibration][kernels][errors]") {
