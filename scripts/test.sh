@@ -42,5 +42,5 @@ if [ "${RINGSIM_SKIP_FUZZ:-0}" != 1 ]; then
   # libFuzzer on every input reader (docs/robustness.md): one bounded ctest entry per reader,
   # seeded from configs/ and data/.
   cmake --build build-san -j"$JOBS" --target ringsim_fuzzers
-  (cd build-san && ctest --output-on-failure -j1 --no-tests=error -L fuzz)
+  (cd build-san && ctest --output-on-failure -j"$JOBS" --no-tests=error -L fuzz)
 fi
