@@ -155,7 +155,7 @@ namespace {
 // Which passes the rows time, after checking each (check_kernel_row's bounds, a tile for its head
 // dim); `split`: forward and backward timed apart.
 struct RowPasses {
-  bool fwd = false, bwd = false, split = false;
+  bool fwd = false, split = false;
 };
 
 RowPasses check_rows(const std::vector<KernelRow>& rows, const models::KernelSpec& spec, const models::Hardware& hw,
@@ -178,14 +178,12 @@ RowPasses check_rows(const std::vector<KernelRow>& rows, const models::KernelSpe
   // backward's left at 0, which the kernel model reads as the forward's).
   const bool split = fwd && bwd &&
                      std::any_of(rows.begin(), rows.end(), [](const KernelRow& r) { return r.pass != KernelPass::FwdBwd; });
-  return {fwd, bwd, split};
+  return {fwd, split};
 }
 
-}  // namespace
-
-std::vector<std::string> default_kernel_free_parameters(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
-                                                        const models::Hardware& hw, const models::Profile& base) {
-  const RowPasses passes = check_rows(rows, spec, hw, base);
+// default_kernel_free_parameters for rows check_rows has checked (the fit checks them once).
+std::vector<std::string> default_free(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                      const models::Hardware& hw, const models::Profile& base, const RowPasses& passes) {
   const bool split = passes.split;
   std::vector<std::string> names;
   names.emplace_back(passes.fwd || !split ? "attention_efficiency" : "attention_bwd_efficiency");
@@ -237,11 +235,19 @@ std::vector<std::string> default_kernel_free_parameters(const std::vector<Kernel
   return names;
 }
 
+}  // namespace
+
+std::vector<std::string> default_kernel_free_parameters(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
+                                                        const models::Hardware& hw, const models::Profile& base) {
+  return default_free(rows, spec, hw, base, check_rows(rows, spec, hw, base));
+}
+
 KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                  const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
                                  const std::function<void(std::int64_t, std::int64_t)>& progress) {
-  const bool split = check_rows(rows, spec, hw, base).split;
-  if (free_names.empty()) free_names = default_kernel_free_parameters(rows, spec, hw, base);
+  const RowPasses passes = check_rows(rows, spec, hw, base);
+  const bool split = passes.split;
+  if (free_names.empty()) free_names = default_free(rows, spec, hw, base, passes);
   std::vector<Free> free;
   for (const auto& n : free_names) {
     const auto* p = models::find_profile_parameter(n);

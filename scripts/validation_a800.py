@@ -43,8 +43,9 @@ def fit_a800():
         f.write("\n")
     out["derived_notes"] = derived_notes
     out["score_rows"] = by_nodes(read_csv(score_csv), "fitted_s")
-    out["fit_rows"] = by_nodes(read_csv(fit_csv), "held_out_sp_s")
-    out["step_rows"] = by_step_size(read_csv(fit_csv), "held_out_sp_s")
+    fit_rows = read_csv(fit_csv)
+    out["fit_rows"] = by_nodes(fit_rows, "held_out_sp_s")
+    out["step_rows"] = by_step_size(fit_rows, "held_out_sp_s")
     return out
 
 
