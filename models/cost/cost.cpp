@@ -179,6 +179,7 @@ void Profile::validate(const std::string& file) const {
   in("host_call_s", host_call_s, 0, 1);
   in("host_bwd_step_s", host_bwd_step_s, 0, 1);
   in("host_bwd_call_s", host_bwd_call_s, 0, 1);
+  in("host_op_s", host_op_s, 0, 1);
   in("host_collective_s", host_collective_s, 0, 1);
   in("host_collective_peer_s", host_collective_peer_s, 0, 1);
   in("attention_bwd_factor", attention_bwd_factor, 0.5, 10);

@@ -100,6 +100,11 @@ struct Profile {
   double host_call_s = 0;
   double host_bwd_step_s = 0;
   double host_bwd_call_s = 0;
+  // Host seconds per eager PyTorch operation the loop dispatches outside the kernel's wrapper,
+  // where a library's code counts them (configs/ring_steps: a step's and a merge's `host_ops`;
+  // UltraAttn's copy of the ring merges eagerly, op by op). 0 where the counts are not given:
+  // host_step_s and host_call_s then hold that work as measured.
+  double host_op_s = 0;
   // The host's work per collective call of the library's context-parallel code (all-to-all,
   // all-gather): the reshapes and transposing copies around it and the NCCL call, which enqueues
   // one send and one receive per peer and starts only when the group's last rank has issued it.

@@ -66,6 +66,9 @@ constexpr std::array kParameters{
                      "host seconds to issue one backward ring step besides its calls (two communicators)"},
     ProfileParameter{"host_bwd_call_s", &Profile::host_bwd_call_s, 0, 0.01, kFamily, kFit, kWritten,
                      "host seconds per backward attention call with its accumulations"},
+    ProfileParameter{"host_op_s", &Profile::host_op_s, 0, 0.001, kFamily, kFit, kWhenSet,
+                     "host seconds per eager PyTorch operation a ring step or merge dispatches (configs/ring_steps "
+                     "host_ops)"},
     ProfileParameter{"host_collective_s", &Profile::host_collective_s, 0, 0.01, kCommon, kFit, kWhenSet,
                      "host seconds per collective call of the library's context-parallel code (copies, NCCL call)"},
     ProfileParameter{"host_collective_peer_s", &Profile::host_collective_peer_s, 0, 0.01, kCommon, kFit, kWhenSet,

@@ -15,7 +15,7 @@ namespace ringsim::models {
 namespace {
 
 // The kernel-time model's rates (KernelRates::of) and the host's work per ring step and call, per pass.
-constexpr std::array<std::string_view, 11> kFlashParameters{
+constexpr std::array<std::string_view, 12> kFlashParameters{
     "attention_bwd_efficiency",
     "cta_overhead_s",
     "kernel_launch_s",
@@ -25,6 +25,7 @@ constexpr std::array<std::string_view, 11> kFlashParameters{
     "softmax_overlap",
     "host_step_s",
     "host_call_s",
+    "host_op_s",
     "host_bwd_step_s",
     "host_bwd_call_s",
 };
@@ -54,7 +55,9 @@ class FlashCost final : public AttentionCost {
     const std::int64_t c = s.layout->block();
     const Context ctx = context(s);
     double fwd = 0, bwd = 0;
-    double host_f = s.profile.host_step_s, host_b = s.profile.host_bwd_step_s;
+    // The host's work: per step, per call, and per eager operation where the steps file counts them.
+    double host_f = s.profile.host_step_s + plan->fwd_host_ops * s.profile.host_op_s;
+    double host_b = s.profile.host_bwd_step_s + plan->bwd_host_ops * s.profile.host_op_s;
     for (const StepCall& call : plan->of(cls)) {
       const std::int64_t q = call.q.of(c), k = call.k.of(c);
       if (q <= 0 || k <= 0) continue;
@@ -67,6 +70,8 @@ class FlashCost final : public AttentionCost {
         host_f += s.profile.host_call_s;
         host_b += s.profile.host_bwd_call_s;
       }
+      host_f += mf.host_ops * s.profile.host_op_s;
+      host_b += mb.host_ops * s.profile.host_op_s;
     }
     if (cls == StepClass::Diagonal) {
       fwd += memory_s(ctx, proto.fwd_final, c, c);

@@ -38,6 +38,7 @@ MemoryOp memory_op_from(const nlohmann::json& j, const std::string& file, const 
   };
   op.q_bytes_per_element = num("q_bytes_per_element", 1024);
   op.kv_bytes_per_element = num("kv_bytes_per_element", 1024);
+  op.host_ops = num("host_ops", 10000);
   try {
     op.what = f.string("what");
   } catch (const InputError& e) {
@@ -195,6 +196,13 @@ RingSteps RingSteps::from_json(const nlohmann::json& j, const std::string& file)
       const std::string at_layout = at_mask + "." + layout;
       if (!classes.is_object()) throw InputError(file, 0, at_layout, "expected {diagonal, below, above}");
       StepCalls plan;
+      for (auto [key, ops] : {std::pair{"fwd_host_ops", &plan.fwd_host_ops}, std::pair{"bwd_host_ops", &plan.bwd_host_ops}}) {
+        const auto it = classes.find(key);
+        if (it == classes.end()) continue;
+        if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= 10000))
+          throw InputError(file, 0, at_layout + "." + key, "expected a count of host operations in [0, 10000]");
+        *ops = it->get<double>();
+      }
       for (std::size_t c = 0; c < 3; ++c) {
         const std::string at_class = at_layout + "." + kClassNames[c];
         if (!classes.contains(kClassNames[c]) || !classes[kClassNames[c]].is_array())

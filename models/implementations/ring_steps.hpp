@@ -33,10 +33,12 @@ struct LengthExpr {
 
 // Element-wise work around a kernel call: HBM bytes per element of the call's queries
 // (rows x heads x head_dim) and of its keys (rows x kv_heads x head_dim). Its host-side work is
-// the call's (Profile::host_call_s): measured with the call, not counted per operation.
+// the call's (Profile::host_call_s), measured with the call, unless the code's operations are
+// counted (`host_ops`, each Profile::host_op_s: an eager merge, op by op).
 struct MemoryOp {
   double q_bytes_per_element = 0;
   double kv_bytes_per_element = 0;
+  double host_ops = 0;  // eager PyTorch operations (views and copies included) the host dispatches
   std::string what;
   // A code path that depends on the device's rank (ring-flash-attention's TorchScript merge: a
   // process whose first merges were whole-block ones runs its sliced merges unfused): devices
@@ -60,6 +62,10 @@ enum class StepClass { Diagonal = 0, Below = 1, Above = 2 };  // its own, an ear
 
 struct StepCalls {
   std::array<std::vector<StepCall>, 3> calls;  // by StepClass
+  // Eager operations each step dispatches besides its calls and merges (the communicator's
+  // buffers, isend/irecv, waits and stream syncs, the K/V views), per pass; each costs
+  // Profile::host_op_s on top of host_step_s. 0 where host_step_s holds them as measured.
+  double fwd_host_ops = 0, bwd_host_ops = 0;
   [[nodiscard]] const std::vector<StepCall>& of(StepClass c) const noexcept {
     return calls[static_cast<std::size_t>(c)];
   }

@@ -25,9 +25,10 @@ using namespace ringsim::models;
 namespace {
 
 ResolvedScenario flash(const std::string& impl, const std::string& layout, std::int64_t sp, std::int64_t c,
-                       const std::string& model = "attn:32:8:128", std::int64_t batch = 1) {
+                       const std::string& model = "attn:32:8:128", std::int64_t batch = 1,
+                       const std::string& hardware = "a100-80gb") {
   ScenarioSpec s;
-  s.hardware = "a100-80gb";
+  s.hardware = hardware;
   s.model = model;
   s.sp = sp;
   s.n_seq = sp * c;
@@ -221,6 +222,60 @@ TEST_CASE("a memory op's rank rule: ranks from from_rank run another op, per blo
     else
       CHECK(beside == busiest);  // the last round sends nothing
     CHECK(p.rounds_fwd[static_cast<std::size_t>(r)].compute_max_s == Approx(beside));
+  }
+}
+
+TEST_CASE("counted host operations pace a host-bound ring by layout (UltraAttn's eager merges)", "[plan][flash][host]") {
+  // Only the operations count: per step 12 (K and V apart: 2 buffers, 4 isend/irecv, 4 waits, 2
+  // stream syncs) or 8 (zigzag's one concatenated message); per merge as configs/ring_steps/
+  // ultraattn-ring.json counts them from the code. At 128 tokens per device the GPU's work is far
+  // below the host's, so each lock-step round lasts its busiest device's operations.
+  constexpr double op = 1e-5;
+  auto pass = [&](const std::string& impl, const std::string& layout, double per_op = 1e-5) {
+    auto s = flash(impl, layout, 8, 128, "attn:32:8:128", 1, "a800");
+    s.profile.host_step_s = s.profile.host_call_s = s.profile.host_bwd_step_s = s.profile.host_bwd_call_s = 0;
+    s.profile.host_op_s = per_op;
+    return predict(s).attention_fwd_s;
+  };
+  // contiguous: round 0 every device's own block (12 + 2: out = block_out, two views); later rounds
+  // the devices with an earlier block merge eagerly (12 + 14), the others only communicate (12).
+  CHECK(pass("ultraattn-ring", "contiguous") == Approx((14 + 7 * 26) * op).epsilon(1e-9));
+  // zigzag: 8 + 3 (the .to(float32) start), then the no-op merge with its views: 8 + 2 below, 8 + 4
+  // (the slice read and written back) above; every round has a device above.
+  CHECK(pass("ultraattn-ring", "zigzag") == Approx((11 + 7 * 12) * op).epsilon(1e-9));
+  // striped: later blocks call on three views and merge a slice (12 + 21).
+  CHECK(pass("ultraattn-ring", "striped") == Approx((14 + 7 * 33) * op).epsilon(1e-9));
+  // ring-flash-attention's steps count no operations (its measured host terms hold them): the
+  // same rate changes nothing there, where the GPU's calls set the pace.
+  CHECK(pass("ring-flash-attn", "zigzag") == pass("ring-flash-attn", "zigzag", 0.0));
+  CHECK(pass("ring-flash-attn", "zigzag") < pass("ultraattn-ring", "zigzag"));
+}
+
+TEST_CASE("host operation counts are non-negative numbers", "[plan][errors]") {
+  auto steps = nlohmann::json::parse(R"({"name": "x", "description": "d", "sources": [
+      {"repo": "a/b", "path": "p", "commit": "0123456789abcdef0123456789abcdef01234567", "what": "w"}],
+      "steps": {"causal": {"contiguous": {"fwd_host_ops": 12, "diagonal": [{"q": "c", "k": "c", "causal": true, "fwd_merge": "a"}],
+                                          "below": [], "above": []}}},
+      "memory_ops": {"a": {"q_bytes_per_element": 1, "host_ops": 14, "what": "w"}}})");
+  const auto ok = RingSteps::from_json(steps, "x.json");
+  CHECK(ok.plan("causal", "contiguous")->fwd_host_ops == 12);
+  CHECK(ok.plan("causal", "contiguous")->bwd_host_ops == 0);
+  CHECK(ok.memory_op("a").host_ops == 14);
+  auto expect = [&](nlohmann::json j, const std::string& field) {
+    try {
+      (void)RingSteps::from_json(j, "x.json");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(e.field() == field);
+    }
+  };
+  for (const nlohmann::json bad : {nlohmann::json(-1), nlohmann::json("12"), nlohmann::json(1e9)}) {
+    auto j = steps;
+    j["steps"]["causal"]["contiguous"]["fwd_host_ops"] = bad;
+    expect(j, "steps.causal.contiguous.fwd_host_ops");
+    j = steps;
+    j["memory_ops"]["a"]["host_ops"] = bad;
+    expect(j, "memory_ops.a.host_ops");
   }
 }
 
