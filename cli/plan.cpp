@@ -41,10 +41,12 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   if (!j.is_object()) throw InputError(file, 1, "plan", "expected a JSON object");
   for (const char* k : {"hardware", "model", "goal", "mask", "engine", "phase"})
     if (r.count(k)) j[k] = r[k].as<std::string>();
-  const std::pair<const char*, const char*> counts[] = {
-      {"seq", "n_seq"}, {"max-context", "max_context"}, {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
+  const std::pair<const char*, const char*> counts[] = {{"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
   for (const auto& [flag, field] : counts)
     if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
+  // Token counts as the outputs print them (128k, 1M).
+  for (const auto& [flag, field] : {std::pair{"seq", "n_seq"}, std::pair{"max-context", "max_context"}})
+    if (r.count(flag)) j[field] = models::parse_token_count(r[flag].as<std::string>(), flag);
   if (r.count("include-research")) j["include_research"] = true;
   if (r.count("per-impl")) j["per_implementation"] = true;
   if (r.count("mp")) {
@@ -58,7 +60,7 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   for (const char* k : {"ttft", "tpot"})
     if (r.count(k)) j[k] = models::parse_duration_s(r[k].as<std::string>(), k);
   if (r.count("target-tokens-per-s"))
-    j["target_tokens_per_s"] = models::parse_double(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
+    j["target_tokens_per_s"] = models::parse_metric_rate(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
   for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
     if (!r.count(k)) continue;
     nlohmann::json values = nlohmann::json::array();
@@ -88,9 +90,9 @@ int run_plan(int argc, char** argv) {
                  ("hardware", "hardware name or JSON file (default h100-sxm)", cxxopts::value<std::string>())
                  ("model", "model name or JSON file (default llama3-8b)", cxxopts::value<std::string>())
                  ("goal", "min-devices | max-throughput | max-context (default max-throughput)", cxxopts::value<std::string>())
-                 ("seq", "target context n_seq (max-context: the shortest tried; default 131072)", cxxopts::value<std::string>())
+                 ("seq", "target context n_seq in tokens, 131072, 128k or 1M (max-context: the shortest tried; default 128k)", cxxopts::value<std::string>())
                  ("max-context", "max-context: the longest context tried (default 16777216)", cxxopts::value<std::string>())
-                 ("target-tokens-per-s", "min-devices: the throughput to reach", cxxopts::value<std::string>())
+                 ("target-tokens-per-s", "min-devices: the throughput to reach (200000 or 200k)", cxxopts::value<std::string>())
                  ("phase", "train | prefill | decode (default train; docs/inference.md)", cxxopts::value<std::string>())
                  ("cached-tokens", "prefill: tokens already in the KV cache; decode: the tokens in each sequence's cache",
                   cxxopts::value<std::string>())

@@ -318,7 +318,7 @@ int run_plan_docs(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value(""))
                  ("hardware", "hardware name or JSON file", cxxopts::value<std::string>()->default_value("h100-sxm"))
                  ("model", "model name or JSON file", cxxopts::value<std::string>()->default_value("llama3-8b"))
-                 ("seq", "tokens per packed sequence (n_seq)", cxxopts::value<std::string>()->default_value("131072"))
+                 ("seq", "tokens per packed sequence (n_seq: 131072, 128k or 1M)", cxxopts::value<std::string>()->default_value("131072"))
                  ("mesh", "MPxSP: tensor- x context-parallel degrees", cxxopts::value<std::string>()->default_value("1x8"))
                  ("cp", "strategies (comma-separated; default: ring, allgather, ulysses and every usp and double-ring split of sp)",
                   cxxopts::value<std::string>())
@@ -351,7 +351,7 @@ int run_plan_docs(int argc, char** argv) {
   planning::LengthPlanRequest req;
   req.hardware = r["hardware"].as<std::string>();
   req.model = r["model"].as<std::string>();
-  req.n_seq = models::parse_positive_int(r["seq"].as<std::string>(), "seq");
+  req.n_seq = models::parse_token_count(r["seq"].as<std::string>(), "seq");
   const auto [mp, sp] = models::parse_pair(r["mesh"].as<std::string>(), "mesh");
   req.mp = mp;
   req.sp = sp;

@@ -20,7 +20,16 @@ cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) 
   try {
     r = o.parse(argc, argv);
   } catch (const cxxopts::exceptions::exception& e) {
-    throw InputError({}, 0, "options", e.what());
+    std::string what = e.what();
+    // Flags people reach for that ringsim spells another way: say which.
+    // cxxopts quotes the name with typographic quotes (U+2018/2019) or plain ones.
+    for (const char* nodes : {"nodes", "node", "num-nodes"})
+      for (const char* q : {"'", "\u2018"}) {
+        const std::string close = std::string(q) == "'" ? "'" : "\u2019";
+        if (what.find(std::string(q) + nodes + close) != std::string::npos)
+          what += " (nodes are part of the topology: --topology nodes:2x8 for 2 nodes of 8 devices)";
+      }
+    throw InputError({}, 0, "options", what);
   }
   // No command takes positional arguments: a stray word is a mistake (a value without its
   // flag, a misspelt flag without dashes), not something to ignore.
@@ -53,7 +62,7 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("model", "model name (configs/models/NAME.json) or attn:HQ:HKV:D", cxxopts::value<std::string>()->default_value(planning::kDefaultModel))
     ("model-file", "model JSON file outside the catalog", cxxopts::value<std::string>()->default_value(""))
     ("mesh", "MPxSP: tensor-parallel degree x ring size", cxxopts::value<std::string>()->default_value(fmt::format("{}x{}", planning::kDefaultMp, planning::kDefaultSp)))
-    ("seq", "total sequence length n_seq (tokens)", cxxopts::value<std::string>()->default_value(std::to_string(planning::kDefaultSeq)))
+    ("seq", "total sequence length n_seq (tokens: 131072, 128k or 1M)", cxxopts::value<std::string>()->default_value(std::to_string(planning::kDefaultSeq)))
     ("batch", "sequences per step", cxxopts::value<std::string>()->default_value("1"))
     ("layout",
      "comma-separated: contiguous|ring|striped|zigzag|cyclic:W|perm:FILE|bucket-striped|bucket-rotated "
@@ -83,7 +92,7 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
   const auto mesh = models::parse_pair(r["mesh"].as<std::string>(), "mesh");
   s.mp = mesh.first;
   s.sp = mesh.second;
-  s.n_seq = models::parse_positive_int(r["seq"].as<std::string>(), "seq");
+  s.n_seq = models::parse_token_count(r["seq"].as<std::string>(), "seq");
   s.batch = models::parse_positive_int(r["batch"].as<std::string>(), "batch");
   s.mask = models::MaskSpec::parse(r["mask"].as<std::string>());
   s.profile = r["profile"].as<std::string>();

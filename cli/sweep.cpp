@@ -65,7 +65,8 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
     const bool count = field == "n_seq" || field == "batch" || field == "dp" || field == "mp" || field == "sp";
     for (const auto& v : models::split(r[a.flag].as<std::string>(), ',')) {
       const std::string value(models::trim(v));
-      if (count) values.push_back(models::parse_positive_int(value, a.flag));
+      if (field == "n_seq") values.push_back(models::parse_token_count(value, a.flag));
+      else if (count) values.push_back(models::parse_positive_int(value, a.flag));
       else if (field == "cached_tokens") values.push_back(models::parse_int_in(value, a.flag, 0, std::int64_t{1} << 40));
       else values.push_back(value);
     }

@@ -51,6 +51,55 @@ double parse_double(std::string_view text, std::string_view field) {
   return v;
 }
 
+namespace {
+
+// The number before an optional k / M / G suffix and the suffix's power (0 without one); a
+// suffix may follow a space ("34.7 k", as the tables print rates).
+std::pair<double, int> split_suffix(std::string_view text, std::string_view field, const char* expected,
+                                    bool exponent = false) {
+  auto t = trim(text);
+  int power = 0;
+  if (!t.empty()) {
+    const char last = t.back();
+    if (last == 'k' || last == 'K') power = 1;
+    else if (last == 'M') power = 2;
+    else if (last == 'G') power = 3;
+    if (power) t = trim(t.substr(0, t.size() - 1));
+  }
+  // Plain decimals only (a rate may take an exponent: 1e6): no sign, hex or nan/inf spellings.
+  const bool plain = !t.empty() && std::all_of(t.begin(), t.end(), [&](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || (exponent && (c == 'e' || c == 'E' || c == '+' || c == '-'));
+  });
+  double v = 0;
+  const auto* end = t.data() + t.size();
+  const auto [p, ec] = std::from_chars(t.data(), end, v);
+  if (!plain || ec != std::errc() || p != end || !std::isfinite(v) || !(v > 0))
+    throw InputError({}, 0, std::string(field), std::string(expected) + ", got '" + std::string(trim(text)) + "'");
+  return {v, power};
+}
+
+}  // namespace
+
+std::int64_t parse_token_count(std::string_view text, std::string_view field) {
+  const char* expected = "expected a positive token count (an integer, or with k, M or G: 131072, 128k, 1M)";
+  const auto [v, power] = split_suffix(text, field, expected);
+  const double x = std::ldexp(v, 10 * power);
+  constexpr double kMax = 1125899906842624.0;  // 2^50: far beyond any sequence, exact in a double
+  if (!(x <= kMax) || x != std::floor(x) || x < 1)
+    throw InputError({}, 0, std::string(field),
+                     std::string(expected) + ", got '" + std::string(trim(text)) + "'" +
+                         (x > kMax ? " (over 2^50)" : x != std::floor(x) ? " (not a whole number of tokens)" : ""));
+  return static_cast<std::int64_t>(x);
+}
+
+double parse_metric_rate(std::string_view text, std::string_view field) {
+  const auto [v, power] = split_suffix(text, field, "expected a positive number (with k, M or G: 200000, 200k, 1.5M)", true);
+  const double x = v * std::pow(1000.0, power);
+  if (!std::isfinite(x))
+    throw InputError({}, 0, std::string(field), "expected a finite number, got '" + std::string(trim(text)) + "'");
+  return x;
+}
+
 double parse_duration_s(std::string_view text, std::string_view field) {
   const auto t = trim(text);
   const auto fail = [&]() -> double {

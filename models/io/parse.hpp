@@ -13,6 +13,13 @@ namespace ringsim::models {
 // An integer in [lo, hi] (counts of repeats, device indices: whatever will be narrowed).
 [[nodiscard]] std::int64_t parse_int_in(std::string_view text, std::string_view field, std::int64_t lo, std::int64_t hi);
 [[nodiscard]] double parse_double(std::string_view text, std::string_view field);
+// A token count as outputs print it: an integer, or a number with a binary suffix k, M or G
+// (x 1024, 1024^2, 1024^3: "128k" = 131072, "1M" = 1048576, "1.5k" = 1536) whose value is a whole
+// number; positive, at most 2^50.
+[[nodiscard]] std::int64_t parse_token_count(std::string_view text, std::string_view field);
+// A rate as outputs print it: a number with an optional metric suffix k, M or G (x 1000, 10^6,
+// 10^9: "200k" = 200000, "34.7 k", "1e6"); finite and positive.
+[[nodiscard]] double parse_metric_rate(std::string_view text, std::string_view field);
 // Latency targets (--ttft, --tpot and a plan file's ttft, tpot) lie in [1 us, 1 day]: below a
 // microsecond no step of any model is timed (a kernel launch alone takes microseconds), and a
 // denormal target would make "how far from it" an infinite percentage.

@@ -310,3 +310,22 @@ TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a la
   REQUIRE(t.code == 0);
   CHECK_THAT(t.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("why:"));
 }
+
+TEST_CASE("sizes read as the outputs print them (--seq 1M and --target-tokens-per-s 200k) and --nodes points at --topology", "[cli]") {
+  const auto a = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1M");
+  const auto b = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1048576");
+  REQUIRE(a.code == 0);
+  CHECK(a.out == b.out);
+  const auto p = run("plan --hardware h100-sxm --model llama3-8b --goal min-devices --seq 128k --target-tokens-per-s 20k "
+                     "--devices 16 --format json");
+  const auto q = run("plan --hardware h100-sxm --model llama3-8b --goal min-devices --seq 131072 --target-tokens-per-s 20000 "
+                     "--devices 16 --format json");
+  REQUIRE(p.code == q.code);
+  CHECK(p.out == q.out);
+  const auto n = run("predict --nodes 2");
+  CHECK(n.code == 2);
+  CHECK(n.err.find("--topology nodes:") != std::string::npos);
+  const auto bad = run("predict --seq 1.5M1");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("128k") != std::string::npos);
+}

@@ -2,6 +2,7 @@
 // family ringsim knows parses, keeps its text and names the family implementations list; every
 // malformed parameter is refused at the parse with its field, before anything is built.
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "models/implementations/strategy.hpp"
 #include "models/io/error.hpp"
+#include "models/io/parse.hpp"
 #include "models/workload/documents.hpp"
 #include "models/workload/documents_spec.hpp"
 #include "models/workload/layout_spec.hpp"
@@ -141,4 +143,37 @@ TEST_CASE("strategies name their family whatever the spelling", "[specs]") {
   }
   CHECK(parse_strategies({"ring", "ulysses"}).size() == 2);
   CHECK(field_of([] { (void)parse_strategies({"ring", "spiral"}); }) == "cp");
+}
+
+TEST_CASE("token counts and rates read as the outputs print them", "[specs][parse]") {
+  using ringsim::models::parse_metric_rate;
+  using ringsim::models::parse_token_count;
+  // Any integer, and any multiple of 1024 (of 1024^2) written with k (M), reads back as itself.
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const auto n = static_cast<std::int64_t>(rng() % (std::int64_t{1} << 40)) + 1;
+    CHECK(parse_token_count(std::to_string(n), "seq") == n);
+    CHECK(parse_token_count(std::to_string(n % 100000 + 1) + "k", "seq") == (n % 100000 + 1) * 1024);
+    CHECK(parse_token_count(std::to_string(n % 1000 + 1) + "M", "seq") == (n % 1000 + 1) * 1024 * 1024);
+  }
+  CHECK(parse_token_count("128k", "seq") == 131072);
+  CHECK(parse_token_count("1M", "seq") == 1048576);
+  CHECK(parse_token_count("1.5k", "seq") == 1536);
+  CHECK(parse_token_count(" 2G ", "seq") == std::int64_t{2} << 30);
+  for (const char* bad : {"0", "-1", "1e9", "0x10", "1.5", "nan", "inf", "", "k", "1.0001k", "12kk", "+5", "1048577G",
+                          "4611686018427387904"}) {
+    try {
+      (void)parse_token_count(bad, "seq");
+      FAIL(std::string("accepted ") + bad);
+    } catch (const ringsim::models::InputError& e) {
+      CHECK(e.field() == "seq");
+    }
+  }
+  CHECK(parse_metric_rate("200k", "rate") == 200000);
+  CHECK(parse_metric_rate("34.7 k", "rate") == Approx(34700));
+  CHECK(parse_metric_rate("1.5M", "rate") == Approx(1.5e6));
+  CHECK(parse_metric_rate("250", "rate") == 250);
+  CHECK(parse_metric_rate("1e6", "rate") == 1e6);
+  for (const char* bad : {"0", "-3", "-1e5", "nan", "inf", "1e400", "k", "200 kk"})
+    CHECK_THROWS_AS(parse_metric_rate(bad, "rate"), ringsim::models::InputError);
 }
