@@ -187,10 +187,11 @@ int run_plan(int argc, char** argv) {
     goal_text += fmt::format("; prefill of {} new tokens over {} cached, batch {}", req.n_seq, req.cached_tokens, req.batch);
   else if (req.phase == models::RunPhase::Decode)
     goal_text += fmt::format("; decode over caches of {} tokens, batch {}", req.cached_tokens, req.batch);
-  // Why each smaller device count does not answer (inference's min-devices).
+  // Why each smaller device count does not answer (min-devices).
   std::string smaller;
   for (const auto& x : found.smaller)
-    smaller += fmt::format("  {} device{} (mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s", x.point.spec.mp, x.point.spec.sp, x.impl,
+    smaller += fmt::format("  {} device{} (dp {} x mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s", x.point.dp, x.point.spec.mp,
+                           x.point.spec.sp, x.impl,
                            planning::shortfall(x, req));
   if (!smaller.empty()) smaller = "\nfewer devices:\n" + smaller;
   std::string out;
@@ -216,6 +217,8 @@ int run_plan(int argc, char** argv) {
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";
+      else if (req.goal == planning::Goal::MinDevices)
+        out += fmt::format(" within the budget of {} devices: raise --devices", req.devices);
       out += "\n" + smaller;
     } else {
       // The strategies side by side first: the best of each family, whatever the top plans are;

@@ -379,8 +379,8 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
         ++out.searched;
         out.evaluated += x.ok;
         out.fit_memory += x.ok && x.memory.fits;
-        if (r.goal == Goal::MinDevices && r.phase != models::RunPhase::Train && x.ok && x.devices() <= r.devices)
-          if (const auto it = closest.find(x.devices()); it == closest.end() || closer(x, it->second))
+        if (r.goal == Goal::MinDevices && x.ok && x.devices() <= r.devices)
+          if (const auto it = closest.find(x.devices()); it == closest.end() || closer(x, it->second, r))
             closest.insert_or_assign(x.devices(), x);
         if (!feasible(x, r)) return;
         ++out.feasible;

@@ -122,7 +122,7 @@ struct PlanSearch {
   std::vector<SweepResult> best_per_implementation;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
   std::int64_t excluded = 0;  // points of the grid skipped without evaluation
-  // Min-devices of a prefill or decode: for each device count below the first plan's (every count without a plan), the
+  // Min-devices (training, prefill or decode): for each device count below the first plan's (every count without a plan), the
   // row that came closest (fits in memory and fastest; else the least memory): why that many
   // devices are not enough (shortfall).
   std::vector<SweepResult> smaller;
@@ -160,6 +160,6 @@ struct PlanSearch {
 // 5 s target" (tokens/s below the target for training).
 [[nodiscard]] std::string shortfall(const SweepResult& row, const PlanRequest& r);
 // Of two rows with the same device count, whether a came closer to answering (smaller).
-[[nodiscard]] bool closer(const SweepResult& a, const SweepResult& b);
+[[nodiscard]] bool closer(const SweepResult& a, const SweepResult& b, const PlanRequest& r);
 
 }  // namespace ringsim::planning

@@ -100,10 +100,16 @@ bool read_inference_field(PlanRequest& r, const std::string& k, const nlohmann::
   return true;
 }
 
-bool closer(const SweepResult& a, const SweepResult& b) {
+bool closer(const SweepResult& a, const SweepResult& b, const PlanRequest& r) {
   if (a.memory.fits != b.memory.fits) return a.memory.fits;
   if (!a.memory.fits) return a.memory.total_bytes < b.memory.total_bytes;
-  if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  // A latency target: the shorter step; a throughput target: the more tokens/s (a training
+  // step's tokens grow with dp, so its step time alone does not say).
+  if (r.target_latency_s > 0) {
+    if (a.step_s != b.step_s) return a.step_s < b.step_s;
+  } else if (a.tokens_per_s != b.tokens_per_s) {
+    return a.tokens_per_s > b.tokens_per_s;
+  }
   return a.point.index < b.point.index;
 }
 

@@ -223,3 +223,40 @@ TEST_CASE("plan requests for inference: targets with their phase, durations with
   CHECK(field_of(R"({"phase": "prefill", "ttft": "1s", "zero": [3]})") == "zero");
   CHECK(field_of(R"({"phase": "prefill", "ttft": "1s", "cp": ["ulysses"]})") == "cp");
 }
+
+TEST_CASE("training min-devices out of reach: each device count's closest row, as a brute-force scan finds it", "[plan]") {
+  const models::Catalog catalog;
+  PlanRequest r;
+  r.hardware = "h100-sxm";
+  r.model = "llama3-8b";
+  r.goal = Goal::MinDevices;
+  r.n_seq = 32768;
+  r.devices = 4;
+  r.impls = {"ring-flash-attn"};
+  r.target_tokens_per_s = 1e9;  // no four H100s train an 8B model at a billion tokens a second
+  r.top = 3;
+  const auto grid = plan_grid(r, catalog);
+  const auto found = search_plans(grid, catalog, r, SweepOptions{});
+  CHECK(found.plans.empty());
+  // The scan: per device count, the fitting row with the most tokens/s (else the least memory).
+  std::map<std::int64_t, SweepResult> best;
+  for (const auto& row : evaluate_all(grid, catalog, SweepOptions{})) {
+    if (!row.ok || row.devices() > r.devices) continue;
+    const auto it = best.find(row.devices());
+    const bool better =
+        it == best.end() || (row.memory.fits != it->second.memory.fits
+                                 ? row.memory.fits
+                                 : row.memory.fits ? row.tokens_per_s > it->second.tokens_per_s
+                                                   : row.memory.total_bytes < it->second.memory.total_bytes);
+    if (better) best.insert_or_assign(row.devices(), row);
+  }
+  REQUIRE(found.smaller.size() == best.size());
+  for (const auto& row : found.smaller) {
+    const auto& want = best.at(row.devices());
+    CHECK(row.memory.fits == want.memory.fits);
+    if (row.memory.fits) {
+      CHECK(row.tokens_per_s == want.tokens_per_s);
+      CHECK(shortfall(row, r).starts_with("too slow: "));
+    }
+  }
+}
