@@ -124,7 +124,15 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
                      "recomputation){}\n",
                      runs, plan.candidates.size(), fits, models::to_string(r.zero), models::to_string(r.recompute),
                      list_skipped ? "" : "; --list-skipped says why the others cannot");
-  if (fits == 0) out += "no candidate fits in memory: try --zero 3, --recompute full, a larger mesh or a shorter --seq\n";
+  if (fits == 0) {
+    // Only what is not in use already.
+    std::vector<std::string> tries;
+    if (r.zero != models::Sharding::Zero3) tries.emplace_back("--zero 3");
+    if (r.recompute != models::Recompute::Full) tries.emplace_back("--recompute full");
+    tries.emplace_back("a larger mesh");
+    tries.emplace_back("a shorter --seq");
+    out += "no candidate fits in memory: try " + models::join_list(tries) + "\n";
+  }
   out += "times at element granularity (kernels that skip every masked pair; docs/planning.md)\n";
 
   const auto section = [&](std::size_t b) {

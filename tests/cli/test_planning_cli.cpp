@@ -469,3 +469,15 @@ TEST_CASE("cli plan --ttft / --tpot: the fewest devices, and why fewer fail", "[
   expect_bad("sweep --phase warm", "phase");
   expect_bad("sweep --phase prefill --cached-tokens -1", "cached-tokens");
 }
+
+TEST_CASE("cli plan-docs: when nothing fits it suggests only what is not in use", "[cli][plan-docs]") {
+  const std::string base = "plan-docs lognormal:2000:1.5:3:300 --seq 1M --mesh 1x2 --model llama3-70b --hardware a100-80gb";
+  const auto z3 = run(base + " --zero 3 --recompute full");
+  REQUIRE(z3.code == 0);
+  REQUIRE(z3.out.find("no candidate fits in memory: try ") != std::string::npos);
+  CHECK(z3.out.find("--zero 3") == std::string::npos);
+  CHECK(z3.out.find("try --recompute full") == std::string::npos);
+  const auto z0 = run(base + " --zero 0 --recompute selective");
+  REQUIRE(z0.code == 0);
+  CHECK(z0.out.find("try --zero 3, --recompute full") != std::string::npos);
+}
