@@ -90,6 +90,12 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
       "sharding: new and cached tokens each in {} balanced chunks, device d holding chunks d and {}-d\n\n",
       s.model.name, s.hardware.name, s.impl.name, s.spec.mp, s.spec.sp, s.spec.n_seq, cached, 100 * hit, s.spec.batch,
       2 * s.spec.sp, 2 * s.spec.sp - 1);
+  // A mesh that cannot hold the run: the times are what it would take, not what it takes; say so first.
+  if (!kv.fits_memory && !q.fits_memory)
+    out += fmt::format("this prefill does not run on this mesh: neither variant fits in memory (weights {:.1f} GiB per "
+                       "device of {:.1f} GiB); the times below are the work's, not a run's (the weights shard over "
+                       "tensor parallelism: a larger MP in --mesh MPxSP)\n\n",
+                       kv.weights_bytes / gib, s.hardware.hbm_bytes / gib);
   out += fmt::format("{:<9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11}  {}\n", "variant", "TTFT", "tokens/s",
                      "attention", "exposed", "other", "tp comm", "per hop", "memory", "");
   const double layers = static_cast<double>(s.model.layers);
@@ -101,6 +107,11 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
   out += fmt::format("\nwhy:\n  pass-KV  {}\n  pass-Q   {}\n", kv.why, q.why);
   if (s.spec.sp == 1)
     out += "\none device: no ring, so both variants run the same calls and move nothing\n";
+  else if (other.ttft_s / best.ttft_s < 1.005)
+    // "faster by 1x" says nothing: within half a percent the two are the same.
+    out += fmt::format("\npass-KV and pass-Q take the same time (within 0.5 %): {} per hop against {} (pass-KV sends K and V "
+                       "of (P + T)/N tokens, pass-Q the queries of T/N tokens and returns their partial outputs)\n",
+                       fmt::format("{:.3g} MB", kv.message_bytes / 1e6), fmt::format("{:.3g} MB", q.message_bytes / 1e6));
   else
     out += fmt::format("\n{} is faster by {:.3g}x: {} per hop against {} (pass-KV sends K and V of (P + T)/N tokens, "
                        "pass-Q the queries of T/N tokens and returns their partial outputs)\n",

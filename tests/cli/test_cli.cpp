@@ -329,3 +329,15 @@ TEST_CASE("sizes read as the outputs print them (--seq 1M and --target-tokens-pe
   CHECK(bad.code == 2);
   CHECK(bad.err.find("128k") != std::string::npos);
 }
+
+TEST_CASE("a prefill whose weights fit no device says it does not run and equal variants are not 'faster by 1x'", "[cli][inference]") {
+  const auto big = run("predict --phase prefill --hardware h100-sxm --model llama3-70b --mesh 1x2 --seq 131072");
+  REQUIRE(big.code == 0);
+  CHECK(big.out.find("this prefill does not run on this mesh: neither variant fits in memory") != std::string::npos);
+  CHECK(big.out.find("faster by 1x") == std::string::npos);
+  // A mesh that holds it prints no such line.
+  const auto ok = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x4 --seq 131072");
+  REQUIRE(ok.code == 0);
+  CHECK(ok.out.find("does not run on this mesh") == std::string::npos);
+  CHECK((ok.out.find(" is faster by ") != std::string::npos || ok.out.find("take the same time") != std::string::npos));
+}
