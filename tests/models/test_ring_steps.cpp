@@ -38,6 +38,16 @@ ResolvedScenario flash(const std::string& impl, const std::string& layout, std::
   return resolve(s, Catalog());
 }
 
+// A steps file RingSteps refuses, naming `field`.
+void expect_refused(const nlohmann::json& j, const std::string& field) {
+  try {
+    (void)RingSteps::from_json(j, "x.json");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(e.field() == field);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("lengths parse as c[/K][+-J] and nothing else", "[plan]") {
@@ -261,21 +271,13 @@ TEST_CASE("host operation counts are non-negative numbers", "[plan][errors]") {
   CHECK(ok.plan("causal", "contiguous")->fwd_host_ops == 12);
   CHECK(ok.plan("causal", "contiguous")->bwd_host_ops == 0);
   CHECK(ok.memory_op("a").host_ops == 14);
-  auto expect = [&](nlohmann::json j, const std::string& field) {
-    try {
-      (void)RingSteps::from_json(j, "x.json");
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      CHECK(e.field() == field);
-    }
-  };
   for (const nlohmann::json bad : {nlohmann::json(-1), nlohmann::json("12"), nlohmann::json(1e9)}) {
     auto j = steps;
     j["steps"]["causal"]["contiguous"]["fwd_host_ops"] = bad;
-    expect(j, "steps.causal.contiguous.fwd_host_ops");
+    expect_refused(j, "steps.causal.contiguous.fwd_host_ops");
     j = steps;
     j["memory_ops"]["a"]["host_ops"] = bad;
-    expect(j, "memory_ops.a.host_ops");
+    expect_refused(j, "memory_ops.a.host_ops");
   }
 }
 
@@ -287,27 +289,19 @@ TEST_CASE("a rank rule must name another op, which has no rule of its own", "[pl
       "memory_ops": {"a": {"q_bytes_per_element": 1, "what": "w", "from_rank": 2, "from_rank_op": "b"},
                      "b": {"q_bytes_per_element": 2, "what": "w"}}})");
   CHECK_NOTHROW(RingSteps::from_json(steps, "x.json"));
-  auto expect = [&](nlohmann::json j, const std::string& field) {
-    try {
-      (void)RingSteps::from_json(j, "x.json");
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      CHECK(e.field() == field);
-    }
-  };
   auto j = steps;
   j["memory_ops"]["a"]["from_rank_op"] = "c";
-  expect(j, "memory_ops.a.from_rank_op");
+  expect_refused(j, "memory_ops.a.from_rank_op");
   j = steps;
   j["memory_ops"]["b"]["from_rank"] = 1;
   j["memory_ops"]["b"]["from_rank_op"] = "a";
-  expect(j, "memory_ops.a.from_rank_op");
+  expect_refused(j, "memory_ops.a.from_rank_op");
   j = steps;
   j["memory_ops"]["a"].erase("from_rank_op");
-  expect(j, "memory_ops.a.from_rank_op");
+  expect_refused(j, "memory_ops.a.from_rank_op");
   j = steps;
   j["memory_ops"]["a"]["from_rank"] = 1.5;
-  expect(j, "memory_ops.a.from_rank");
+  expect_refused(j, "memory_ops.a.from_rank");
 }
 
 TEST_CASE("zigzag balances a flash ring, contiguous waits for its busiest device", "[plan][flash]") {
