@@ -271,7 +271,7 @@ TEST_CASE("host operation counts are non-negative numbers", "[plan][errors]") {
   CHECK(ok.plan("causal", "contiguous")->fwd_host_ops == 12);
   CHECK(ok.plan("causal", "contiguous")->bwd_host_ops == 0);
   CHECK(ok.memory_op("a").host_ops == 14);
-  for (const nlohmann::json bad : {nlohmann::json(-1), nlohmann::json("12"), nlohmann::json(1e9)}) {
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json("12"), nlohmann::json(1e9)}) {
     auto j = steps;
     j["steps"]["causal"]["contiguous"]["fwd_host_ops"] = bad;
     expect_refused(j, "steps.causal.contiguous.fwd_host_ops");
