@@ -24,11 +24,9 @@ cxxopts::ParseResult parse_or_throw(cxxopts::Options& o, int argc, char** argv) 
     // Flags people reach for that ringsim spells another way: say which.
     // cxxopts quotes the name with typographic quotes (U+2018/2019) or plain ones.
     for (const char* nodes : {"nodes", "node", "num-nodes"})
-      for (const char* q : {"'", "\u2018"}) {
-        const std::string close = std::string(q) == "'" ? "'" : "\u2019";
-        if (what.find(std::string(q) + nodes + close) != std::string::npos)
+      for (const auto& [open, close] : {std::pair{"'", "'"}, std::pair{"\u2018", "\u2019"}})
+        if (what.find(std::string(open) + nodes + close) != std::string::npos)
           what += " (nodes are part of the topology: --topology nodes:2x8 for 2 nodes of 8 devices)";
-      }
     throw InputError({}, 0, "options", what);
   }
   // No command takes positional arguments: a stray word is a mistake (a value without its

@@ -85,7 +85,7 @@ std::int64_t parse_token_count(std::string_view text, std::string_view field) {
   const auto [v, power] = split_suffix(text, field, expected);
   const double x = std::ldexp(v, 10 * power);
   constexpr double kMax = 1125899906842624.0;  // 2^50: far beyond any sequence, exact in a double
-  if (!(x <= kMax) || x != std::floor(x) || x < 1)
+  if (!(x <= kMax) || x != std::floor(x))  // a positive whole number is at least 1
     throw InputError({}, 0, std::string(field),
                      std::string(expected) + ", got '" + std::string(trim(text)) + "'" +
                          (x > kMax ? " (over 2^50)" : x != std::floor(x) ? " (not a whole number of tokens)" : ""));
