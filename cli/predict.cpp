@@ -10,6 +10,7 @@
 #include "cli/predict_intervals.hpp"
 #include "cli/predict_json_csv.hpp"
 #include "cli/memory_flags.hpp"
+#include "cli/pipeline_flags.hpp"
 #include "cli/predict_rows.hpp"
 #include "cli/predict_table.hpp"
 #include "cli/scenario_options.hpp"
@@ -28,6 +29,7 @@ int run_predict(int argc, char** argv) {
   cxxopts::Options o("ringsim predict", "Prediction of a training step for ring, striped and other layouts");
   add_scenario_options(o, planning::kDefaultPredictLayouts);
   add_memory_flags(o);
+  add_pipeline_flags(o);
   o.add_options()("scenarios", "CSV of scenarios (columns hardware,model,mp,sp,n_seq; optional tile_q,tile_k,layout,mask,profile,batch,impl,cp,docs)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("engine", "analytic (lock-step closed form) | des (discrete-event simulation, ringsim simulate)",
@@ -76,6 +78,7 @@ int run_predict(int argc, char** argv) {
   training.zero = models::parse_sharding(r["zero"].as<std::string>());
   if (const auto rc = r["recompute"].as<std::string>(); !rc.empty()) training.recompute = models::parse_recompute(rc);
   training.memory = memory_settings_from(r);
+  training.pipeline = pipeline_from(r, training.dp, args.base.batch);
   std::optional<models::MaskSpec> compare;
   if (const auto m = r["compare-mask"].as<std::string>(); !m.empty()) {
     try {

@@ -40,7 +40,13 @@ void predict_row(LayoutResult& r, Engine engine, const std::string& topology) {
 }
 
 std::string Training::text(const models::Profile& p) const {
-  return fmt::format("dp {}, {}, {} recomputation", dp,
+  std::string pp;
+  if (pipeline.pipelined())
+    pp = fmt::format("pp {} ({}{}), ", pipeline.stages, pipeline.spec(),
+                     pipeline.micro_batches > 1 ? fmt::format(", {} micro-batches", pipeline.micro_batches) : std::string());
+  else if (pipeline.micro_batches > 1)
+    pp = fmt::format("{} micro-batches, ", pipeline.micro_batches);
+  return pp + fmt::format("dp {}, {}, {} recomputation", dp,
                      zero == models::Sharding::None ? std::string("model states replicated (ZeRO-0)")
                                                     : fmt::format("ZeRO-{} over dp x sp", static_cast<int>(zero)),
                      models::to_string(policy(p))) + ", " + memory.text();
@@ -48,12 +54,14 @@ std::string Training::text(const models::Profile& p) const {
 
 void prepare_training(LayoutResult& r, const Training& t) {
   models::apply_recompute(r.scenario.profile, t.policy(r.scenario.profile));
+  models::apply_precision(r.scenario.profile, t.memory.precision);
   r.scenario.rebuild_cost();  // the cost model keeps the profile's numbers, not a reference
 }
 
 void apply_training(LayoutResult& r, const Training& t) {
   auto& p = r.prediction;
   const auto train = models::training_step(r.scenario, p, t);
+  r.train = train;
   r.memory = train.memory;
   p.memory_bytes = train.memory.total_bytes;
   p.fits_memory = train.memory.fits;

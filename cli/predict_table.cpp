@@ -112,6 +112,20 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   if (s0.program->has_ring())
     out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
                        p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
+  if (const auto& pl = training.pipeline; pl.pipelined() || pl.micro_batches > 1) {
+    // The columns above are one micro-batch through the whole model; the step is all of them.
+    const auto& t = results.front().train;
+    out += fmt::format("step ({}): {}", results.front().label(with_cp), pl.text());
+    if (pl.pipelined())
+      out += fmt::format("; passes {}, the bubble {:.1f}% of the step ({:.1f}% in lock-step), a stage-to-stage hop {}",
+                         human_seconds(t.passes.step_s), 100 * t.passes.bubble_fraction(), 100 * pl.bubble_fraction(),
+                         human_seconds(t.hop_s));
+    else
+      out += fmt::format("; passes {}", human_seconds(t.passes.step_s));
+    out += fmt::format("; gradient sync {}, {} exposed. attn fwd, attn bwd, other and tp comm are one micro-batch through "
+                       "the whole model (docs/pipeline.md)\n",
+                       human_seconds(t.sync.total_s), human_seconds(t.sync.exposed_s));
+  }
   out += fmt::format("memory per device ~{} of {} ({}; {}; {}: --dp, --zero, --recompute, --precision, --headroom; "
                      "docs/memory.md)\n",
                      human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes),

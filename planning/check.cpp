@@ -89,7 +89,7 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
   if (!c_hw && options.hardware.empty())
     throw InputError(t.file, 1, "hardware", "missing column (or give the hardware with --hardware)");
   const auto c_devices = t.column_of({"devices", "gpus"});
-  const auto c_mp = t.column("mp"), c_sp = t.column("sp"), c_dp = t.column("dp");
+  const auto c_mp = t.column("mp"), c_sp = t.column("sp"), c_dp = t.column("dp"), c_pp = t.column("pp");
   const auto c_ring = t.column("ring_degree"), c_uly = t.column("ulysses_degree");
   const auto c_model = t.column("model");
   const auto c_heads = t.column_of({"heads", "heads_q"}), c_kv = t.column_of({"kv_heads", "heads_kv"});
@@ -128,6 +128,7 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     const std::int64_t batch = row.count(c_batch, models::kMaxBatch).value_or(1);
     const std::int64_t mp = row.count(c_mp, models::kMaxDevices).value_or(1);
     const std::int64_t dp = row.count(c_dp, models::kMaxDevices).value_or(1);
+    const std::int64_t pp = row.count(c_pp, models::kMaxDevices).value_or(1);  // pipeline stages
     const auto uly = row.count(c_uly, models::kMaxDevices);
     const auto ring = row.count(c_ring, models::kMaxDevices);
     const auto sp_given = row.count(c_sp, models::kMaxDevices);
@@ -135,9 +136,10 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
     // The sequence is split over ring x Ulysses devices (sp alone: a ring). Each count is at
     // most 2^20, so every product of two is exact; longer ones are checked.
     const std::int64_t u = uly.value_or(1);
-    const std::int64_t r = ring.value_or(sp_given.value_or(devices_given ? std::max<std::int64_t>(1, *devices_given / (mp * dp * u)) : 1));
+    const std::int64_t r = ring.value_or(
+        sp_given.value_or(devices_given ? std::max<std::int64_t>(1, *devices_given / (pp * mp * dp * u)) : 1));
     const std::int64_t mesh = at("devices", [&] {
-      return models::checked_product({dp, mp, r, u}, "devices", "the mesh dp x mp x ring x ulysses");
+      return models::checked_product({pp, dp, mp, r, u}, "devices", "the mesh pp x dp x mp x ring x ulysses");
     });
     const std::int64_t devices = devices_given.value_or(mesh);
     const std::string layout_text = row.text(c_layout, "contiguous");
@@ -149,8 +151,8 @@ std::vector<Finding> check_measurements(const Table& t, const models::Catalog& c
 
     // Configurations.
     if (devices_given && mesh != *devices_given)
-      broken.push_back(fmt::format("the mesh dp x mp x ring x ulysses = {} x {} x {} x {} = {} is not the {} devices", dp,
-                                   mp, r, u, mesh, *devices_given));
+      broken.push_back(fmt::format("the mesh pp x dp x mp x ring x ulysses = {} x {} x {} x {} x {} = {} is not the {} devices",
+                                   pp, dp, mp, r, u, mesh, *devices_given));
     std::optional<models::ModelConfig> model;
     std::int64_t heads = 0, kv_heads = 0, head_dim = 0;
     if (c_model && !row.text(c_model).empty()) {

@@ -70,6 +70,7 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
     // The time model knows full rematerialisation only (one more forward of every layer);
     // selective recomputation repeats element-wise ops, whose time it leaves out.
     if (recompute) models::apply_recompute(p.profile, *recompute);
+    models::apply_precision(p.profile, grid_.memory.precision);  // one precision for the whole grid
     it = parts_.emplace(key, std::move(p)).first;
   }
   return it;
@@ -362,9 +363,11 @@ void append_csv_row(const SweepResult& r, std::string& out, bool inference) {
   out += '\n';
 }
 
-models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog) {
+models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog,
+                                       models::TrainingPrecision precision) {
   auto parts = models::resolve_parts(p.spec, catalog);
   if (p.recompute) models::apply_recompute(parts.profile, *p.recompute);
+  models::apply_precision(parts.profile, precision);
   auto s = models::resolve(p.spec, parts);
   apply_topology(s, p.topology);
   return s;

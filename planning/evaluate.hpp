@@ -121,8 +121,10 @@ class Evaluator {
 
 // One point as the evaluator resolves it, outside a sweep: its implementation (the catalog's
 // choice where none is named), the point's recomputation applied to the profile, its topology's
-// node size (the front-ends' workload and simulation of one scenario).
-[[nodiscard]] models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog);
+// node size (the front-ends' workload and simulation of one scenario), and the grid's training
+// precision (models::apply_precision).
+[[nodiscard]] models::ResolvedScenario resolve_point(const SweepPoint& p, const models::Catalog& catalog,
+                                                     models::TrainingPrecision precision = models::TrainingPrecision::Bf16);
 
 // The sweep CSV's columns and one result as a CSV line (with its newline). Numbers use %.6g,
 // so a row is the same bytes whichever thread computed it. With `inference` (a grid with a

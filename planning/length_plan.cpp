@@ -93,6 +93,7 @@ models::ScenarioParts parts_of(const LengthPlanRequest& r, const models::Scenari
   auto p = models::resolve_parts(spec, catalog);
   // The time model knows full rematerialisation only (one more forward of every layer).
   models::apply_recompute(p.profile, r.recompute);
+  models::apply_precision(p.profile, r.memory.precision);
   return p;
 }
 

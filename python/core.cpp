@@ -153,7 +153,7 @@ models::ResolvedScenario scenario_of(const planning::SweepGrid& grid, const mode
     throw models::InputError(kSource, 0, "request",
                              fmt::format("{} takes one scenario; this request has {} (give one value per argument)",
                                          what, grid.size()));
-  return planning::resolve_point(grid.point(0), catalog);
+  return planning::resolve_point(grid.point(0), catalog, grid.memory.precision);
 }
 
 template <typename T>

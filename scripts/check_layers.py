@@ -16,7 +16,7 @@ import re
 import sys
 
 # models/ rooms, bottom first: a room may include the rooms before it.
-ROOMS = ["io", "workload", "hardware", "transport", "cost", "implementations", "scenario", "families", "program",
+ROOMS = ["io", "workload", "pipeline", "hardware", "transport", "cost", "implementations", "scenario", "families", "program",
          "catalog", "memory", "analytic", "inference"]
 # Top-level folders and what each may include besides itself. Tests, benchmarks and fuzz targets
 # exercise any layer.

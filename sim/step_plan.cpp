@@ -103,6 +103,7 @@ void StepPlan::build_phases() {
   shape.batch = s.spec.batch;
   shape.mp = mp;
   shape.recompute = s.profile.recompute;
+  shape.fp8 = s.profile.fp8_matmuls;
   const bool mp_inter = s.tp_crosses_nodes();
   double layer_fwd = 0, layer_bwd = 0, step_once = 0;
   std::vector<double> ar_fwd, ar_bwd;  // bytes of each tensor-parallel all-reduce of a layer

@@ -277,14 +277,18 @@ std::string why(const Prediction& p) {
     if (it.s > worst->s) worst = &it;
   const double imbalance_loss = p.attention_busiest_s - p.attention_mean_s;
   const double attention = p.attention_fwd_s + p.attention_bwd_s;
-  auto pct = [&](double x) { return static_cast<int>(std::lround(100 * x / p.step_s)); };
-  if (worst->s >= imbalance_loss && worst->s > 0.05 * p.step_s) {
+  // Shares of one micro-batch's pass through the model (the columns' sum): the step of a
+  // training run (TrainingStep) repeats it per micro-batch and adds the pipeline's bubble and
+  // the gradient synchronisation.
+  const double step = attention + p.other_compute_s + p.collective_s;
+  auto pct = [&](double x) { return static_cast<int>(std::lround(100 * x / step)); };
+  if (worst->s >= imbalance_loss && worst->s > 0.05 * step) {
     std::string line = std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
     const std::string& bound = worst == &items[3] ? p.ring_bound : p.collective_bound;
     if (!bound.empty()) line += ", bound by " + bound;
     return line;
   }
-  if (imbalance_loss > 0.05 * p.step_s) {
+  if (imbalance_loss > 0.05 * step) {
     // The figure is the imbalance column's (each round's busiest device over the mean, averaged
     // over rounds): one definition for the table, this line, the GUI and the docs.
     char buf[32];
@@ -292,7 +296,7 @@ std::string why(const Prediction& p) {
     return "imbalance " + std::string(buf) + ": each round waits for its busiest device (" +
            std::to_string(pct(imbalance_loss)) + "% of the step waiting)";
   }
-  if (attention > 0.5 * p.step_s) return "compute-bound (attention " + std::to_string(pct(attention)) + "% of the step)";
+  if (attention > 0.5 * step) return "compute-bound (attention " + std::to_string(pct(attention)) + "% of the step)";
   return "compute-bound (projections and MLP " + std::to_string(pct(p.other_compute_s)) + "% of the step)";
 }
 
@@ -306,6 +310,7 @@ StepRest step_rest(const ResolvedScenario& s) {
   shape.batch = s.spec.batch;
   shape.mp = s.spec.mp;
   shape.recompute = s.profile.recompute;
+  shape.fp8 = s.profile.fp8_matmuls;
   const bool mp_inter = s.tp_crosses_nodes();
   thread_local std::vector<Op> ops;  // a sweep predicts many scenarios: one buffer per thread
   step_ops(m, shape, ops);
@@ -316,6 +321,10 @@ StepRest step_rest(const ResolvedScenario& s) {
       r.collective_s += t;
     else
       r.other_compute_s += t;
+    if (!op.per_layer)
+      (op.phase == Phase::Forward ? r.head_fwd_s : r.head_bwd_s) += t;
+    else if (op.phase == Phase::Forward)
+      (op.kind == OpKind::Collective ? r.layer_collective_fwd_s : r.layer_other_fwd_s) += t;
     if (op.kind == OpKind::Matmul && op.phase != Phase::Recompute) r.matmul_flops += op.flops * reps;
   }
   // Memory per device (models/memory/memory.hpp): model states sharded over sp, the profile's
@@ -379,6 +388,10 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
 
   p.other_compute_s = rest.other_compute_s;
   p.collective_s = rest.collective_s;
+  p.layer_other_fwd_s = rest.layer_other_fwd_s;
+  p.layer_collective_fwd_s = rest.layer_collective_fwd_s;
+  p.head_fwd_s = rest.head_fwd_s;
+  p.head_bwd_s = rest.head_bwd_s;
   p.step_s = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
   const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);
   // Every device of the mp x sp mesh works on the same sequence(s).

@@ -30,6 +30,10 @@ struct Prediction {
   double attention_bwd_s = 0;
   double other_compute_s = 0;     // projections, MLP, LM head, element-wise, recompute
   double collective_s = 0;        // tensor-parallel all-reduces
+  // Of other_compute_s and collective_s, what a pipeline splits by pass and stage: the per-layer
+  // ops' forward (all layers; the rest is their backward and recomputation) and the once-per-step
+  // ops (the LM head, on the last stage) forward and backward.
+  double layer_other_fwd_s = 0, layer_collective_fwd_s = 0, head_fwd_s = 0, head_bwd_s = 0;
   double exposed_transfer_s = 0;  // ring transfer time not hidden behind compute
   // Collectives of non-ring strategies not hidden behind compute (whole step), by kind:
   // all-gather, reduce-scatter, all-to-all.
@@ -101,6 +105,7 @@ struct AttentionWork {
 struct StepRest {
   double other_compute_s = 0;
   double collective_s = 0;
+  double layer_other_fwd_s = 0, layer_collective_fwd_s = 0, head_fwd_s = 0, head_bwd_s = 0;  // as in Prediction
   double matmul_flops = 0;  // useful matmul FLOPs of the step on one device
   double memory_bytes = 0;
   bool fits_memory = true;

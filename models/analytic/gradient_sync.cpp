@@ -6,14 +6,14 @@
 
 namespace ringsim::models {
 
-GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding zero, double hiding_s) {
+GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding zero, double hiding_s, double parameters) {
   GradientSync g;
   const auto& spec = s.spec;
   const double group = static_cast<double>(dp * spec.sp);
   if (group <= 1 || s.model.attention_only) return g;
   const bool inter = dp * spec.mp * spec.sp > s.hardware.devices_per_node;
-  const double bytes = 2.0 * static_cast<double>(s.model.parameters()) / static_cast<double>(spec.mp);
-  const double passes = zero == Sharding::Zero3 ? 3.0 : 2.0;
+  const double weights = parameters < 0 ? static_cast<double>(s.model.parameters()) : parameters;
+  const double bytes = 2.0 * weights / static_cast<double>(spec.mp);
   if (const auto* t = s.cost->transport()) {
     // NCCL over the fabric of every replica's devices, each tensor-parallel rank's group of the
     // dp x sp ranks at once: an all-reduce (reduce-scatter and all-gather), or with ZeRO-3 the
@@ -42,15 +42,21 @@ GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding 
       return (nodes > 3 ? plan.resized(ranks, nodes) : plan).time(bytes).seconds;
     };
     if (zero == Sharding::Zero3) {
-      g.total_s = 2 * time("grad-ag", transport::Collective::AllGather) + time("grad-rs", transport::Collective::ReduceScatter);
+      g.gather_s = 2 * time("grad-ag", transport::Collective::AllGather);
+      g.reduce_s = time("grad-rs", transport::Collective::ReduceScatter);
     } else {
-      g.total_s = time("grad-ar", transport::Collective::AllReduce);
+      g.reduce_s = time("grad-ar", transport::Collective::AllReduce);
     }
+    g.total_s = g.gather_s + g.reduce_s;
     g.exposed_s = std::max(0.0, g.total_s - hiding_s);
     return g;
   }
-  g.total_s = passes * (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
-              passes * (group - 1) * s.cost->link_latency_s(inter);
+  const double pass = (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
+                      (group - 1) * s.cost->link_latency_s(inter);
+  // ZeRO-3: two all-gathers and a reduce-scatter, one pass each; else an all-reduce, two passes.
+  g.gather_s = zero == Sharding::Zero3 ? 2 * pass : 0.0;
+  g.reduce_s = zero == Sharding::Zero3 ? pass : 2 * pass;
+  g.total_s = g.gather_s + g.reduce_s;
   g.exposed_s = std::max(0.0, g.total_s - hiding_s);
   return g;
 }

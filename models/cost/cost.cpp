@@ -272,6 +272,9 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
   }
   attn_flops_per_s_ = hw.peak_flops_per_s(profile.attention_precision) * profile.attention_efficiency;
   matmul_flops_per_s_ = hw.peak_flops_per_s(profile.matmul_precision) * profile.matmul_efficiency;
+  // FP8 GEMMs at the same fraction of the FP8 peak as the 16-bit ones reach of theirs: derived
+  // from the datasheet's ratio, not fitted (no FP8 GEMM timings in data/; docs/pipeline.md).
+  fp8_matmul_flops_per_s_ = hw.peak_fp8_per_s ? *hw.peak_fp8_per_s * profile.matmul_efficiency : 0.0;
   index_mask_ = mask_kind == MaskKind::QKDrop || mask_kind == MaskKind::Hash;
   if (index_mask_) {
     attn_flops_per_s_ *= profile.sparse_kernel_efficiency;
@@ -427,7 +430,8 @@ void CostModel::set_transport(std::shared_ptr<const transport::ScenarioTransport
 
 double CostModel::op_s(const Op& op, bool collective_inter_node) const noexcept {
   switch (op.kind) {
-    case OpKind::Matmul: return op.flops / matmul_flops_per_s_;
+    case OpKind::Matmul:
+      return op.flops / (op.fp8 && fp8_matmul_flops_per_s_ > 0 ? fp8_matmul_flops_per_s_ : matmul_flops_per_s_);
     case OpKind::Memory: return op.bytes / memory_bytes_per_s_;
     case OpKind::Collective: {
       if (mp_ <= 1) return 0;

@@ -148,6 +148,10 @@ struct Profile {
   // policy (models/memory: apply_recompute), not a calibrated property: never read from or
   // written to a profile file.
   bool recompute_attention = false;
+  // FP8 training (TransformerEngine's recipes): the layers' matmuls on FP8 tensor cores with their
+  // casts (models/workload/transformer.hpp StepShape::fp8). A training policy like the one above
+  // (models/memory: apply_precision), never read from or written to a profile file.
+  bool fp8_matmuls = false;
   [[nodiscard]] bool recomputes_attention() const noexcept { return recompute || recompute_attention; }
   TileShape default_tile{128, 128};
 
@@ -321,6 +325,7 @@ class CostModel {
   double head_multiplier_;  // heads each counted tile stands for
   double attn_flops_per_s_;
   double matmul_flops_per_s_;
+  double fp8_matmul_flops_per_s_;  // FP8 tensor cores at the matmul efficiency (0: the hardware has none)
   bool index_mask_ = false;
   double prep_fwd_bytes_per_token_ = 0;  // per token of one device, all its heads and the batch
   double prep_bwd_bytes_per_token_ = 0;

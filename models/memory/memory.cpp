@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
+#include "models/pipeline/stage_split.hpp"
 
 namespace ringsim::models {
 
@@ -163,6 +164,8 @@ void apply_recompute(Profile& profile, Recompute r) noexcept {
   profile.recompute_attention = r == Recompute::Attention;
 }
 
+void apply_precision(Profile& profile, TrainingPrecision p) noexcept { profile.fp8_matmuls = p == TrainingPrecision::Fp8; }
+
 MemoryOptions MemoryOptions::from_profile(const ResolvedScenario& s) {
   MemoryOptions o;
   o.recompute = s.profile.recompute ? Recompute::Full : Recompute::None;
@@ -236,7 +239,7 @@ double activation_bytes_per_token_layer(const ModelConfig& m, std::int64_t mp, R
   return 0;
 }
 
-std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int64_t dp) {
+std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int64_t dp, std::int64_t pp) {
   std::vector<std::int64_t> groups;
   const auto add = [&](std::int64_t n) {
     if (n > 1) groups.push_back(n);
@@ -249,6 +252,7 @@ std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int
     default: add(sp); break;
   }
   add(dp * sp);
+  add(pp);
   return groups;
 }
 
@@ -271,27 +275,21 @@ MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers) {
   return {"strategy_buffers", ring + own};
 }
 
-MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o) {
-  if (o.dp <= 0) throw InputError({}, 0, "dp", "data-parallel degree must be a positive integer");
-  if (o.kv_buffers <= 0) throw InputError({}, 0, "kv_buffers", "K/V buffer count must be a positive integer");
-  if (!(o.settings.headroom_bytes >= 0) || o.settings.headroom_bytes > 1e15)
-    throw InputError({}, 0, "headroom", "headroom must be between 0 and 1e15 bytes");
-  if (!s.impl.runs_precision(to_string(o.settings.precision)))
-    throw InputError({}, 0, "precision",
-                     "implementation '" + s.impl.name + "' does not train in " + std::string(to_string(o.settings.precision)) +
-                         " (it runs " + s.impl.precisions_text() + ")");
-  // fp8 needs fp8 tensor cores (Hopper and later): the hardware's peak names it or refuses.
-  if (o.settings.precision == TrainingPrecision::Fp8) (void)s.hardware.peak_flops_per_s(Precision::FP8);
+namespace {
+
+// The estimate of one pipeline rank (rank 0 of a single stage without a pipeline).
+MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, std::int64_t rank) {
   const auto& m = s.model;
+  const auto& pl = o.pipeline;
   const PrecisionBytes b = PrecisionBytes::of(o.settings.precision);
   const double mp = static_cast<double>(s.spec.mp);
   MemoryEstimate e;
+  e.pipeline_rank = rank;
   e.capacity_bytes = s.hardware.hbm_bytes;
   e.headroom_bytes = o.settings.headroom_bytes;
-
   // Model states (PrecisionBytes): bf16 mixed precision with Adam keeps 2 + 2 + 12 bytes per
   // parameter of this tensor-parallel rank (the ZeRO paper's K = 12), fp32 4 + 4 + 8.
-  const double params = static_cast<double>(m.parameters()) / mp;
+  const double params = stage_parameters(m, pl, rank) / mp;
   const double group = static_cast<double>(o.dp) * (o.shard_over_cp ? static_cast<double>(s.spec.sp) : 1.0);
   const auto shard = [&](Sharding from) { return o.sharding >= from ? group : 1.0; };
   const double optimizer = b.optimizer * params / shard(Sharding::Zero1);
@@ -302,13 +300,15 @@ MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o
   if (o.sharding == Sharding::Zero3 && group > 1 && m.layers > 0) {
     // ZeRO-3 / FSDP gather one layer's weights before using it and prefetch the next one.
     const double embeddings = 2.0 * static_cast<double>(m.vocab * m.d_model) / mp;
-    const double layer = (params - embeddings) / static_cast<double>(m.layers);
+    const double layer = (static_cast<double>(m.parameters()) / mp - embeddings) / static_cast<double>(m.layers);
     e.parameters_bytes += 2 * b.weight * layer;
   }
 
   // Tokens this device holds: its block of the sequence, times the sequences of a step.
   const double tokens = static_cast<double>(s.layout->block()) * static_cast<double>(s.spec.batch);
-  const double layers = static_cast<double>(m.layers);
+  // The layers whose activations the rank keeps at its peak: its chunks in flight (all the
+  // model's layers, once, without a pipeline).
+  const double layers = static_cast<double>(layers_per_chunk(m, pl) * pl.peak_in_flight(rank));
   const bool sp = o.settings.sequence_parallel;
   e.activations_bytes = tokens * layers * activation_bytes_per_token_layer(m, s.spec.mp, o.recompute, b, sp);
   // The layer being recomputed holds all its activations during its backward.
@@ -317,7 +317,7 @@ MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o
   // Logits of the vocabulary-parallel LM head, upcast to fp32 for the cross-entropy, which keeps
   // them (its softmax) for the backward: 4 bytes per token and vocabulary entry of this rank. A
   // fused, chunked loss (logits never materialised) would save this term.
-  if (!m.attention_only) e.activations_bytes += tokens * static_cast<double>(m.vocab) / mp * 4;
+  if (!m.attention_only && rank == pl.stages - 1) e.activations_bytes += tokens * static_cast<double>(m.vocab) / mp * 4;
 
   // The attention kernel: fp32 output (forward) or dQ (backward) accumulator and the running
   // max and sum per row, plus one tile of fp32 scores and probabilities (an upper bound for
@@ -339,11 +339,37 @@ MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o
   // TPU plans its buffers statically (what it reserves is in the hardware's capacity figure).
   if (s.hardware.kind == "gpu")
     e.fixed_bytes = o.fixed.cuda_context_bytes +
-                    nccl_bytes(o.fixed, communicator_sizes(s, o.dp)) +
+                    nccl_bytes(o.fixed, communicator_sizes(s, o.dp, pl.stages)) +
                     o.fixed.fragmentation * dynamic;
   e.total_bytes = e.parameters_bytes + e.gradients_bytes + e.optimizer_bytes + dynamic + e.fixed_bytes;
   e.fits = e.total_bytes + e.headroom_bytes <= e.capacity_bytes;
   return e;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o) {
+  if (o.dp <= 0) throw InputError({}, 0, "dp", "data-parallel degree must be a positive integer");
+  if (o.kv_buffers <= 0) throw InputError({}, 0, "kv_buffers", "K/V buffer count must be a positive integer");
+  if (!(o.settings.headroom_bytes >= 0) || o.settings.headroom_bytes > 1e15)
+    throw InputError({}, 0, "headroom", "headroom must be between 0 and 1e15 bytes");
+  if (!s.impl.runs_precision(to_string(o.settings.precision)))
+    throw InputError({}, 0, "precision",
+                     "implementation '" + s.impl.name + "' does not train in " + std::string(to_string(o.settings.precision)) +
+                         " (it runs " + s.impl.precisions_text() + ")");
+  // fp8 needs fp8 tensor cores (Hopper and later): the hardware's peak names it or refuses.
+  if (o.settings.precision == TrainingPrecision::Fp8) (void)s.hardware.peak_flops_per_s(Precision::FP8);
+  const auto& pl = o.pipeline;
+  pl.check(s.model.attention_only ? 0 : s.model.layers);
+  if (pl.pipelined() && s.model.attention_only)
+    throw InputError({}, 0, "pp", "pipeline parallelism splits a model's layers; '" + s.model.name + "' is one attention layer");
+  // The first rank keeps the most activations and the embedding, the last the logits and the
+  // output layer; a rank between them holds no more than the first (fewer chunks in flight, no
+  // embedding).
+  const MemoryEstimate first = rank_memory(s, o, 0);
+  if (!pl.pipelined()) return first;
+  const MemoryEstimate last = rank_memory(s, o, pl.stages - 1);
+  return last.total_bytes > first.total_bytes ? last : first;
 }
 
 }  // namespace ringsim::models

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "models/pipeline/schedule.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace ringsim::models {
@@ -76,6 +77,9 @@ struct FixedCosts {
 // the attention forward in the backward; none and selective, nothing (selective's element-wise
 // repeats are left out).
 void apply_recompute(Profile& profile, Recompute r) noexcept;
+// What the time model changes under a training precision: fp8 runs the layers' matmuls on FP8
+// tensor cores with TransformerEngine's casts (Profile::fp8_matmuls); the others nothing.
+void apply_precision(Profile& profile, TrainingPrecision p) noexcept;
 
 inline constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;
 
@@ -120,6 +124,12 @@ struct MemoryOptions {
   std::int64_t kv_buffers = 2;          // K/V blocks a device holds at once (double buffering)
   FixedCosts fixed = FixedCosts::published();
   MemorySettings settings;
+  // Pipeline parallelism (models/pipeline/): each rank holds its stage's weights (the embedding
+  // on the first, the output layer on the last: stage_split.hpp) and the activations of the
+  // chunks its schedule keeps in flight (PipelineSchedule::peak_in_flight: the first rank of
+  // 1F1B holds p micro-batches of its L / p layers); the logits live on the last rank. The
+  // estimate is the rank that needs the most (MemoryEstimate::pipeline_rank).
+  PipelineSchedule pipeline;
   // The options `predict` uses: the profile's recompute flag (full, else none) and model states
   // sharded over the context-parallel group (ZeRO-3 / FSDP over sp: the Striped paper's code
   // shards weights and optimizer state over sp; Megatron's distributed optimizer shards over
@@ -144,6 +154,7 @@ struct MemoryEstimate {
   double capacity_bytes = 0;     // the device's HBM
   double headroom_bytes = 0;     // asked for (MemoryOptions::headroom_bytes)
   double host_bytes = 0;         // offloaded to host memory (the optimizer state with offload_optimizer)
+  std::int64_t pipeline_rank = 0;  // the pipeline rank these bytes are of (the fullest; 0 without a pipeline)
   bool fits = true;              // total + headroom <= capacity
   [[nodiscard]] double spare_bytes() const noexcept { return capacity_bytes - total_bytes; }
   // Fits in the device but not with the headroom asked for.
@@ -157,7 +168,8 @@ struct MemoryEstimate {
 // 2.0 GiB headroom", "does not fit: 3.2 GiB over".
 [[nodiscard]] std::string fit_phrase(const MemoryEstimate& e);
 
-// Throws InputError (field "dp", "kv_buffers") for a non-positive count.
+// Throws InputError (field "dp", "kv_buffers") for a non-positive count, and the pipeline's
+// (PipelineSchedule::check: "pp", "micro-batches", "pp-schedule").
 [[nodiscard]] MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& options);
 
 // Activation bytes one layer keeps per token on one device under a policy (bf16 activations,
@@ -170,8 +182,9 @@ struct MemoryEstimate {
 
 // The sizes of the communicators one device holds NCCL buffers for: tensor parallelism, the
 // strategy's groups (the ring's, Ulysses' all-to-all, USP's both, a double ring's inner and
-// outer rings), and the gradient group (dp x sp); groups of one rank are not created.
-[[nodiscard]] std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int64_t dp);
+// outer rings), the gradient group (dp x sp) and the pipeline's (pp ranks); groups of one rank
+// are not created.
+[[nodiscard]] std::vector<std::int64_t> communicator_sizes(const ResolvedScenario& s, std::int64_t dp, std::int64_t pp = 1);
 
 // The strategy's own buffers on one device: where it has a ring, `kv_buffers` K/V blocks and as
 // many travelling dK/dV blocks (the backward's peak), plus its program's buffers

@@ -134,6 +134,23 @@ void step_ops(const ModelConfig& m, const StepShape& s, std::vector<Op>& ops) {
   matmul("qkv_proj", 2 * t * d * (q_width + 2 * kv_width) / mp, true);
   matmul("out_proj", 2 * t * q_width * d / mp, true);
   matmul("mlp", 2 * t * d * ff * static_cast<double>(m.mlp_matrices()) / mp, true);
+  if (s.fp8) {
+    for (auto& op : ops) op.fp8 = op.kind == OpKind::Matmul;
+    // TransformerEngine's FP8 linear layers (NVIDIA/TransformerEngine @ d0067d0,
+    // transformer_engine/pytorch/module/linear.py: input_quantizer with rowwise and columnwise
+    // usage when the backward needs the input, grad_output_quantizer likewise): the forward casts
+    // each GEMM input to FP8 and keeps a transposed FP8 copy for the weight-gradient GEMM (one
+    // fused cast-transpose: read 2 bytes, write 1 + 1 per element); the backward does the same to
+    // each output gradient. Inputs: the QKV and first MLP GEMMs' (the normed layer input, d per token;
+    // gate and up share theirs), the output projection's (the attention output) and the last MLP
+    // GEMM's (d_ff); output gradients: the same GEMMs' outputs. Weight casts (once per step) and
+    // the amax reductions are left out: per-parameter, not per-token.
+    const double inputs = t * (2 * d / mp + q_width / mp + ff / mp);
+    const double outputs = t * ((q_width + 2 * kv_width) / mp + d + ff * static_cast<double>(m.mlp_matrices() - 1) / mp + d);
+    ops.push_back({"fp8_casts", Phase::Forward, OpKind::Memory, true, 0, 4 * inputs});
+    if (s.recompute) ops.push_back({"fp8_casts", Phase::Recompute, OpKind::Memory, true, 0, 4 * inputs});
+    ops.push_back({"fp8_casts", Phase::Backward, OpKind::Memory, true, 0, 4 * outputs});
+  }
   // Element-wise work (two RMSNorms, RoPE, two residual adds, the MLP activation): read and
   // write each tensor once; it is bandwidth-bound, so it costs bytes, not FLOPs.
   memory("norms_residuals", 4 * 2 * t * d * act);

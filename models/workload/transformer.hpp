@@ -54,6 +54,7 @@ struct Op {
   bool per_layer = true;  // repeated once per layer, else once per step
   double flops = 0;
   double bytes = 0;
+  bool fp8 = false;  // a matmul on FP8 tensor cores (StepShape::fp8)
 };
 
 struct StepShape {
@@ -63,6 +64,11 @@ struct StepShape {
   bool recompute = false;    // block rematerialisation: one more forward of every per-layer op (the
                              // attention core's recomputed forward is in CostModel::attention_bwd_s)
   std::int64_t activation_bytes = 2;  // bf16 activations
+  // TransformerEngine's FP8 training (fp8_autocast around the transformer layers): the layers'
+  // linear layers run in FP8, each preceded by the casts its recipe does (fp8_casts below); the
+  // output layer stays in 16 bits (Megatron builds it outside TE's FP8 region), the attention
+  // core too (TE's FP8 attention is a separate, off-by-default switch).
+  bool fp8 = false;
 };
 
 // Every non-attention-core op of one training step on one device.

@@ -1,13 +1,16 @@
 // The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
 // line on stderr and exit code 2, leaving no output file behind.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "models/io/parse.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -68,6 +71,43 @@ TEST_CASE("predict --engine des times the step with the simulator and says so", 
   REQUIRE(ba.code == 0);
   CHECK(ba.out.substr(ba.out.find('\n') + 1).ends_with(",analytic,ring-flash-attn\n"));
   CHECK(b.out.find("nan") == std::string::npos);
+}
+
+TEST_CASE("predict --pp and --micro-batches: the step is the micro-batches' passes through the stages, the columns one micro-batch's", "[cli]") {
+  const std::string base = "predict --hardware h100-sxm --model llama2-7b --mesh 1x2 --seq 16k --layout zigzag --dp 2 "
+                           "--zero 1 --recompute none --format csv";
+  const auto col = [](const std::string& csv, const std::string& name) {
+    std::istringstream in(csv);
+    std::string header, row;
+    std::getline(in, header);
+    std::getline(in, row);
+    const auto h = ringsim::models::split(header, ','), r = ringsim::models::split(row, ',');
+    const auto it = std::find(h.begin(), h.end(), name);
+    REQUIRE(it != h.end());
+    return std::stod(r.at(static_cast<std::size_t>(it - h.begin())));
+  };
+  const auto one = run(base);
+  const auto eight = run(base + " --micro-batches 8");
+  const auto global = run(base + " --global-batch 16");  // 16 = dp 2 x 8 micro-batches x batch 1
+  const auto piped = run(base + " --micro-batches 8 --pp 2 --topology nodes:1x8");
+  REQUIRE(one.code == 0);
+  REQUIRE(eight.code == 0);
+  REQUIRE(piped.code == 0);
+  CHECK(eight.out == global.out);
+  // The columns are one micro-batch's; the step all of them, the tokens of all of them.
+  CHECK(col(eight.out, "attention_fwd_s") == col(one.out, "attention_fwd_s"));
+  CHECK(col(eight.out, "step_s") >= 7.99 * col(one.out, "step_s"));
+  CHECK(col(eight.out, "tokens_per_s") >= 0.999 * col(one.out, "tokens_per_s"));
+  // Two stages: each device runs half the layers, so the step is well under the unpiped one, but
+  // not half of it (bubble, the LM head on the last stage), and each rank needs less memory.
+  CHECK(col(piped.out, "step_s") < 0.6 * col(eight.out, "step_s"));
+  CHECK(col(piped.out, "step_s") > 0.5 * col(eight.out, "step_s"));
+  CHECK(col(piped.out, "memory_bytes") < col(eight.out, "memory_bytes"));
+  const auto table = run("predict --hardware h100-sxm --model llama2-7b --mesh 1x2 --seq 16k --layout zigzag --dp 2 "
+                         "--micro-batches 8 --pp 2 --topology nodes:1x8");
+  REQUIRE(table.code == 0);
+  CHECK_THAT(table.out, Catch::Contains("1F1B over 2 stages, 8 micro-batches"));
+  CHECK_THAT(table.out, Catch::Contains("one micro-batch through the whole model"));
 }
 
 TEST_CASE("workload prints one row per (round, device)", "[cli]") {
@@ -134,6 +174,15 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --no-such-flag", "no-such-flag");
   expect_bad("predict --hardware-file /nonexistent.json", "cannot open");
   expect_bad("frobnicate", "unknown command");
+  // Pipelines and micro-batches (docs/pipeline.md): what Megatron refuses, named by flag.
+  expect_bad("predict --model llama2-7b --pp 3", "field 'pp'");  // 32 layers over 3 stages
+  expect_bad("predict --model llama2-7b --pp 0", "pp");
+  expect_bad("predict --model llama2-7b --pp 4 --pp-schedule interleaved:2 --micro-batches 6", "field 'micro-batches'");
+  expect_bad("predict --model llama2-7b --pp 2 --pp-schedule gpipe", "field 'pp-schedule'");
+  expect_bad("predict --model llama2-7b --pp 2 --pp-schedule interleaved:1", "field 'pp-schedule'");
+  expect_bad("predict --model llama2-7b --dp 4 --global-batch 30", "field 'global-batch'");
+  expect_bad("predict --model llama2-7b --micro-batches 4 --global-batch 16", "not both");
+  expect_bad("predict --model attn:8:8:64 --pp 2", "field 'pp'");
 
   const TempDir tmp;
   const auto bad_fields =

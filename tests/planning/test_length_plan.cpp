@@ -285,6 +285,7 @@ TEST_CASE("length plan: a candidate's why names the packs' mean imbalance, not t
   f.sum.step_s = 10;
   f.sum.attention_fwd_s = 3;
   f.sum.attention_bwd_s = 6;
+  f.sum.other_compute_s = 1;  // the columns sum to the step, as a prediction's do
   f.sum.attention_busiest_s = 9;
   f.sum.attention_mean_s = 6.3;  // 2.7 s of the 10 s step waiting on the busiest device
   const auto why = f.why();

@@ -1,0 +1,82 @@
+#include "models/pipeline/step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ringsim::models {
+
+void PipelineDurations::check(const PipelineSchedule& s) const {
+  const auto chunks = static_cast<std::size_t>(s.chunks());
+  if (fwd_s.size() != chunks || bwd_s.size() != chunks)
+    throw std::invalid_argument("pipeline durations: expected " + std::to_string(chunks) + " forward and backward times");
+  const auto bad = [](double x) { return !(x >= 0) || !std::isfinite(x); };
+  if (bad(hop_s) || std::any_of(fwd_s.begin(), fwd_s.end(), bad) || std::any_of(bwd_s.begin(), bwd_s.end(), bad))
+    throw std::invalid_argument("pipeline durations must be finite and non-negative");
+}
+
+PipelineDurations PipelineDurations::lockstep(const PipelineSchedule& s, double fwd, double bwd, double hop) {
+  PipelineDurations d;
+  d.fwd_s.assign(static_cast<std::size_t>(s.chunks()), fwd);
+  d.bwd_s.assign(static_cast<std::size_t>(s.chunks()), bwd);
+  d.hop_s = hop;
+  return d;
+}
+
+double PipelineStep::bubble_fraction() const noexcept {
+  if (step_s <= 0) return 0;
+  double least = step_s;
+  for (const double b : busy_s) least = std::min(least, b);
+  return 1.0 - least / step_s;
+}
+
+PipelineStep pipeline_step(const PipelineSchedule& s, const PipelineDurations& d) {
+  s.check(0);
+  d.check(s);
+  const std::int64_t p = s.stages, m = s.micro_batches, chunks = s.chunks();
+  const auto P = static_cast<std::size_t>(p);
+  // End time of each (direction, model stage, micro-batch); -1 until it has run.
+  const auto slot = [&](bool backward, std::int64_t j, std::int64_t mb) {
+    return static_cast<std::size_t>(((backward ? chunks : 0) + j) * m + mb);
+  };
+  std::vector<double> end(static_cast<std::size_t>(2 * chunks * m), -1.0);
+  std::vector<std::vector<PipelinePass>> order(P);
+  for (std::size_t r = 0; r < P; ++r) order[r] = s.order(static_cast<std::int64_t>(r));
+  std::vector<std::size_t> next(P, 0);
+  PipelineStep out;
+  out.busy_s.assign(P, 0.0);
+  std::vector<double> free_at(P, 0.0);
+  // Each sweep runs, rank by rank, every pass whose input has been computed; a sweep that runs
+  // none would mean the orders wait on each other (they never do: tests).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t r = 0; r < P; ++r) {
+      auto& i = next[r];
+      while (i < order[r].size()) {
+        const PipelinePass& x = order[r][i];
+        const std::int64_t j = x.chunk * p + static_cast<std::int64_t>(r);
+        double ready = free_at[r];
+        if (x.backward ? j < chunks - 1 : j > 0) {
+          const double from = end[slot(x.backward, x.backward ? j + 1 : j - 1, x.micro_batch)];
+          if (from < 0) break;
+          ready = std::max(ready, from + d.hop_s);
+        }
+        const double t = x.backward ? d.bwd_s[static_cast<std::size_t>(j)] : d.fwd_s[static_cast<std::size_t>(j)];
+        free_at[r] = ready + t;
+        end[slot(x.backward, j, x.micro_batch)] = free_at[r];
+        out.busy_s[r] += t;
+        ++i;
+        progress = true;
+      }
+    }
+  }
+  for (std::size_t r = 0; r < P; ++r) {
+    if (next[r] != order[r].size())
+      throw std::logic_error("pipeline schedule deadlocked at rank " + std::to_string(r));
+    out.step_s = std::max(out.step_s, free_at[r]);
+  }
+  return out;
+}
+
+}  // namespace ringsim::models
