@@ -39,6 +39,9 @@ constexpr AxisFlag kAxisFlags[] = {
     {"mp", "mp", "tensor-parallel degrees (crossed with --sp; instead of --mesh)"},
     {"sp", "sp", "ring sizes (crossed with --mp)"},
     {"dp", "dp", "data-parallel replicas"},
+    {"pp", "pp", "pipeline stages (docs/pipeline.md)"},
+    {"pp-schedule", "pp_schedule", "1f1b | interleaved:V"},
+    {"micro-batches", "micro_batches", "micro-batches per replica and step, each --batch sequences"},
     {"seq", "n_seq", "sequence lengths n_seq (prefill: the new tokens)"},
     {"cached-tokens", "cached_tokens", "tokens in the KV cache (prefill: attended by the new ones; decode: each cache's context)"},
     {"batch", "batch", "sequences per step"},
@@ -62,7 +65,8 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
     // Counts become JSON integers here (the flag named in an error): the sweep file takes only
     // integers for them, so a file's "n_seq": ["8192"] is refused rather than read as a number.
     const std::string field = a.field;
-    const bool count = field == "n_seq" || field == "batch" || field == "dp" || field == "mp" || field == "sp";
+    const bool count = field == "n_seq" || field == "batch" || field == "dp" || field == "mp" || field == "sp" ||
+                       field == "pp" || field == "micro_batches";
     for (const auto& v : models::split(r[a.flag].as<std::string>(), ',')) {
       const std::string value(models::trim(v));
       if (field == "n_seq") values.push_back(models::parse_token_count(value, a.flag));

@@ -167,6 +167,11 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   r.topology = p.topology.empty() ? "default" : p.topology;
   if (spec.tile) r.tile_q = spec.tile->q, r.tile_k = spec.tile->k;
   if (p.phase != models::RunPhase::Train) {
+    if (p.pipeline.pipelined() || p.pipeline.micro_batches > 1) {  // no inference row repeats another
+      r.note = "pp: pipeline stages and micro-batches are a training step's (1 for prefill and decode)";
+      r.note_field = "pp";
+      return r;
+    }
     evaluate_inference(p, r);
     return r;
   }
@@ -187,7 +192,9 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     o.recompute = p.recompute;
     o.kv_buffers = grid_.kv_buffers;
     o.memory = grid_.memory;
+    o.pipeline = p.pipeline;
     const auto train = models::training_step(s, r.prediction, o);
+    r.pipeline_bubble = p.pipeline.pipelined() ? train.passes.bubble_fraction() : 0.0;
     r.recompute = train.recompute;
     r.memory = train.memory;
     r.grad_sync_s = train.sync.total_s;
@@ -216,7 +223,7 @@ const std::vector<std::string>& sweep_columns() {
       "grad_sync_exposed_s", "imbalance", "bound", "memory_bytes", "memory_capacity_bytes", "fits_memory",
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
       "workspace_bytes", "strategy_buffers_bytes", "fixed_bytes", "host_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
-      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi"};
+      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "pp", "pp_schedule", "micro_batches", "pipeline_bubble"};
   return c;
 }
 
@@ -359,6 +366,9 @@ void append_csv_row(const SweepResult& r, std::string& out, bool inference) {
     else
       out += ",,";
   }
+  // The step's pipeline and micro-batches (docs/pipeline.md), after those.
+  fmt::format_to(it, FMT_COMPILE(",{},{},{},"), p.pipeline.stages, p.pipeline.spec(), p.pipeline.micro_batches);
+  if (r.ok) fmt::format_to(it, FMT_COMPILE("{:.4f}"), r.pipeline_bubble);
   if (inference) append_inference_fields(r, out);
   out += '\n';
 }
@@ -381,7 +391,8 @@ nlohmann::json result_json(const SweepResult& r) {
                       {"n_seq", s.n_seq}, {"batch", s.batch}, {"layout", s.layout.text()}, {"mask", s.mask.text()},
                       {"tile", s.tile ? fmt::format("{}x{}", s.tile->q, s.tile->k) : std::string("default")},
                       {"tile_q", r.tile_q}, {"tile_k", r.tile_k}, {"topology", r.topology},
-                      {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)},
+                      {"zero", models::to_string(p.zero)}, {"engine", to_string(r.engine)}, {"pp", p.pipeline.stages},
+                      {"pp_schedule", p.pipeline.spec()}, {"micro_batches", p.pipeline.micro_batches},
                       {"status", r.ok ? "ok" : "skipped"}, {"profile", r.profile}, {"note", r.note}};
   if (p.phase != models::RunPhase::Train) j.update({{"phase", models::to_string(p.phase)}, {"cached_tokens", p.cached_tokens}});
   if (!r.ok) return j;
@@ -411,7 +422,8 @@ nlohmann::json result_json(const SweepResult& r) {
             {"gradients_bytes", m.gradients_bytes}, {"optimizer_bytes", m.optimizer_bytes},
             {"activations_bytes", m.activations_bytes}, {"workspace_bytes", m.workspace_bytes},
             {"strategy_buffers_bytes", m.strategy.bytes}, {"fixed_bytes", m.fixed_bytes}, {"host_bytes", m.host_bytes},
-            {"memory_headroom_bytes", m.headroom_bytes}, {"profile_calibrated", r.profile_calibrated}});
+            {"memory_headroom_bytes", m.headroom_bytes}, {"profile_calibrated", r.profile_calibrated},
+            {"pipeline_bubble", r.pipeline_bubble}});
   for (const auto& [name, interval] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
                                        std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
     j[std::string(name) + "_lo"] = interval->available ? nlohmann::json(interval->lo) : nlohmann::json(nullptr);

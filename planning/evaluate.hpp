@@ -57,6 +57,7 @@ struct SweepResult {
   // The 90 % intervals of prediction.attention_fwd_s / attention_bwd_s (the cost model's, whatever
   // the engine); unavailable as step_interval is.
   models::Interval attention_fwd_interval, attention_bwd_interval;
+  double pipeline_bubble = 0;     // the largest share of the step a pipeline rank idles (0 without stages)
   double grad_sync_s = 0;         // data-parallel gradient synchronisation of one step
   double grad_sync_exposed_s = 0; // the part the backward does not hide
   double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
@@ -65,7 +66,9 @@ struct SweepResult {
   // Prefill and decode points: their own figures (step_s is then the latency, TTFT or TPOT;
   // memory's strategy term the KV cache shard, its workspace the ring's message buffers).
   std::optional<models::InferencePrediction> inference;
-  [[nodiscard]] std::int64_t devices() const noexcept { return point.dp * point.spec.mp * point.spec.sp; }
+  [[nodiscard]] std::int64_t devices() const noexcept {
+    return point.pipeline.stages * point.dp * point.spec.mp * point.spec.sp;
+  }
   // "compute" or "transfer": whether exposed communication is at least 5% of the step.
   [[nodiscard]] const char* bound() const noexcept;
 };

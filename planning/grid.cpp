@@ -112,6 +112,13 @@ std::optional<models::Recompute> recompute_of(const json& v) {
   return models::parse_recompute(s);
 }
 
+// "1f1b" or "interleaved:V", checked here (the stages and micro-batches come from their axes).
+std::string schedule_of(const json& v) {
+  const auto s = text(v);
+  (void)models::PipelineSchedule::parse(s, 1, 1);
+  return s;
+}
+
 std::string tile_text(const std::optional<models::TileShape>& t) {
   return t ? std::to_string(t->q) + "x" + std::to_string(t->k) : "default";
 }
@@ -119,9 +126,11 @@ std::string tile_text(const std::optional<models::TileShape>& t) {
 }  // namespace
 
 std::array<std::int64_t, kAxes> SweepGrid::axis_sizes() const {
-  const std::size_t sizes[] = {phase.size(), hardware.size(), model.size(), impl.size(), cp.size(), mesh.size(),
-                               dp.size(), n_seq.size(), cached_tokens.size(), batch.size(), layout.size(), mask.size(),
-                               tile.size(), topology.size(), zero.size(), recompute.size()};
+  const std::size_t sizes[] = {phase.size(),  hardware.size(),      model.size(), impl.size(),          cp.size(),
+                               mesh.size(),   dp.size(),            pp.size(),    pp_schedule.size(),   n_seq.size(),
+                               cached_tokens.size(), batch.size(),  micro_batches.size(), layout.size(), mask.size(),
+                               tile.size(),   topology.size(),      zero.size(),  recompute.size()};
+  static_assert(std::size(sizes) == kAxes);
   std::array<std::int64_t, kAxes> a{};
   for (int i = 0; i < kAxes; ++i) a[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(sizes[i]);
   return a;
@@ -155,9 +164,13 @@ SweepPoint SweepGrid::point(std::int64_t index) const {
   p.spec.tile = take(tile, kTile);
   p.spec.mask = take(mask, kMask);
   p.spec.layout = take(layout, kLayout);
+  const std::int64_t micro = take(micro_batches, kMicro);
   p.spec.batch = take(batch, kBatch);
   p.cached_tokens = take(cached_tokens, kCached);
   p.spec.n_seq = take(n_seq, kNSeq);
+  const auto& schedule = take(pp_schedule, kPpSchedule);
+  const std::int64_t stages = take(pp, kPp);
+  p.pipeline = models::PipelineSchedule::parse(schedule, stages, micro);  // validated by from_json
   p.dp = take(dp, kDp);
   const Mesh m = take(mesh, kMesh);
   p.spec.mp = m.mp;
@@ -196,6 +209,9 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     else if (k == "mp") mps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
     else if (k == "sp") sps = axis<std::int64_t>(v, file, k, replicas), mp_sp = true;
     else if (k == "dp") g.dp = axis<std::int64_t>(v, file, k, replicas);
+    else if (k == "pp") g.pp = axis<std::int64_t>(v, file, k, replicas);
+    else if (k == "pp_schedule") g.pp_schedule = axis<std::string>(v, file, k, schedule_of);
+    else if (k == "micro_batches") g.micro_batches = axis<std::int64_t>(v, file, k, positive);
     else if (k == "n_seq") g.n_seq = axis<std::int64_t>(v, file, k, positive);
     else if (k == "batch") g.batch = axis<std::int64_t>(v, file, k, positive);
     else if (k == "layout") g.layout = axis<models::LayoutSpec>(v, file, k, layout_of);
@@ -221,7 +237,8 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else if (g.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
-                       "unknown field (expected phase, hardware, model, impl, cp, mesh or mp and sp, dp, n_seq, cached_tokens, batch, layout, "
+                       "unknown field (expected phase, hardware, model, impl, cp, mesh or mp and sp, dp, pp, pp_schedule, n_seq, "
+                       "cached_tokens, batch, micro_batches, layout, "
                        "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals, precision, "
                        "sequence_parallel, offload_optimizer, headroom_gib)");
     }
@@ -278,6 +295,9 @@ json SweepGrid::to_json() const {
     for (const auto x : phase) j["phase"].push_back(models::to_string(x));
   }
   if (cached_tokens != std::vector<std::int64_t>{0}) j["cached_tokens"] = cached_tokens;
+  if (pp != std::vector<std::int64_t>{1}) j["pp"] = pp;
+  if (pp_schedule != std::vector<std::string>{"1f1b"}) j["pp_schedule"] = pp_schedule;
+  if (micro_batches != std::vector<std::int64_t>{1}) j["micro_batches"] = micro_batches;
   return j;
 }
 

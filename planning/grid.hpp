@@ -14,6 +14,7 @@
 
 #include "models/inference/phase.hpp"
 #include "models/memory/memory.hpp"
+#include "models/pipeline/schedule.hpp"
 #include "models/catalog/resolve.hpp"
 
 namespace ringsim::planning {
@@ -29,8 +30,8 @@ struct Mesh {
 
 // The axes of a sweep, outermost first. An axis of one value does not change the points'
 // indices, so the phase and cached-token axes leave training sweeps as they were.
-enum Axis : int { kPhase, kHardware, kModel, kImpl, kCp, kMesh, kDp, kNSeq, kCached, kBatch, kLayout, kMask, kTile,
-                  kTopology, kZero, kRecompute, kAxes };
+enum Axis : int { kPhase, kHardware, kModel, kImpl, kCp, kMesh, kDp, kPp, kPpSchedule, kNSeq, kCached, kBatch, kMicro,
+                  kLayout, kMask, kTile, kTopology, kZero, kRecompute, kAxes };
 
 // One point of a sweep: the scenario and the planning axes the scenario does not carry.
 struct SweepPoint {
@@ -38,6 +39,9 @@ struct SweepPoint {
   std::array<std::int64_t, kAxes> axis{};  // the value's position along each axis
   models::ScenarioSpec spec;  // impl empty: the catalog's choice
   std::int64_t dp = 1;
+  // Pipeline stages, their schedule and the micro-batches of a step (docs/pipeline.md); checked
+  // against the model when the point is evaluated (a row skipped with its reason).
+  models::PipelineSchedule pipeline;
   models::Sharding zero = models::Sharding::None;
   std::optional<models::Recompute> recompute;  // nullopt: the profile's
   std::string topology;                        // empty: the hardware's default
@@ -58,9 +62,12 @@ struct SweepGrid {
   std::vector<models::Strategy> cp{models::Strategy{}};
   std::vector<Mesh> mesh{{1, 8}};
   std::vector<std::int64_t> dp{1};
+  std::vector<std::int64_t> pp{1};                       // pipeline stages
+  std::vector<std::string> pp_schedule{"1f1b"};          // "1f1b" | "interleaved:V"
   std::vector<std::int64_t> n_seq{65536};
   std::vector<std::int64_t> cached_tokens{0};  // prefill: in the KV cache; decode: each cache's tokens
   std::vector<std::int64_t> batch{1};
+  std::vector<std::int64_t> micro_batches{1};            // per replica and step, each `batch` sequences
   std::vector<models::LayoutSpec> layout{models::LayoutSpec{}, models::LayoutSpec::parse("striped")};
   std::vector<models::MaskSpec> mask{models::MaskSpec{}};
   std::vector<std::optional<models::TileShape>> tile{std::nullopt};

@@ -25,6 +25,7 @@ INT, NUMBER, TEXT, BOOL, ZERO, MESH, ANY = ("an integer", "a number", "a string"
 # own parameters; a field not listed passes as any JSON value (the core names it if unknown).
 KINDS = {
     "n_seq": INT, "batch": INT, "dp": INT, "mp": INT, "sp": INT, "cached_tokens": INT, "kv_buffers": INT,
+    "pp": INT, "micro_batches": INT, "pp_schedule": TEXT,
     "devices": INT, "top": INT, "max_context": INT, "threads": INT,
     "headroom_gib": NUMBER, "target_tokens_per_s": NUMBER, "max_rows": NUMBER, "max_events": NUMBER,
     "hardware": TEXT, "model": TEXT, "impl": TEXT, "cp": TEXT, "layout": TEXT, "mask": TEXT, "tile": TEXT,
@@ -35,8 +36,8 @@ KINDS = {
     "zero": ZERO, "mesh": MESH,
 }
 # The sweep file's axes: a value or a list of values. Its other fields take one value.
-SWEEP_AXES = {"phase", "hardware", "model", "impl", "cp", "mesh", "mp", "sp", "dp", "n_seq", "cached_tokens", "batch",
-              "layout", "mask", "tile", "topology", "zero", "recompute"}
+SWEEP_AXES = {"phase", "hardware", "model", "impl", "cp", "mesh", "mp", "sp", "dp", "pp", "pp_schedule", "n_seq",
+              "cached_tokens", "batch", "micro_batches", "layout", "mask", "tile", "topology", "zero", "recompute"}
 # The plan file's searched axes (a value or a list); mp is a list of degrees.
 PLAN_AXES = {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}
 

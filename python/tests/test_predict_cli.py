@@ -32,6 +32,11 @@ SCENARIOS = [
      {"mesh": (2, 4), "seq": 65536, "dp": 2, "zero": 1, "recompute": "full", "layouts": ["zigzag", "striped"]}),
     (["--hardware", "h100-sxm", "--model", "llama3-8b", "--mesh", "1x16", "--cp", "ring,ulysses", "--layout", "zigzag"],
      {"hardware": "h100-sxm", "model": "llama3-8b", "mesh": "1x16", "cp": ["ring", "ulysses"], "layouts": ["zigzag"]}),
+    (["--hardware", "h100-sxm", "--model", "llama2-7b", "--mesh", "1x2", "--seq", "16384", "--dp", "2", "--pp", "2",
+      "--micro-batches", "8", "--topology", "nodes:1x8", "--layout", "zigzag", "--precision", "fp8", "--zero", "1",
+      "--impl", "te-p2p"],
+     {"hardware": "h100-sxm", "model": "llama2-7b", "mesh": (1, 2), "seq": 16384, "dp": 2, "pp": 2, "micro_batches": 8,
+      "topology": "nodes:1x8", "layouts": ["zigzag"], "precision": "fp8", "zero": 1, "impl": "te-p2p"}),
 ]
 
 

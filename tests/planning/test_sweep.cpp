@@ -12,6 +12,7 @@
 
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
+#include "models/analytic/training_step.hpp"
 #include "planning/sweep.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -197,6 +198,69 @@ TEST_CASE("sweep: combinations that do not go together are skipped rows with the
   std::string ok_row;
   append_csv_row(striped, ok_row);
   CHECK(std::count(ok_row.begin(), ok_row.end(), ',') == static_cast<long>(sweep_columns().size() - 1));
+}
+
+TEST_CASE("sweep: pipeline stages and micro-batches are axes, each row counted as predict counts it", "[planning][sweep]") {
+  SweepGrid g;
+  g.hardware = {"h100-sxm"};
+  g.model = {"llama2-7b"};
+  g.mesh = {{1, 2}};
+  g.dp = {2};
+  g.n_seq = {16384};
+  g.layout = ringsim::models::parse_layouts({"zigzag"});
+  g.zero = {models::Sharding::Zero1};
+  g.recompute = {models::Recompute::None};
+  g.pp = {1, 2, 3};
+  g.micro_batches = {1, 8};
+  g.intervals = false;
+  const models::Catalog cat;
+  Evaluator ev(cat, g);
+  REQUIRE(g.size() == 6);
+  for (std::int64_t i = 0; i < g.size(); ++i) {
+    const auto p = g.point(i);
+    const auto r = ev.evaluate(p);
+    INFO("pp " << p.pipeline.stages << ", " << p.pipeline.micro_batches << " micro-batches");
+    if (p.pipeline.stages == 3) {  // 32 layers do not split over 3 stages: a skipped row naming pp
+      CHECK_FALSE(r.ok);
+      CHECK(r.note_field == "pp");
+      continue;
+    }
+    REQUIRE(r.ok);
+    CHECK(r.devices() == p.pipeline.stages * 2 * 1 * 2);
+    // The row's step is the training step of its point's prediction (models::training_step).
+    models::TrainingOptions o;
+    o.dp = 2;
+    o.zero = models::Sharding::Zero1;
+    o.recompute = models::Recompute::None;
+    o.pipeline = p.pipeline;
+    auto s = resolve_point(p, cat);
+    const auto t = models::training_step(s, models::predict(s), o);
+    CHECK(r.step_s == Approx(t.step_s).epsilon(1e-12));
+    CHECK(r.tokens_per_s == Approx(2.0 * static_cast<double>(p.pipeline.micro_batches) * 16384 / r.step_s).epsilon(1e-12));
+    CHECK((r.pipeline_bubble > 0) == p.pipeline.pipelined());
+    std::string row;
+    append_csv_row(r, row);
+    CHECK(std::count(row.begin(), row.end(), ',') == static_cast<long>(sweep_columns().size() - 1));
+  }
+  // Defaults stay out of the sweep file's JSON: outputs written before these axes keep their
+  // fingerprint; a pipeline axis changes it.
+  const SweepGrid plain;
+  CHECK_FALSE(plain.to_json().contains("pp"));
+  CHECK_FALSE(plain.to_json().contains("micro_batches"));
+  CHECK(g.to_json().at("pp").size() == 3);
+  // The file's fields: what is wrong is named.
+  const auto field = [](const char* text) {
+    try {
+      (void)SweepGrid::from_json(nlohmann::json::parse(text), "s.json");
+    } catch (const InputError& e) {
+      return e.field();
+    }
+    return std::string("none");
+  };
+  CHECK(field(R"({"pp": [1, 2], "micro_batches": 4, "pp_schedule": ["1f1b", "interleaved:2"]})") == "none");
+  CHECK(field(R"({"pp": 0})") == "pp");
+  CHECK(field(R"({"micro_batches": -1})") == "micro_batches");
+  CHECK(field(R"({"pp_schedule": "gpipe"})") == "pp_schedule");
 }
 
 TEST_CASE("sweep: shards merged are the unsharded sweep, byte for byte", "[planning][sweep]") {
