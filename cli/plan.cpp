@@ -30,6 +30,13 @@ using models::InputError;
 
 namespace {
 
+// "dp x mp x sp" of a plan row, "ppP DPxMPxSP" when it runs pipeline stages (docs/pipeline.md).
+std::string mesh_text(const planning::SweepResult& x) {
+  const auto& s = x.point.spec;
+  const std::string mesh = fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp);
+  return x.point.pipeline.pipelined() ? fmt::format("pp{} {}", x.point.pipeline.stages, mesh) : mesh;
+}
+
 constexpr const char* kIntervals =
     "+-: half width of the 90 % prediction interval of the step (the profile's fitted uncertainty; a derived profile's is "
     "the error measured when one fitted GPU's parameters predict another's; - for spec-default profiles and profiles "
@@ -41,7 +48,8 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   if (!j.is_object()) throw InputError(file, 1, "plan", "expected a JSON object");
   for (const char* k : {"hardware", "model", "goal", "mask", "engine", "phase"})
     if (r.count(k)) j[k] = r[k].as<std::string>();
-  const std::pair<const char*, const char*> counts[] = {{"devices", "devices"}, {"batch", "batch"}, {"top", "top"}};
+  const std::pair<const char*, const char*> counts[] = {
+      {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}, {"global-batch", "global_batch"}};
   for (const auto& [flag, field] : counts)
     if (r.count(flag)) j[field] = models::parse_positive_int(r[flag].as<std::string>(), flag);
   // Token counts as the outputs print them (128k, 1M).
@@ -49,10 +57,10 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     if (r.count(flag)) j[field] = models::parse_token_count(r[flag].as<std::string>(), flag);
   if (r.count("include-research")) j["include_research"] = true;
   if (r.count("per-impl")) j["per_implementation"] = true;
-  if (r.count("mp")) {
-    j["mp"] = nlohmann::json::array();
-    for (const auto& v : models::split(r["mp"].as<std::string>(), ','))
-      j["mp"].push_back(models::parse_positive_int(models::trim(v), "mp"));
+  for (const char* k : {"mp", "pp"}) {
+    if (!r.count(k)) continue;
+    j[k] = nlohmann::json::array();
+    for (const auto& v : models::split(r[k].as<std::string>(), ',')) j[k].push_back(models::parse_positive_int(models::trim(v), k));
   }
   if (r.count("cached-tokens"))
     j["cached_tokens"] = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
@@ -105,6 +113,10 @@ int run_plan(int argc, char** argv) {
                  ("per-impl", "also list the best plan of each implementation (JSON always has it)")
                  ("mp", "tensor-parallel degrees to search (comma-separated; default: powers of two up to the node size "
                         "that split the heads)", cxxopts::value<std::string>())
+                 ("global-batch", "sequences per step over all replicas: each plan runs global-batch / (dp x batch) "
+                                  "micro-batches, and pipeline stages are searched (docs/pipeline.md)", cxxopts::value<std::string>())
+                 ("pp", "pipeline stages to search (comma-separated; default with --global-batch: powers of two that "
+                        "split the layers, else 1)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
                  ("impl", "implementations to search (comma-separated; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
                  ("include-research", "with no --impl, let research kernels (scfa, the Striped paper's JAX code) and ringsim's reference kernels compete too")
@@ -190,8 +202,9 @@ int run_plan(int argc, char** argv) {
   // Why each smaller device count does not answer (min-devices).
   std::string smaller;
   for (const auto& x : found.smaller)
-    smaller += fmt::format("  {} device{} (dp {} x mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s", x.point.dp, x.point.spec.mp,
-                           x.point.spec.sp, x.impl,
+    smaller += fmt::format("  {} device{} ({}dp {} x mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s",
+                           x.point.pipeline.pipelined() ? fmt::format("pp {} x ", x.point.pipeline.stages) : std::string(),
+                           x.point.dp, x.point.spec.mp, x.point.spec.sp, x.impl,
                            planning::shortfall(x, req));
   if (!smaller.empty()) smaller = "\nfewer devices:\n" + smaller;
   std::string out;
@@ -211,7 +224,7 @@ int run_plan(int argc, char** argv) {
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
     out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "
-                       "implementations that do not go together): {} evaluated ({} skipped as incompatible), {} fit in "
+                       "implementations that do not go together, or over the device budget): {} evaluated ({} skipped as incompatible), {} fit in "
                        "memory, {} feasible\n{}\n\n",
                        searched, found.excluded, ok, searched - ok, fits, feasible, kIntervals);
     if (best.empty()) {
@@ -237,7 +250,7 @@ int run_plan(int argc, char** argv) {
           const auto& s = x.point.spec;
           const auto& iv = x.step_interval;
           const auto label = x.deployability();
-          b.add_row({key_of(x), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+          b.add_row({key_of(x), std::to_string(x.devices()), mesh_text(x),
                      label.empty() ? x.impl : x.impl + " " + label,
                      // sp 1: no context parallelism, whatever strategy and layout the row names.
                      s.sp == 1 ? std::string("-") : s.cp.text(), s.sp == 1 ? std::string("-") : s.layout.text(),
@@ -274,7 +287,7 @@ int run_plan(int argc, char** argv) {
         std::vector<std::string> notes = {"why: " + planning::explain(x)};
         if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
         const auto label = x.deployability();
-        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), fmt::format("{}x{}x{}", x.point.dp, s.mp, s.sp),
+        t.add_row({std::to_string(i + 1), std::to_string(x.devices()), mesh_text(x),
                    label.empty() ? x.impl : x.impl + " " + label,
                    s.cp.text(), s.layout.text(), fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
                    std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),

@@ -81,6 +81,11 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
   }
   if (r.count("profile")) j["profile"] = r["profile"].as<std::string>();
   if (r.count("kv-buffers")) j["kv_buffers"] = models::parse_positive_int(r["kv-buffers"].as<std::string>(), "kv-buffers");
+  if (r.count("global-batch")) {
+    j["global_batch"] = models::parse_positive_int(r["global-batch"].as<std::string>(), "global-batch");
+    if (r.count("micro-batches")) throw InputError({}, 0, "global-batch", "give --micro-batches or --global-batch, not both");
+    j.erase("micro_batches");
+  }
   if (r.count("engine")) j["engine"] = r["engine"].as<std::string>();
   if (r.count("no-intervals")) j["intervals"] = false;
   auto grid = planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);
@@ -92,6 +97,9 @@ void add_sweep_axis_options(cxxopts::Options& o) {
   for (const auto& a : kAxisFlags)
     o.add_options("axes")(a.flag, std::string(a.help) + " (comma-separated)", cxxopts::value<std::string>());
   o.add_options("axes")("profile", "one profile for every point (default: each (hardware, implementation)'s own)",
+                        cxxopts::value<std::string>())
+                       ("global-batch", "sequences per step over all replicas: each point runs global-batch / (dp x batch) "
+                                        "micro-batches (instead of --micro-batches)",
                         cxxopts::value<std::string>())
                        ("kv-buffers", "K/V blocks held at once (memory; the simulator's buffers)", cxxopts::value<std::string>())
                        ("engine", "analytic | des (discrete-event simulation per point)", cxxopts::value<std::string>())

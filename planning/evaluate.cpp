@@ -18,7 +18,7 @@ namespace ringsim::planning {
 using models::InputError;
 
 const char* SweepResult::bound() const noexcept {
-  const double exposed = prediction.exposed_transfer_s + grad_sync_exposed_s;
+  const double exposed = prediction.exposed_transfer_s * micro_per_step() + grad_sync_exposed_s;
   return exposed >= 0.05 * step_s ? "transfer" : "compute";
 }
 
@@ -166,6 +166,22 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   r.profile = spec.profile;
   r.topology = p.topology.empty() ? "default" : p.topology;
   if (spec.tile) r.tile_q = spec.tile->q, r.tile_k = spec.tile->k;
+  if (grid_.global_batch > 0 && p.phase == models::RunPhase::Train) {
+    // A fixed global batch: this point's micro-batches follow from its replicas.
+    const std::int64_t g = grid_.global_batch;
+    if (g % p.dp != 0 || (g / p.dp) % spec.batch != 0) {
+      r.note = "global_batch: " + std::to_string(g) + " sequences do not split into micro-batches of " +
+               std::to_string(spec.batch) + " over dp " + std::to_string(p.dp);
+      r.note_field = "global_batch";
+      return r;
+    }
+    r.point.pipeline.micro_batches = g / p.dp / spec.batch;
+    if (r.point.pipeline.micro_batches > (std::int64_t{1} << 22) / r.point.pipeline.virtual_stages) {
+      r.note = "global_batch: more micro-batches per replica than ringsim lists";
+      r.note_field = "global_batch";
+      return r;
+    }
+  }
   if (p.phase != models::RunPhase::Train) {
     if (p.pipeline.pipelined() || p.pipeline.micro_batches > 1) {  // no inference row repeats another
       r.note = "pp: pipeline stages and micro-batches are a training step's (1 for prefill and decode)";
@@ -192,9 +208,9 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     o.recompute = p.recompute;
     o.kv_buffers = grid_.kv_buffers;
     o.memory = grid_.memory;
-    o.pipeline = p.pipeline;
+    o.pipeline = r.point.pipeline;  // with a global batch, its micro-batches
     const auto train = models::training_step(s, r.prediction, o);
-    r.pipeline_bubble = p.pipeline.pipelined() ? train.passes.bubble_fraction() : 0.0;
+    r.pipeline_bubble = o.pipeline.pipelined() ? train.passes.bubble_fraction() : 0.0;
     r.recompute = train.recompute;
     r.memory = train.memory;
     r.grad_sync_s = train.sync.total_s;

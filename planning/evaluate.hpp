@@ -71,6 +71,12 @@ struct SweepResult {
   }
   // "compute" or "transfer": whether exposed communication is at least 5% of the step.
   [[nodiscard]] const char* bound() const noexcept;
+  // How many times a device runs the prediction's micro-batch figures (the attention, the other
+  // compute, exposed transfers) in one step: micro-batches / pipeline stages (each device runs
+  // its stage's share of the layers). 1 for one micro-batch without a pipeline.
+  [[nodiscard]] double micro_per_step() const noexcept {
+    return static_cast<double>(point.pipeline.micro_batches) / static_cast<double>(point.pipeline.stages);
+  }
 };
 
 // Where a profile's numbers come from: "fitted" on its GPU, "derived" from another GPU's fit, or

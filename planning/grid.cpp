@@ -224,6 +224,10 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
       if (v.is_array()) throw InputError(file, 0, k, "expected one profile for the whole sweep (not an axis)");
       g.profile = axis<std::string>(v, file, k, text_or_default).at(0);
     }
+    else if (k == "global_batch") {
+      if (v.is_array()) throw InputError(file, 0, k, "expected one positive integer, sequences per step (not an axis)");
+      g.global_batch = axis<std::int64_t>(v, file, k, positive).at(0);
+    }
     else if (k == "kv_buffers") {
       if (v.is_array()) throw InputError(file, 0, k, "expected one positive integer (not an axis)");
       g.kv_buffers = axis<std::int64_t>(v, file, k, buffers).at(0);
@@ -238,11 +242,13 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected phase, hardware, model, impl, cp, mesh or mp and sp, dp, pp, pp_schedule, n_seq, "
-                       "cached_tokens, batch, micro_batches, layout, "
+                       "cached_tokens, batch, micro_batches, global_batch, layout, "
                        "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals, precision, "
                        "sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
+  if (g.global_batch > 0 && j.contains("micro_batches"))
+    throw InputError(file, 0, "global_batch", "give micro_batches or global_batch, not both");
   if (mp_sp) {
     if (j.contains("mesh")) throw InputError(file, 0, "mesh", "give either mesh or mp and sp, not both");
     if (sps.empty()) throw InputError(file, 0, "sp", "mp needs sp beside it");
@@ -298,6 +304,7 @@ json SweepGrid::to_json() const {
   if (pp != std::vector<std::int64_t>{1}) j["pp"] = pp;
   if (pp_schedule != std::vector<std::string>{"1f1b"}) j["pp_schedule"] = pp_schedule;
   if (micro_batches != std::vector<std::int64_t>{1}) j["micro_batches"] = micro_batches;
+  if (global_batch > 0) j["global_batch"] = global_batch;
   return j;
 }
 

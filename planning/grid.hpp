@@ -77,6 +77,10 @@ struct SweepGrid {
   // Not axes: one value for the whole sweep.
   std::string profile;         // empty: each (hardware, implementation)'s own
   std::int64_t kv_buffers = 2;
+  // Sequences per step over all replicas (0: none): each point then runs global_batch / (dp x
+  // batch) micro-batches (a point it does not divide is a skipped row), as a training run of a
+  // fixed global batch does; instead of the micro_batches axis.
+  std::int64_t global_batch = 0;
   // Precision, sequence parallelism, optimizer offload, headroom (models/memory/memory.hpp).
   models::MemorySettings memory;
   Engine engine = Engine::Analytic;

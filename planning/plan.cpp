@@ -47,6 +47,8 @@ void check_request(const PlanRequest& r) {
   if (r.batch <= 0) throw InputError({}, 0, "batch", "expected a positive batch");
   if (r.top <= 0) throw InputError({}, 0, "top", "expected a positive count of plans");
   if (r.top > kMaxPlans) throw InputError({}, 0, "top", fmt::format("at most {} plans, got {}", kMaxPlans, r.top));
+  for (const auto pp : r.pps)
+    if (pp <= 0 || pp > (1 << 16)) throw InputError({}, 0, "pp", fmt::format("expected pipeline stages from 1 to 65536, got {}", pp));
   check_inference_request(r);
   if (r.goal == Goal::MinDevices && !(r.target_tokens_per_s > 0) && !(r.target_latency_s > 0))
     throw InputError({}, 0, "target-tokens-per-s",
@@ -98,6 +100,11 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       if (!v.is_array() || v.empty()) throw InputError(file, 0, k, "expected a non-empty list of tensor-parallel degrees");
       for (const auto& x : v) r.mps.push_back(count(k, x));
     }
+    else if (k == "global_batch") r.global_batch = count(k, v);
+    else if (k == "pp") {
+      if (!v.is_array() || v.empty()) throw InputError(file, 0, k, "expected a non-empty list of pipeline stage counts");
+      for (const auto& x : v) r.pps.push_back(count(k, x));
+    }
     else if (k == "top") r.top = count(k, v);
     else if (k == "per_implementation") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
@@ -119,7 +126,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
                        "phase, cached_tokens, ttft, tpot, "
-                       "batch, mp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
+                       "batch, global_batch, mp, pp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
@@ -230,6 +237,16 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
                                  "the budget) that divides the model's {} heads",
                                  std::min(r.devices, hw.devices_per_node), model.heads));
   g.dp = counts;
+  // Pipeline stages: searched with a global batch (micro-batches to fill the pipeline), each a
+  // power of two within the budget that splits the layers evenly (Megatron's requirement).
+  g.global_batch = r.global_batch;
+  if (!r.pps.empty()) {
+    g.pp = r.pps;
+  } else if (r.global_batch > 0) {
+    g.pp.clear();
+    for (const auto pp : counts)
+      if (model.attention_only ? pp == 1 : model.layers % pp == 0) g.pp.push_back(pp);
+  }
   std::set<std::int64_t> sps;
   for (const auto& m : g.mesh) sps.insert(m.sp);
   g.cp = r.strategies.empty() ? strategy_splits(sps) : r.strategies;
@@ -369,7 +386,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   // computed after, for the rows listed.
   SweepGrid search = grid;
   search.intervals = false;
-  const auto ranges = runnable_points(search, catalog);
+  const auto ranges = runnable_points(search, catalog, r.devices);
   out.excluded = ranges.excluded;
   std::map<std::string, SweepResult> family_best, impl_best;
   std::map<std::int64_t, SweepResult> closest;  // min-devices: per device count
@@ -482,10 +499,16 @@ std::string explain(const SweepResult& row) {
                        m.capacity_bytes / gib, row.inference->kv_cache_bytes / gib, models::fit_phrase(m));
   }
   const auto& q = row.prediction;
-  const double exposed = q.exposed_transfer_s + row.grad_sync_exposed_s;
+  // The prediction's figures are one micro-batch's through the whole model: a device runs them
+  // micro-batches / stages times a step.
+  const double per = row.micro_per_step();
+  const double exposed = q.exposed_transfer_s * per + row.grad_sync_exposed_s;
   std::string s = fmt::format("{}-bound: exposed communication {:.0f}% of the step", row.bound(), 100 * exposed / row.step_s);
   if (row.grad_sync_exposed_s > 0) s += fmt::format(" (gradient sync {:.0f}%)", 100 * row.grad_sync_exposed_s / row.step_s);
-  s += fmt::format("; attention {:.0f}% of the step", 100 * (q.attention_fwd_s + q.attention_bwd_s) / row.step_s);
+  s += fmt::format("; attention {:.0f}% of the step", 100 * (q.attention_fwd_s + q.attention_bwd_s) * per / row.step_s);
+  if (row.point.pipeline.pipelined())
+    s += fmt::format("; pipeline bubble {:.0f}% ({} micro-batches over {} stages)", 100 * row.pipeline_bubble,
+                     row.point.pipeline.micro_batches, row.point.pipeline.stages);
   s += fmt::format("; imbalance {:.2f}{}", q.imbalance,
                    q.imbalance > 1.1 ? " (the busiest device sets each round)" : "");
   const auto& m = row.memory;

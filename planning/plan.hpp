@@ -45,6 +45,13 @@ struct PlanRequest {
   // Tensor-parallel degrees to search; empty: powers of two up to the node size that split the
   // heads.
   std::vector<std::int64_t> mps;
+  // Sequences per step over all replicas (0: one micro-batch of `batch` per replica and step).
+  // With a global batch the plan also searches pipeline stages (`pps`; empty: powers of two up to
+  // the budget that split the layers), each replica running global_batch / (dp x batch)
+  // micro-batches through Megatron's 1F1B (docs/pipeline.md); without one it plans pp 1, where a
+  // pipeline would be all bubble.
+  std::int64_t global_batch = 0;
+  std::vector<std::int64_t> pps;
   std::vector<models::Strategy> strategies;
   std::vector<models::LayoutSpec> layouts;
   std::vector<std::optional<models::TileShape>> tiles;

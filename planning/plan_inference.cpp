@@ -45,6 +45,8 @@ void check_inference_request(const PlanRequest& r) {
   refuse(!r.zero.empty(), "zero", "ZeRO stages (no optimizer state)");
   refuse(!r.recompute.empty(), "recompute", "recomputation (no backward)");
   refuse(!r.tiles.empty(), "tile", "tiles to search (each call is timed at the library's own kernel tiles)");
+  refuse(r.global_batch > 0, "global-batch", "global batch (a training step's micro-batches)");
+  refuse(!r.pps.empty(), "pp", "pipeline stages to search (a training step's)");
   for (const auto& s : r.strategies)
     if (s.kind != models::StrategyKind::Ring)
       throw InputError({}, 0, "cp", fmt::format("--phase {} is modelled on a ring (pass-KV and pass-Q): --cp ring", phase));

@@ -1,5 +1,6 @@
 #include "planning/prefilter.hpp"
 
+#include <array>
 #include <map>
 #include <optional>
 
@@ -29,7 +30,7 @@ const std::optional<T>& cached(std::map<std::string, std::optional<T>>& cache, c
 
 }  // namespace
 
-RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog) {
+RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog, std::int64_t max_devices) {
   const auto sizes = grid.axis_sizes();
   const auto size = [&](Axis a) { return sizes[static_cast<std::size_t>(a)]; };
   // Outer: phase .. mesh; middle: dp .. mask; inner: tile .. recomputation (never checked).
@@ -96,12 +97,15 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
         r /= size(a);
         return i;
       };
-      const models::MaskSpec& mask = grid.mask[pick(kMask)];
-      const models::LayoutSpec& layout = grid.layout[pick(kLayout)];
-      (void)pick(kBatch);
-      (void)pick(kCached);
-      const std::int64_t n_seq = grid.n_seq[pick(kNSeq)];
+      // Every middle axis decoded, last first (grid.point's order), whether checked or not.
+      std::array<std::size_t, kAxes> at{};
+      for (int a = kTile - 1; a >= kDp; --a) at[static_cast<std::size_t>(a)] = pick(static_cast<Axis>(a));
+      const models::MaskSpec& mask = grid.mask[at[kMask]];
+      const models::LayoutSpec& layout = grid.layout[at[kLayout]];
+      const std::int64_t n_seq = grid.n_seq[at[kNSeq]];
       bool ok = n_seq % mesh.sp == 0;
+      // Each count is at most 2^20 (pp 2^16): the product fits 64 bits.
+      if (ok && max_devices > 0) ok = grid.pp[at[kPp]] * grid.dp[at[kDp]] * mesh.mp * mesh.sp <= max_devices;
       if (ok && im) ok = im->offers_layout(layout) && im->offers_mask(mask);
       if (ok) keep((o * middle + m) * inner, inner);
     }

@@ -27,7 +27,9 @@ struct RunnablePoints {
 // replication is assumed possible); then, of the middle axes, n_seq splits over sp and a named
 // implementation offers the layout and the mask. Each is a check resolve() makes, so every point
 // left out is one it refuses; the rest (a layout's own divisibility, tiles, topologies, ZeRO,
-// recomputation) is left to the evaluator.
-[[nodiscard]] RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog);
+// recomputation) is left to the evaluator. `max_devices` (0: none): points needing more devices
+// (pp x dp x mp x sp) are left out too, as a plan's budget would refuse them.
+[[nodiscard]] RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog,
+                                             std::int64_t max_devices = 0);
 
 }  // namespace ringsim::planning

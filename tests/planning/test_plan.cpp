@@ -200,6 +200,41 @@ TEST_CASE("plan: the points left out before evaluation are points the evaluator 
   CHECK(ok == runnable.excluded);
 }
 
+TEST_CASE("plan: with a global batch, pipeline stages are searched; points over the budget are left out unevaluated", "[planning][plan]") {
+  const models::Catalog cat;
+  auto req = small_request(Goal::MaxThroughput);
+  req.n_seq = 16384;
+  req.global_batch = 64;
+  const auto grid = plan_grid(req, cat);
+  // Powers of two within the budget that split llama2-7b's 32 layers.
+  CHECK(grid.pp == std::vector<std::int64_t>{1, 2, 4, 8, 16});
+  CHECK(grid.global_batch == 64);
+  CHECK(plan_grid(small_request(Goal::MaxThroughput), cat).pp == std::vector<std::int64_t>{1});
+  // The budget's prefilter keeps exactly the points within it that the plain prefilter keeps.
+  const auto all = runnable_points(grid, cat), budget = runnable_points(grid, cat, req.devices);
+  std::vector<bool> kept(static_cast<std::size_t>(grid.size()), false);
+  for (const auto& r : budget.ranges)
+    for (std::int64_t i = r.first; i < r.first + r.count; ++i) kept[static_cast<std::size_t>(i)] = true;
+  std::int64_t within = 0;
+  for (const auto& r : all.ranges)
+    for (std::int64_t i = r.first; i < r.first + r.count; ++i) {
+      const auto p = grid.point(i);
+      const bool fits = p.pipeline.stages * p.dp * p.spec.mp * p.spec.sp <= req.devices;
+      CHECK(kept[static_cast<std::size_t>(i)] == fits);
+      within += fits;
+    }
+  CHECK(budget.points == within);
+  // Every plan runs the global batch: micro-batches x dp x batch sequences a step, within the budget.
+  const auto found = search_plans(grid, cat, req, {}, 16);
+  REQUIRE_FALSE(found.plans.empty());
+  for (const auto& c : found.plans) {
+    const auto& x = c.plan;
+    CHECK(x.devices() <= req.devices);
+    CHECK(x.point.pipeline.micro_batches * x.point.dp * x.point.spec.batch == 64);
+    CHECK(x.tokens_per_s == Approx(64.0 * 16384 / x.step_s).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("plan: more devices never lower the best throughput, max-context grows with the budget", "[planning][plan]") {
   const models::Catalog cat;
   double last = 0;
