@@ -223,8 +223,8 @@ def plan(hardware=None, model=None, goal=None, seq=None, devices=None, threads=0
     """The best configurations for a goal, as `ringsim plan` (its defaults: h100-sxm, llama3-8b,
     max-throughput, seq 131072, 8 devices): goal max-throughput (on `devices`), min-devices
     (target_tokens_per_s=...) or max-context (max_context=...); further keyword arguments are
-    plan-file fields (impl, cp, layout, tile, topology, zero, recompute, mp (a list), top,
-    include_research, batch, mask, phase, cached_tokens, ttft, tpot, ...). Returns a PlanAnswer
+    plan-file fields (impl, cp, layout, tile, topology, zero, recompute, mp (a list), global_batch,
+    pp (a list), top, include_research, batch, mask, phase, cached_tokens, ttft, tpot, ...). Returns a PlanAnswer
     (a list of Plan, best first)."""
     fields = dict(_scenario_fields("plan", fields, {"n_seq": "seq"}))
     threads = _args.one("plan", "threads", threads, _args.INT)

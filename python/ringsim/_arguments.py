@@ -25,7 +25,7 @@ INT, NUMBER, TEXT, BOOL, ZERO, MESH, ANY = ("an integer", "a number", "a string"
 # own parameters; a field not listed passes as any JSON value (the core names it if unknown).
 KINDS = {
     "n_seq": INT, "batch": INT, "dp": INT, "mp": INT, "sp": INT, "cached_tokens": INT, "kv_buffers": INT,
-    "pp": INT, "micro_batches": INT, "pp_schedule": TEXT,
+    "pp": INT, "micro_batches": INT, "pp_schedule": TEXT, "global_batch": INT,
     "devices": INT, "top": INT, "max_context": INT, "threads": INT,
     "headroom_gib": NUMBER, "target_tokens_per_s": NUMBER, "max_rows": NUMBER, "max_events": NUMBER,
     "hardware": TEXT, "model": TEXT, "impl": TEXT, "cp": TEXT, "layout": TEXT, "mask": TEXT, "tile": TEXT,
@@ -167,7 +167,7 @@ def sweep_many(field):
 
 
 def plan_many(field):
-    if field == "mp":
+    if field in ("mp", "pp"):
         return LIST
     return MANY if field in PLAN_AXES else ONE
 

@@ -122,6 +122,18 @@ def test_plan_equals_the_cli():
     assert list(ringsim.results_frame(answer)["step_s"]) == pytest.approx([p["step_s"] for p in expected["plans"]], rel=1e-5)
 
 
+def test_a_pipelined_plan_equals_the_cli():
+    expected = json.loads(cli("plan", "--hardware", "h100-sxm", "--model", "llama2-7b", "--devices", "16", "--seq",
+                              "16384", "--global-batch", "64", "--pp", "1,2", "--zero", "1", "--recompute", "none",
+                              "--top", "4", "--format", "json"))
+    answer = ringsim.plan(hardware="h100-sxm", model="llama2-7b", devices=16, seq=16384, global_batch=64, pp=[1, 2],
+                          zero=1, recompute="none", top=4)
+    assert len(answer) == len(expected["plans"]) == 4
+    for got, want in zip(answer, expected["plans"]):
+        for key in ("rank", "cp", "layout", "impl", "mp", "sp", "dp", "step_s", "tokens_per_s", "why", "zero"):
+            assert getattr(got, key) == want[key]
+
+
 def test_catalog():
     assert "h100-sxm" in ringsim.hardware() and "l20" in ringsim.hardware()
     assert "llama3-8b" in ringsim.models()

@@ -200,7 +200,7 @@ TEST_CASE("plan: the points left out before evaluation are points the evaluator 
   CHECK(ok == runnable.excluded);
 }
 
-TEST_CASE("plan: with a global batch, pipeline stages are searched; points over the budget are left out unevaluated", "[planning][plan]") {
+TEST_CASE("plan: with a global batch pipeline stages are searched and points over the budget are left out unevaluated", "[planning][plan]") {
   const models::Catalog cat;
   auto req = small_request(Goal::MaxThroughput);
   req.n_seq = 16384;
