@@ -8,10 +8,10 @@
 namespace ringsim::models {
 
 namespace {
-// A step's passes are listed and simulated one by one: far beyond any real schedule (Megatron
-// runs at most a few thousand micro-batches per step) and small enough for the simulator's
-// per-pass arrays.
-constexpr std::int64_t kMaxPassesPerRank = 1 << 22;
+// A step's passes are listed and simulated one by one (about 40 bytes each in the longest path
+// and the simulator): 2^22 passes over all ranks (~170 MB) is far beyond any real schedule (64
+// stages of 1024 micro-batches are 131,072 passes) and keeps the arrays bounded.
+constexpr std::int64_t kMaxPasses = 1 << 22;
 constexpr std::int64_t kMaxStages = 1 << 16;
 }  // namespace
 
@@ -57,10 +57,12 @@ void PipelineSchedule::check(std::int64_t layers) const {
   if (micro_batches < 1) throw InputError({}, 0, "micro-batches", "micro-batches must be a positive integer");
   if (virtual_stages < 1 || (kind == PipelineKind::Interleaved && virtual_stages < 2))
     throw InputError({}, 0, "pp-schedule", "an interleaved schedule needs at least 2 model chunks per stage");
-  if (micro_batches > kMaxPassesPerRank / virtual_stages)
+  // 2 x stages x chunks x micro-batches, divided step by step: the product may not fit 64 bits.
+  if (virtual_stages > kMaxPasses / 2 / stages || micro_batches > kMaxPasses / 2 / stages / virtual_stages)
     throw InputError({}, 0, "micro-batches",
-                     std::to_string(micro_batches) + " micro-batches x " + std::to_string(virtual_stages) +
-                         " chunks is more passes per stage than ringsim lists (" + std::to_string(kMaxPassesPerRank) + ")");
+                     std::to_string(stages) + " stages x " + std::to_string(virtual_stages) + " chunks x " +
+                         std::to_string(micro_batches) + " micro-batches, forward and backward, are more passes than "
+                         "ringsim lists (" + std::to_string(kMaxPasses) + ")");
   if (layers > 0 && layers % chunks() != 0)
     throw InputError({}, 0, "pp",
                      "the model's " + std::to_string(layers) + " layers do not split evenly over " + std::to_string(stages) +

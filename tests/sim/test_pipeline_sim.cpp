@@ -199,6 +199,10 @@ TEST_CASE("pipeline schedules refuse what Megatron refuses, naming the field") {
   CHECK(field([] { make(4, 6, 2).check(32); }) == "micro-batches");  // 6 not a multiple of 4
   CHECK(field([] { make(0, 1).check(32); }) == "pp");
   CHECK(field([] { make(2, 0).check(32); }) == "micro-batches");
+  // Sizes are checked before anything is listed: 2 x stages x chunks x micro-batches passes.
+  CHECK(field([] { make(65536, std::int64_t{1} << 40).check(0); }) == "micro-batches");
+  CHECK(field([] { make(64, 1 << 15, 2).check(0); }) == "micro-batches");
+  CHECK(field([] { make(64, 1 << 10, 2).check(0); }) == "none");
   CHECK(field([] { (void)PipelineSchedule::parse("interleaved:1", 2, 2); }) == "pp-schedule");
   CHECK(field([] { (void)PipelineSchedule::parse("gpipe", 2, 2); }) == "pp-schedule");
   CHECK(PipelineSchedule::parse("interleaved:3", 4, 8).virtual_stages == 3);
