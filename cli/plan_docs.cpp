@@ -20,6 +20,7 @@
 #include "models/memory/memory.hpp"
 #include "models/io/parse.hpp"
 #include "planning/length_plan.hpp"
+#include "planning/parts_io.hpp"
 
 namespace ringsim::cli {
 
@@ -76,8 +77,7 @@ struct RowFigures {
 };
 RowFigures row_figures(const planning::BucketFigures& f) {
   const auto& p = f.sum;
-  const double exposed = p.exposed_transfer_s + p.exposed_collectives_s();
-  return {share(p.attention_busiest_s, p.attention_mean_s), share(exposed, p.step_s),
+  return {share(p.attention_busiest_s, p.attention_mean_s), share(f.parts.exposed_s(), p.step_s),
           share(p.attention_fwd_s + p.attention_bwd_s, p.step_s)};
 }
 
@@ -207,7 +207,13 @@ const std::vector<std::string>& csv_columns() {
       "bucket", "longest_lo", "longest_hi", "rank", "cp", "layout", "impl", "status", "ties", "sequences", "documents",
       "real_tokens", "padding_share", "mean_step_s", "tokens_per_s", "imbalance", "busiest_over_mean", "exposed_share",
       "attention_share", "memory_bytes", "memory_capacity_bytes", "fits_memory", "profile_calibrated", "why", "note"};
-  return c;
+  // The mean sequence's step in parts after those (they add up to mean_step_s).
+  static const std::vector<std::string> with_parts = [] {
+    auto out = c;
+    out.insert(out.end(), planning::part_columns().begin(), planning::part_columns().end());
+    return out;
+  }();
+  return with_parts;
 }
 
 std::string csv(const planning::LengthPlan& plan) {
@@ -228,21 +234,26 @@ std::string csv(const planning::LengthPlan& plan) {
     for (std::size_t c = 0; c < plan.candidates.size(); ++c) {
       const auto& cand = plan.candidates[c];
       if (!cand.skipped.empty()) {
-        if (all)
-          out += csv_line({name, lo, hi, "", cand.cp, cand.layout, cand.impl, "skipped", "", "", "", "", "", "", "", "", "",
-                           "", "", "", "", "", "", "", cand.skipped});
+        if (all) {
+          std::vector<std::string> cells = {name, lo, hi, "", cand.cp, cand.layout, cand.impl, "skipped", "", "", "", "", "", "",
+                                            "", "", "", "", "", "", "", "", "", "", cand.skipped};
+          planning::append_part_cells(cells, {}, false);
+          out += csv_line(cells);
+        }
         continue;
       }
       const auto& f = plan.figures[c][b];
       if (f.packs == 0) continue;
       const auto fig = row_figures(f);
-      out += csv_line({name, lo, hi, ranked[c].first > 0 ? std::to_string(ranked[c].first) : "", cand.cp, cand.layout,
+      std::vector<std::string> cells = {name, lo, hi, ranked[c].first > 0 ? std::to_string(ranked[c].first) : "", cand.cp, cand.layout,
                        cand.impl, "ok", ranked[c].second, std::to_string(f.packs), std::to_string(f.documents),
                        std::to_string(f.real_tokens), g(f.padding_share(plan.request.n_seq)), g(f.mean_step_s()),
                        g(f.tokens_per_s()), g(f.mean_imbalance()), g(fig.busiest_over_mean), g(fig.exposed_share),
                        g(fig.attention_share), g(cand.memory_bytes), g(cand.memory_capacity_bytes),
                        cand.fits_memory ? "true" : "false", cand.profile_calibrated ? "true" : "false", f.why(),
-                       cand.fits_memory ? "" : "does not fit in memory"});
+                       cand.fits_memory ? "" : "does not fit in memory"};
+      planning::append_part_cells(cells, f.mean_parts());
+      out += csv_line(cells);
     }
   }
   return out;
@@ -293,6 +304,7 @@ std::string json(const planning::LengthPlan& plan, const std::vector<planning::T
                           {"tokens_per_s", f.tokens_per_s()}, {"imbalance", f.mean_imbalance()},
                           {"busiest_over_mean", fig.busiest_over_mean}, {"exposed_share", fig.exposed_share},
                           {"attention_share", fig.attention_share}, {"why", f.why()}};
+      planning::add_parts_json(x, f.mean_parts());
       x["ties"] = nlohmann::json::array();
       for (const auto t : row.ties)
         x["ties"].push_back({{"cp", plan.candidates[t].cp}, {"layout", plan.candidates[t].layout}, {"impl", plan.candidates[t].impl}});

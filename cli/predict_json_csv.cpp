@@ -10,6 +10,7 @@
 
 #include "cli/csv.hpp"
 #include "models/analytic/analytic.hpp"
+#include "planning/parts_io.hpp"
 
 namespace ringsim::cli {
 
@@ -24,10 +25,10 @@ nlohmann::json prediction_json(const LayoutResult& r) {
     rounds.push_back({{"round", rt.round}, {"compute_max_s", rt.compute_max_s}, {"compute_mean_s", rt.compute_mean_s},
                       {"transfer_s", rt.transfer_s}, {"round_s", rt.round_s}});
   const double tokens = p.tokens_per_s * p.step_s;
-  return {{"layout", r.layout},
+  nlohmann::json j = {{"layout", r.layout},
           {"cp", r.scenario.strategy.spec},
           {"impl", r.scenario.impl.name},
-          {"why", models::why(p)},
+          {"why", models::why(p, r.train.parts)},
           {"step_s", p.step_s},
           {"step_s_lo", json_opt(r.step.available, r.step.lo)},
           {"step_s_hi", json_opt(r.step.available, r.step.hi)},
@@ -55,6 +56,8 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"fits_memory", p.fits_memory},
           {"hide_threshold_tokens", p.hide_threshold_tokens},
           {"rounds_fwd_one_layer", rounds}};
+  planning::add_parts_json(j, r.train.parts);
+  return j;
 }
 
 }  // namespace
@@ -85,7 +88,7 @@ std::string results_json(const std::vector<LayoutResult>& results, double tms, E
 std::string results_csv(const std::vector<LayoutResult>& results, double tms, Engine engine,
                         const std::vector<NotRunnable>& not_runnable) {
   std::string out;
-  const std::vector<std::string> header = {
+  std::vector<std::string> header = {
       "layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
       "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
@@ -93,11 +96,13 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
       "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
       "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
       "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "not_runnable"};
+  // The step's parts after every other column (older readers keep their order).
+  header.insert(header.end(), planning::part_columns().begin(), planning::part_columns().end());
   out += csv_line(header);
   for (const auto& x : results) {
     const auto& s = x.scenario;
     const auto& p = x.prediction;
-    out += csv_line({x.layout, s.hardware.name, s.model.name, std::to_string(s.spec.mp), std::to_string(s.spec.sp),
+    std::vector<std::string> cells = {x.layout, s.hardware.name, s.model.name, std::to_string(s.spec.mp), std::to_string(s.spec.sp),
                      std::to_string(s.spec.n_seq), std::to_string(s.spec.batch), s.mask->name(),
                      std::to_string(s.tile.q), std::to_string(s.tile.k), s.profile.name,
                      fmt::format("{:.6g}", p.step_s), fmt_opt(x.step.available, x.step.lo),
@@ -114,16 +119,18 @@ std::string results_csv(const std::vector<LayoutResult>& results, double tms, En
                      fmt_opt(x.speedup.available, x.speedup.hi, "{:.4f}"), engine_name(engine), s.impl.name,
                      s.strategy.spec, models::docs_text(s.spec), fmt::format("{:.6g}", p.exposed_allgather_s),
                      fmt::format("{:.6g}", p.exposed_reduce_scatter_s), fmt::format("{:.6g}", p.exposed_all_to_all_s),
-                     s.profile.provenance.calibrated ? "true" : "false", models::why(p),
+                     s.profile.provenance.calibrated ? "true" : "false", models::why(p, x.train.parts),
                      fmt_opt(x.attention_fwd.available, x.attention_fwd.lo), fmt_opt(x.attention_fwd.available, x.attention_fwd.hi),
                      fmt_opt(x.attention_bwd.available, x.attention_bwd.lo), fmt_opt(x.attention_bwd.available, x.attention_bwd.hi),
-                     ""});
+                     ""};
+    planning::append_part_cells(cells, x.train.parts);
+    out += csv_line(cells);
   }
   for (const auto& x : not_runnable) {
     std::vector<std::string> cells(header.size());
     cells[0] = x.layout;
     cells[static_cast<std::size_t>(std::find(header.begin(), header.end(), "cp") - header.begin())] = x.cp;
-    cells.back() = x.reason;
+    cells[static_cast<std::size_t>(std::find(header.begin(), header.end(), "not_runnable") - header.begin())] = x.reason;
     out += csv_line(cells);
   }
   return out;

@@ -8,6 +8,7 @@
 
 #include "cli/scenario_options.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/program/program.hpp"
 #include "models/workload/documents.hpp"
 
@@ -31,6 +32,15 @@ std::size_t layout_width(const std::vector<LayoutResult>& results) {
   std::size_t w = 12;
   for (const auto& r : results) w = std::max(w, r.label(with_cp).size());
   return w;
+}
+
+// What each shown part is, in one paragraph: the columns from the first part to the last add up to
+// the step.
+std::string parts_legend(const std::vector<models::StepPart>& shown) {
+  std::string out = "parts (they add up to the step; docs/breakdown.md):";
+  for (const auto part : shown) out += fmt::format(" {} = {};", models::part_info(part).label, models::part_info(part).name);
+  out.back() = '.';
+  return out + "\n";
 }
 
 }  // namespace
@@ -68,16 +78,22 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   }
   out += fmt::format("engine {}{}\n", engine_name(engine),
                      engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
-                                             "other columns from the cost model)"
+                                             "parts from the cost model, des diff the simulator's difference)"
                                            : " (lock-step closed form)");
   out += fmt::format("profile {} [{}]; mask {}; tile {}x{}{}\n\n", profile_label(s0.profile), s0.profile.provenance.method,
                      s0.mask->name(), s0.tile.q, s0.tile.k,
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
                                                    s0.profile.default_tile.q, s0.profile.default_tile.k)
                                      : (spec.tile ? "" : " (profile default)"));
-  out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>10} {:>6}\n",
-                     with_cp ? "strategy layout" : "layout", lw, "step", "+-", "tokens/s", "MFU", "attn fwd", "attn bwd",
-                     "other", "tp comm", "exposed", "imbalance", "speedup", "+-");
+  // The step's parts (models/analytic/breakdown.hpp) that any row has, each a column: they add up
+  // to the step.
+  std::vector<models::StepPart> shown;
+  for (std::size_t i = 0; i < models::kStepParts; ++i)
+    if (std::any_of(results.begin(), results.end(), [&](const LayoutResult& r) { return r.train.parts.s[i] != 0; }))
+      shown.push_back(models::step_part(i));
+  out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>6}", with_cp ? "strategy layout" : "layout", lw, "step", "+-", "tokens/s", "MFU");
+  for (const auto part : shown) out += fmt::format(" {:>11}", models::part_info(part).label);
+  out += fmt::format(" {:>9} {:>10} {:>6}\n", "imbalance", "speedup", "+-");
   const double base = results.front().prediction.step_s;
   bool any_interval = false;
   for (const auto& r : results) {
@@ -88,15 +104,14 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
     const std::string speed_pm =
         r.speedup.available ? fmt::format("{:.2f}", 0.5 * (r.speedup.hi - r.speedup.lo)) : std::string("-");
     any_interval = any_interval || r.step.available || r.speedup.available;
-    out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>5.1f}% {:>10} {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>9.2f}x {:>6}\n",
-                       r.label(with_cp), lw, human_seconds(p.step_s), step_pm, human_count(p.tokens_per_s), 100 * p.mfu,
-                       human_seconds(p.attention_fwd_s), human_seconds(p.attention_bwd_s),
-                       human_seconds(p.other_compute_s), human_seconds(p.collective_s),
-                       human_seconds(p.exposed_transfer_s + p.exposed_collectives_s()), p.imbalance, base / p.step_s,
-                       speed_pm);
+    out += fmt::format("{:<{}} {:>10} {:>6} {:>12} {:>5.1f}%", r.label(with_cp), lw, human_seconds(p.step_s), step_pm,
+                       human_count(p.tokens_per_s), 100 * p.mfu);
+    for (const auto part : shown) out += fmt::format(" {:>11}", human_seconds(r.train.parts[part]));
+    out += fmt::format(" {:>9.2f} {:>9.2f}x {:>6}\n", p.imbalance, base / p.step_s, speed_pm);
   }
   out += "\nwhy:\n";
-  for (const auto& r : results) out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction));
+  for (const auto& r : results)
+    out += fmt::format("  {:<{}} {}\n", r.label(with_cp), lw, models::why(r.prediction, r.train.parts));
   out += any_interval ? "\n+-: half width of the 90 % prediction interval (the profile's fitted parameters' covariance and "
                         "its held-out residual spread; a derived profile's spread is the error measured when one fitted GPU's "
                         "parameters predict another's); - where the profile has none for that quantity. Attention forward "
@@ -104,9 +119,9 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                       : fmt::format("\n+-: no prediction interval: profile {} has no fitted uncertainty ({}).\n",
                                     s0.profile.name, s0.profile.provenance.calibrated ? "fitted without one" : "uncalibrated");
   out += fmt::format("speedup is relative to the first row ({}); imbalance = busiest device's attention work / mean\n"
-                     "(rings: averaged over rounds; 1.00 = perfectly balanced); exposed = ring transfers and collectives\n"
-                     "(all-gather, reduce-scatter, all-to-all) not hidden by compute.\n",
+                     "(rings: averaged over rounds; 1.00 = perfectly balanced).\n",
                      results.front().label(with_cp));
+  out += parts_legend(shown);
   out += fmt::format("Theoretical maximum speedup of striped over ring (the Striped Attention paper's TMS): {:.2f}\n", tms);
   const auto& p0 = results.front().prediction;
   if (s0.program->has_ring())
@@ -122,9 +137,9 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                          human_seconds(t.hop_s));
     else
       out += fmt::format("; passes {}", human_seconds(t.passes.step_s));
-    out += fmt::format("; gradient sync {}, {} exposed. attn fwd, attn bwd, other and tp comm are one micro-batch through "
-                       "the whole model (docs/pipeline.md)\n",
-                       human_seconds(t.sync.total_s), human_seconds(t.sync.exposed_s));
+    out += fmt::format("; gradient sync {}, {} exposed. The parts are every micro-batch's{} (docs/pipeline.md)\n",
+                       human_seconds(t.sync.total_s), human_seconds(t.sync.exposed_s),
+                       pl.pipelined() ? " on the busiest stage's rank" : "");
   }
   out += fmt::format("memory per device ~{} of {} ({}; {}; {}: --dp, --zero, --recompute, --precision, --headroom; "
                      "docs/memory.md)\n",

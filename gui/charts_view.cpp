@@ -106,23 +106,24 @@ void ChartsView::set_result(const RunResult* result) {
     apply_nice_axis(*y, nice_axis(std::max(0.0, lo - 0.05 * (hi - lo + 0.1)), hi + 0.05 * (hi - lo + 0.1)));
 
     auto* bars = new QStackedBarSeries;
-    const char* names[] = {"attention fwd", "attention bwd", "other compute", "tp comm", "exposed communication"};
+    // The step's parts any layout has (models/analytic/breakdown.hpp: one pass, as the run
+    // predicts it), in the breakdown's order and colours.
+    std::vector<models::StepBreakdown> parts;
+    for (const auto& run : result->layouts) parts.push_back(models::pass_breakdown(run.prediction, run.prediction.step_s));
     QStringList categories;
     std::vector<QBarSet*> sets;
-    for (const char* n : names) sets.push_back(new QBarSet(tr(n)));
+    for (std::size_t i = 0; i < models::kStepParts; ++i) {
+      if (std::none_of(parts.begin(), parts.end(), [&](const models::StepBreakdown& b) { return b.s[i] != 0; })) continue;
+      auto* set = new QBarSet(QString::fromUtf8(models::part_info(models::step_part(i)).label));
+      set->setColor(part_colours()[i]);
+      for (const auto& b : parts) *set << b.s[i];
+      sets.push_back(set);
+    }
+    for (const auto& run : result->layouts) categories << QString::fromStdString(run.layout);
     double bar_lo = 0, bar_hi = 0;  // the stacks' extents: negative and positive parts stack apart
-    for (const auto& run : result->layouts) {
-      const auto& p = run.prediction;
-      categories << QString::fromStdString(run.layout);
-      // Each pass's exposed communication shown once, on its own (gui/step_parts.hpp).
-      const auto parts = step_parts(p);
-      *sets[0] << parts.attention_fwd_s;
-      *sets[1] << parts.attention_bwd_s;
-      *sets[2] << parts.other_compute_s;
-      *sets[3] << parts.tp_comm_s;
-      *sets[4] << parts.exposed_s;
+    for (const auto& b : parts) {
       double pos = 0, neg = 0;
-      for (auto* set : sets) (set->at(set->count() - 1) >= 0 ? pos : neg) += set->at(set->count() - 1);
+      for (const double x : b.s) (x >= 0 ? pos : neg) += x;
       bar_lo = std::min(bar_lo, neg);
       bar_hi = std::max(bar_hi, pos);
     }

@@ -23,9 +23,9 @@ std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base, con
       row.impl = spec.impl;
       auto s = models::resolve(spec, catalog);
       row.prediction = models::predict(s);
-      row.parts = step_parts(row.prediction);
+      row.parts = models::pass_breakdown(row.prediction);
       row.step = models::time_intervals_around(s, row.prediction).step;
-      row.why = models::why(row.prediction);
+      row.why = models::why(row.prediction, row.parts);
     } catch (const models::InputError& e) {
       row.refused = field_message(e);
     }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gui/step_parts.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/catalog/resolve.hpp"
 
@@ -18,7 +18,7 @@ struct CompareRow {
   std::string strategy, impl, layout;
   std::optional<std::string> refused;  // why it cannot run here (then nothing else is set)
   models::Prediction prediction;
-  StepParts parts;
+  models::StepBreakdown parts;  // the step in parts (one pass: the Compare view trains nothing)
   models::Interval step;  // unavailable without a fitted uncertainty in the profile
   std::string why;
 };

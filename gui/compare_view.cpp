@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "gui/error_text.hpp"
+#include "gui/step_parts.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
@@ -35,10 +36,12 @@ class CompareBars : public QWidget {
       p.drawText(rect(), Qt::AlignCenter, tr("Compare runs the form's scenario under each strategy listed above"));
       return;
     }
-    static const std::array<QColor, 5> colours{QColor(0x4e79a7), QColor(0x76b7b2), QColor(0xbab0ac), QColor(0xf28e2b),
-                                               QColor(0xe15759)};
-    static const std::array<const char*, 5> names{"attention fwd", "attention bwd", "other compute", "tp comm",
-                                                  "exposed communication"};
+    // The parts any row has, in the breakdown's order and colours (gui/step_parts.hpp).
+    std::vector<std::size_t> shown;
+    for (std::size_t i = 0; i < models::kStepParts; ++i)
+      if (std::any_of(rows_->begin(), rows_->end(), [&](const CompareRow& r) { return !r.refused && r.parts.s[i] != 0; }))
+        shown.push_back(i);
+    const auto& colours = part_colours();
     const QFontMetrics fm(font());
     double scale = 0;
     for (const auto& r : *rows_)
@@ -50,10 +53,11 @@ class CompareBars : public QWidget {
     int y = 8;
     // Legend.
     int lx = left;
-    for (std::size_t i = 0; i < names.size(); ++i) {
+    for (const std::size_t i : shown) {
+      const QString name = QString::fromUtf8(models::part_info(models::step_part(i)).label);
       p.fillRect(QRect(lx, y + 2, 10, 10), colours[i]);
-      p.drawText(QPoint(lx + 14, y + fm.ascent()), tr(names[i]));
-      lx += 14 + fm.horizontalAdvance(tr(names[i])) + 16;
+      p.drawText(QPoint(lx + 14, y + fm.ascent()), name);
+      lx += 14 + fm.horizontalAdvance(name) + 16;
     }
     y += fm.height() + 10;
     const double px = scale > 0 ? (right - left) / scale : 0;
@@ -68,11 +72,9 @@ class CompareBars : public QWidget {
         y += row_h;
         continue;
       }
-      const std::array<double, 5> parts{r.parts.attention_fwd_s, r.parts.attention_bwd_s, r.parts.other_compute_s,
-                                        r.parts.tp_comm_s, r.parts.exposed_s};
       double x = left;
-      for (std::size_t i = 0; i < parts.size(); ++i) {
-        const double w = std::max(0.0, parts[i]) * px;
+      for (const std::size_t i : shown) {
+        const double w = std::max(0.0, r.parts.s[i]) * px;
         p.fillRect(QRectF(x, y + 2, w, fm.height() + 2), colours[i]);
         x += w;
       }

@@ -33,6 +33,7 @@
 #include "gui/plan_view.hpp"
 #include "gui/timeline_widget.hpp"
 #include "io/output_file.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 
@@ -341,7 +342,7 @@ void MainWindow::show_result() {
   QStringList why;
   for (const auto& l : result_->layouts)
     why << QStringLiteral("<b>%1</b>: %2 (step %3 s)")
-               .arg(QString::fromStdString(l.layout).toHtmlEscaped(), QString::fromStdString(models::why(l.prediction)).toHtmlEscaped())
+               .arg(QString::fromStdString(l.layout).toHtmlEscaped(), QString::fromStdString(models::why(l.prediction, models::pass_breakdown(l.prediction))).toHtmlEscaped())
                .arg(l.prediction.step_s, 0, 'g', 4);
   why_->setText(why.join("<br>"));
   const auto metric = static_cast<Metric>(metric_->currentIndex());

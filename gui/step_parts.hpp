@@ -1,23 +1,20 @@
 #pragma once
-// A predicted step cut into parts that add up to it exactly, for the breakdown bars: each pass's
-// attention compute (its exposed communication taken out), the rest of the step's compute, the
-// tensor-parallel all-reduces, and the communication no compute hid (ring transfers and the
-// collectives of all-gather and Ulysses), each counted once.
-#include "models/analytic/analytic.hpp"
+// The colours of a step's parts (models/analytic/breakdown.hpp) in the GUI's bars, one per part,
+// in the breakdown's order, so every chart stacks the same list the command line prints.
+#include <array>
+
+#include <QColor>
+
+#include "models/analytic/breakdown.hpp"
 
 namespace ringsim::gui {
 
-struct StepParts {
-  double attention_fwd_s = 0, attention_bwd_s = 0, other_compute_s = 0, tp_comm_s = 0, exposed_s = 0;
-  [[nodiscard]] double total() const noexcept {
-    return attention_fwd_s + attention_bwd_s + other_compute_s + tp_comm_s + exposed_s;
-  }
-};
-
-[[nodiscard]] inline StepParts step_parts(const models::Prediction& p) {
-  const double exposed = p.exposed_transfer_s + p.exposed_collectives_s();
-  return {p.attention_fwd_s - p.exposed_fwd_s, p.attention_bwd_s - (exposed - p.exposed_fwd_s), p.other_compute_s,
-          p.collective_s, exposed};
+[[nodiscard]] inline const std::array<QColor, models::kStepParts>& part_colours() {
+  static const std::array<QColor, models::kStepParts> c{
+      QColor(0x4e79a7), QColor(0x76b7b2), QColor(0xedc948), QColor(0xb07aa1), QColor(0xe15759), QColor(0xff9da7),
+      QColor(0x9c755f), QColor(0xf28e2b), QColor(0x59a14f), QColor(0xbab0ac), QColor(0x8cd17d), QColor(0xd37295),
+      QColor(0x79706e)};
+  return c;
 }
 
 }  // namespace ringsim::gui

@@ -1,4 +1,5 @@
 #include "planning/evaluate.hpp"
+#include "planning/parts_io.hpp"
 
 #include <algorithm>
 
@@ -18,7 +19,7 @@ namespace ringsim::planning {
 using models::InputError;
 
 const char* SweepResult::bound() const noexcept {
-  const double exposed = prediction.exposed_transfer_s * micro_per_step() + grad_sync_exposed_s;
+  const double exposed = parts.exposed_s() + parts[models::StepPart::GradientSync];
   return exposed >= 0.05 * step_s ? "transfer" : "compute";
 }
 
@@ -211,6 +212,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
     r.grad_sync_s = train.sync.total_s;
     r.grad_sync_exposed_s = train.sync.exposed_s;
     r.step_s = train.step_s;
+    r.parts = train.parts;
     r.tokens_per_s = train.tokens_per_s;
     r.prediction.mfu = train.mfu;
     if (t.step_interval.available) r.step_interval = {r.step_s * t.step_interval.lo, r.step_s * t.step_interval.hi, true};
@@ -235,7 +237,12 @@ const std::vector<std::string>& sweep_columns() {
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
       "workspace_bytes", "strategy_buffers_bytes", "fixed_bytes", "host_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
       "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "pp", "pp_schedule", "micro_batches", "pipeline_bubble"};
-  return c;
+  static const std::vector<std::string> with_parts = [] {
+    auto out = c;
+    out.insert(out.end(), part_columns().begin(), part_columns().end());
+    return out;
+  }();
+  return with_parts;
 }
 
 namespace {
@@ -380,6 +387,12 @@ void append_csv_row(const SweepResult& r, std::string& out, bool inference) {
   // The step's pipeline and micro-batches (docs/pipeline.md), after those.
   fmt::format_to(it, FMT_COMPILE(",{},{},{},"), p.pipeline.stages, p.pipeline.spec(), p.pipeline.micro_batches);
   if (r.ok) fmt::format_to(it, FMT_COMPILE("{:.4f}"), r.pipeline_bubble);
+  // The step's parts (training rows), after those.
+  const bool parts = r.ok && !r.inference;
+  for (const double x : r.parts.s) {
+    if (parts) fmt::format_to(it, FMT_COMPILE(",{:.6g}"), x);
+    else out += ',';
+  }
   if (inference) append_inference_fields(r, out);
   out += '\n';
 }
@@ -435,6 +448,7 @@ nlohmann::json result_json(const SweepResult& r) {
             {"strategy_buffers_bytes", m.strategy.bytes}, {"fixed_bytes", m.fixed_bytes}, {"host_bytes", m.host_bytes},
             {"memory_headroom_bytes", m.headroom_bytes}, {"profile_calibrated", r.profile_calibrated},
             {"pipeline_bubble", r.pipeline_bubble}});
+  if (!r.inference) add_parts_json(j, r.parts);
   for (const auto& [name, interval] : {std::pair{"attention_fwd_s", &r.attention_fwd_interval},
                                        std::pair{"attention_bwd_s", &r.attention_bwd_interval}}) {
     j[std::string(name) + "_lo"] = interval->available ? nlohmann::json(interval->lo) : nlohmann::json(nullptr);

@@ -19,6 +19,7 @@
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/analytic/interval.hpp"
 #include "models/inference/phase.hpp"
 #include "models/memory/memory.hpp"
@@ -61,6 +62,9 @@ struct SweepResult {
   double grad_sync_s = 0;         // data-parallel gradient synchronisation of one step
   double grad_sync_exposed_s = 0; // the part the backward does not hide
   double step_s = 0;              // prediction.step_s + grad_sync_exposed_s
+  // step_s in parts (models/analytic/breakdown.hpp; training rows: every micro-batch, the busiest
+  // pipeline rank, the exposed synchronisation); zeros for inference rows.
+  models::StepBreakdown parts;
   double tokens_per_s = 0;        // all dp replicas
   models::MemoryEstimate memory;
   // Prefill and decode points: their own figures (step_s is then the latency, TTFT or TPOT;
@@ -69,14 +73,9 @@ struct SweepResult {
   [[nodiscard]] std::int64_t devices() const noexcept {
     return point.pipeline.stages * point.dp * point.spec.mp * point.spec.sp;
   }
-  // "compute" or "transfer": whether exposed communication is at least 5% of the step.
+  // "compute" or "transfer": whether exposed communication (the parts' ring transfers,
+  // collectives and gradient synchronisation) is at least 5% of the step.
   [[nodiscard]] const char* bound() const noexcept;
-  // How many times a device runs the prediction's micro-batch figures (the attention, the other
-  // compute, exposed transfers) in one step: micro-batches / pipeline stages (each device runs
-  // its stage's share of the layers). 1 for one micro-batch without a pipeline.
-  [[nodiscard]] double micro_per_step() const noexcept {
-    return static_cast<double>(point.pipeline.micro_batches) / static_cast<double>(point.pipeline.stages);
-  }
 };
 
 // Where a profile's numbers come from: "fitted" on its GPU, "derived" from another GPU's fit, or

@@ -16,6 +16,7 @@
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/implementations/implementation.hpp"
+#include "models/analytic/gradient_sync.hpp"
 #include "models/memory/memory.hpp"
 #include "models/analytic/packed_model.hpp"
 #include "models/implementations/strategy.hpp"
@@ -55,6 +56,7 @@ void merge(BucketFigures& into, const BucketFigures& from) {
   into.real_tokens += from.real_tokens;
   accumulate(into.sum, from.sum);
   into.imbalance_sum += from.imbalance_sum;
+  into.parts += from.parts;
 }
 
 }  // namespace
@@ -62,7 +64,7 @@ void merge(BucketFigures& into, const BucketFigures& from) {
 std::string BucketFigures::why() const {
   models::Prediction p = sum;
   p.imbalance = mean_imbalance();
-  return models::why(p);
+  return models::why(p, parts);
 }
 
 void check_request(const LengthPlanRequest& r) {
@@ -310,6 +312,10 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
     if (!runs[c]) continue;
     const auto& cand = plan.candidates[c];
     const models::PackedModel model(cand.spec, parts.at(cand.impl));
+    // Each packed sequence is a step of one replica, its gradients synchronised over the sp ranks
+    // as predict counts them (models::training_step: ZeRO-3's gathers and the reduction, hidden
+    // behind that step's attention backward where they can be).
+    const auto sync = models::gradient_sync(model.scenario(), 1, r.zero, 0.0);
     const auto& packs = plan.packings[static_cast<std::size_t>(cand.packing)];
     std::vector<Chunk> chunks;
     for (std::int64_t p = 0; p < packs.size(); p += kChunk) chunks.push_back({p, std::min(packs.size(), p + kChunk), {}, 0});
@@ -326,7 +332,10 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
           chunk.figures.assign(plan.buckets.size() + 1, BucketFigures{});
           for (std::int64_t p = chunk.first; p < chunk.last; ++p) {
             const auto docs = packs.pack(p);
-            const models::Prediction pred = model.predict(docs, ws);
+            models::Prediction pred = model.predict(docs, ws);
+            models::StepBreakdown step = models::pass_breakdown(pred);
+            step[models::StepPart::GradientSync] = sync.exposed_with(pred.attention_bwd_s);
+            pred.step_s = step.total();
             const auto pi = static_cast<std::size_t>(p);
             for (const std::size_t b : {plan.bucket_of(packs.longest[pi]), plan.buckets.size()}) {
               BucketFigures& f = chunk.figures[b];
@@ -334,6 +343,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
               f.documents += static_cast<std::int64_t>(docs.size());
               f.real_tokens += packs.real_tokens[pi];
               accumulate(f.sum, pred);
+              f.parts += step;
               f.imbalance_sum += pred.imbalance;
             }
             chunk.documents += static_cast<std::int64_t>(docs.size());

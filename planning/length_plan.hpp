@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/memory/memory.hpp"
 #include "models/catalog/resolve.hpp"
 #include "planning/lengths.hpp"
@@ -73,12 +74,17 @@ struct BucketFigures {
   std::int64_t packs = 0;
   std::int64_t documents = 0;    // pieces (documents longer than n_seq are cut)
   std::int64_t real_tokens = 0;  // the dataset's tokens, padding excluded
-  models::Prediction sum;        // the packs' predictions, additive fields summed
+  models::Prediction sum;        // the packs' predictions, additive fields summed (step_s: with the sync)
+  models::StepBreakdown parts;   // the packs' steps in parts (the gradient synchronisation included)
   double imbalance_sum = 0;      // sum of the packs' imbalance
   [[nodiscard]] double tokens_per_s() const noexcept {
     return sum.step_s > 0 ? static_cast<double>(real_tokens) / sum.step_s : 0;
   }
   [[nodiscard]] double mean_step_s() const noexcept { return packs > 0 ? sum.step_s / static_cast<double>(packs) : 0; }
+  // The mean sequence's step in parts (they add up to mean_step_s).
+  [[nodiscard]] models::StepBreakdown mean_parts() const noexcept {
+    return packs > 0 ? parts.scaled(1.0 / static_cast<double>(packs)) : models::StepBreakdown{};
+  }
   [[nodiscard]] double mean_imbalance() const noexcept {
     return packs > 0 ? imbalance_sum / static_cast<double>(packs) : 0;
   }

@@ -499,16 +499,17 @@ std::string explain(const SweepResult& row) {
                        m.capacity_bytes / gib, row.inference->kv_cache_bytes / gib, models::fit_phrase(m));
   }
   const auto& q = row.prediction;
-  // The prediction's figures are one micro-batch's through the whole model: a device runs them
-  // micro-batches / stages times a step.
-  const double per = row.micro_per_step();
-  const double exposed = q.exposed_transfer_s * per + row.grad_sync_exposed_s;
-  std::string s = fmt::format("{}-bound: exposed communication {:.0f}% of the step", row.bound(), 100 * exposed / row.step_s);
-  if (row.grad_sync_exposed_s > 0) s += fmt::format(" (gradient sync {:.0f}%)", 100 * row.grad_sync_exposed_s / row.step_s);
-  s += fmt::format("; attention {:.0f}% of the step", 100 * (q.attention_fwd_s + q.attention_bwd_s) * per / row.step_s);
+  // The step's parts (every micro-batch, the busiest pipeline rank, the exposed synchronisation):
+  // the cause they name, then each part's share (those of at least 0.5 %).
+  const auto& b = row.parts;
+  const double step = b.total();
+  std::string s = models::why(q, b) + "; parts:";
+  for (std::size_t i = 0; i < models::kStepParts; ++i)
+    if (step > 0 && b.s[i] >= 0.005 * step)
+      s += fmt::format(" {} {:.0f}%,", models::part_info(models::step_part(i)).label, 100 * b.s[i] / step);
+  s.pop_back();
   if (row.point.pipeline.pipelined())
-    s += fmt::format("; pipeline bubble {:.0f}% ({} micro-batches over {} stages)", 100 * row.pipeline_bubble,
-                     row.point.pipeline.micro_batches, row.point.pipeline.stages);
+    s += fmt::format(" ({} micro-batches over {} stages)", row.point.pipeline.micro_batches, row.point.pipeline.stages);
   s += fmt::format("; imbalance {:.2f}{}", q.imbalance,
                    q.imbalance > 1.1 ? " (the busiest device sets each round)" : "");
   const auto& m = row.memory;

@@ -150,16 +150,6 @@ std::vector<SweepResult> evaluate_jobs(const SweepGrid& grid, const std::vector<
   return rows;
 }
 
-// The trained step as predict prints it (the gradient synchronisation added), for models::why.
-models::Prediction trained(const SweepResult& r) {
-  auto p = r.prediction;
-  p.step_s = r.step_s;
-  p.tokens_per_s = r.tokens_per_s;
-  p.memory_bytes = r.memory.total_bytes;
-  p.fits_memory = r.memory.fits;
-  return p;
-}
-
 // Each comparison's figures against its first runnable training row.
 void add_comparisons(std::vector<PredictRow>& rows, const models::Catalog& catalog) {
   for (std::size_t begin = 0; begin < rows.size();) {
@@ -239,7 +229,7 @@ std::vector<PredictRow> predict_grid(const SweepGrid& grid, bool layouts_given, 
     row.result = std::move(results[k]);
     row.comparison = jobs[k].comparison;
     const auto& r = row.result;
-    row.why = !r.ok ? r.note : r.inference ? explain(r) : models::why(trained(r));
+    row.why = !r.ok ? r.note : r.inference ? explain(r) : models::why(r.prediction, r.parts);
   }
   const auto ran = std::find_if(rows.begin(), rows.end(), [](const PredictRow& r) { return r.result.ok; });
   if (ran == rows.end() && !rows.empty()) {

@@ -12,7 +12,6 @@
 #include <stdexcept>
 #include <optional>
 #include <cmath>
-#include <cstdio>
 
 namespace ringsim::models {
 
@@ -112,6 +111,7 @@ struct RingPass {
   double fwd_s = 0, bwd_s = 0, fwd_exposed = 0, bwd_exposed = 0;
   double busiest_fwd = 0, mean_fwd = 0, busiest_bwd = 0, mean_bwd = 0;
   double imbalance_sum = 0, area_frac_sum = 0, useful_layer = 0;
+  double overhead = 0;  // per pass: every round's per-round overhead
   std::int64_t rounds_run = 0;
   std::vector<RoundTime> rounds;  // when asked for
 };
@@ -125,6 +125,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
   const double round_overhead = s.profile.round_overhead_s;
   RingPass r;
   r.rounds_run = n;
+  r.overhead = static_cast<double>(n) * round_overhead;
   // What each round's compute overlaps, the transfers no round overlaps, and the compute slowed
   // by NCCL's kernel beside it (ring_transfers.cpp).
   const RingRoundTransfers xs = ring_round_transfers(s, prog);
@@ -198,7 +199,7 @@ RingPass ring_pass(const ResolvedScenario& s, const Program& prog, FunctionRef<R
 
 struct PassTotals {
   double time_s = 0, exposed_ring = 0, exposed_ag = 0, exposed_rs = 0, exposed_a2a = 0;
-  double busiest = 0, mean = 0;
+  double busiest = 0, mean = 0, overhead = 0;
 };
 
 // One layer of a pass of the program, lock-step: stages one after the other, a stage and the
@@ -216,6 +217,7 @@ PassTotals run_pass(const ResolvedScenario& s, const std::vector<Stage>& stages,
         acc.exposed_ring += backward ? ring.bwd_exposed : ring.fwd_exposed;
         acc.busiest += backward ? ring.busiest_bwd : ring.busiest_fwd;
         acc.mean += backward ? ring.mean_bwd : ring.mean_fwd;
+        acc.overhead += ring.overhead;
         const double time = backward ? ring.bwd_s : ring.fwd_s;
         return {time, time - (backward ? ring.bwd_exposed : ring.fwd_exposed)};
       }
@@ -261,44 +263,6 @@ PassTotals run_pass(const ResolvedScenario& s, const std::vector<Stage>& stages,
 }
 
 }  // namespace
-
-std::string why(const Prediction& p) {
-  const double exposed_ring = p.exposed_transfer_s;
-  struct Item {
-    double s;
-    const char* what;
-  };
-  const Item items[] = {{p.exposed_all_to_all_s, "exposed all-to-all"},
-                        {p.exposed_allgather_s, "exposed all-gather"},
-                        {p.exposed_reduce_scatter_s, "exposed reduce-scatter"},
-                        {exposed_ring, "exposed ring transfers"}};
-  const Item* worst = &items[0];
-  for (const auto& it : items)
-    if (it.s > worst->s) worst = &it;
-  const double imbalance_loss = p.attention_busiest_s - p.attention_mean_s;
-  const double attention = p.attention_fwd_s + p.attention_bwd_s;
-  // Shares of one micro-batch's pass through the model (the columns' sum): the step of a
-  // training run (TrainingStep) repeats it per micro-batch and adds the pipeline's bubble and
-  // the gradient synchronisation.
-  const double step = attention + p.other_compute_s + p.collective_s;
-  auto pct = [&](double x) { return static_cast<int>(std::lround(100 * x / step)); };
-  if (worst->s >= imbalance_loss && worst->s > 0.05 * step) {
-    std::string line = std::string(worst->what) + " (" + std::to_string(pct(worst->s)) + "% of the step)";
-    const std::string& bound = worst == &items[3] ? p.ring_bound : p.collective_bound;
-    if (!bound.empty()) line += ", bound by " + bound;
-    return line;
-  }
-  if (imbalance_loss > 0.05 * step) {
-    // The figure is the imbalance column's (each round's busiest device over the mean, averaged
-    // over rounds): one definition for the table, this line, the GUI and the docs.
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", p.imbalance);
-    return "imbalance " + std::string(buf) + ": each round waits for its busiest device (" +
-           std::to_string(pct(imbalance_loss)) + "% of the step waiting)";
-  }
-  if (attention > 0.5 * step) return "compute-bound (attention " + std::to_string(pct(attention)) + "% of the step)";
-  return "compute-bound (projections and MLP " + std::to_string(pct(p.other_compute_s)) + "% of the step)";
-}
 
 StepRest step_rest(const ResolvedScenario& s) {
   const auto& cost = *s.cost;
@@ -367,8 +331,10 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   double fwd_layer = fwd.time_s, bwd_layer = bwd.time_s;
   // SCFA's gathers/sort before and scatter after the kernel, once per layer for the device's
   // own block: K/V are prepared where they live and travel prepared (0 unless index-based).
+  const double prep = cost.sparse_prep_fwd_s(s.layout->block()) + cost.sparse_prep_bwd_s(s.layout->block());
   fwd_layer += cost.sparse_prep_fwd_s(s.layout->block());
   bwd_layer += cost.sparse_prep_bwd_s(s.layout->block());
+  p.attention_overhead_s = (fwd.overhead + bwd.overhead + prep) * layers;
   p.rounds_fwd = std::move(ring.rounds);
   p.attention_fwd_s = fwd_layer * layers;
   p.attention_bwd_s = bwd_layer * layers;
@@ -379,6 +345,7 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   p.exposed_fwd_s = (fwd.exposed_ring + fwd.exposed_ag + fwd.exposed_rs + fwd.exposed_a2a) * layers;
   p.attention_busiest_s = (fwd.busiest + bwd.busiest) * layers;
   p.attention_mean_s = (fwd.mean + bwd.mean) * layers;
+  p.attention_mean_fwd_s = fwd.mean * layers;
   // Imbalance: the ring's per-round busiest / mean area, averaged over rounds; for stages of
   // local compute the busiest device's compute over the mean.
   if (prog.kind == StrategyKind::Ring || prog.kind == StrategyKind::DoubleRing)
@@ -392,7 +359,7 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   p.layer_collective_fwd_s = rest.layer_collective_fwd_s;
   p.head_fwd_s = rest.head_fwd_s;
   p.head_bwd_s = rest.head_bwd_s;
-  p.step_s = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
+  p.step_s = p.columns_s();
   const double tokens = static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch);
   // Every device of the mp x sp mesh works on the same sequence(s).
   p.tokens_per_s = tokens / p.step_s;

@@ -44,6 +44,10 @@ struct Prediction {
   // Attention compute of the whole step: the busiest device's (what lock-step waits for) and
   // the mean device's; their difference is what imbalance costs.
   double attention_busiest_s = 0, attention_mean_s = 0;
+  double attention_mean_fwd_s = 0;  // of attention_mean_s, the forward's
+  // Of the attention times, what is neither compute nor exposed communication: each ring round's
+  // fixed cost (the profile's round_overhead_s) and sparse preparation, both passes.
+  double attention_overhead_s = 0;
   double step_s = 0;
   double tokens_per_s = 0;
   double model_flops = 0;         // useful FLOPs of the step on one device (allowed pairs only)
@@ -58,12 +62,10 @@ struct Prediction {
   [[nodiscard]] double exposed_collectives_s() const noexcept {
     return exposed_allgather_s + exposed_reduce_scatter_s + exposed_all_to_all_s;
   }
+  // The columns' sum: one micro-batch's pass through the model as the cost model times it (its
+  // step_s; the simulator's and a training step's differ: models/analytic/breakdown.hpp).
+  [[nodiscard]] double columns_s() const noexcept { return attention_fwd_s + attention_bwd_s + other_compute_s + collective_s; }
 };
-
-// One line naming what limits the step: compute-bound, exposed all-to-all / all-gather /
-// reduce-scatter / ring transfers, or imbalance (quoting Prediction::imbalance, the figure the
-// tables print, and the share of the step spent waiting for the busiest devices).
-[[nodiscard]] std::string why(const Prediction& p);
 
 [[nodiscard]] Prediction predict(const ResolvedScenario& s);
 

@@ -6,8 +6,17 @@
 
 namespace ringsim::models {
 
-GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding zero, double hiding_s, double parameters) {
+GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding zero, double hiding_s, double parameters,
+                           std::int64_t micro_batches) {
   GradientSync g;
+  const double m = static_cast<double>(std::max<std::int64_t>(1, micro_batches));
+  g.windows = zero == Sharding::Zero3 ? m : 1.0;
+  const auto finish = [&] {
+    g.gather_s *= m;
+    g.total_s = g.gather_s + g.reduce_s;
+    g.exposed_s = g.exposed_with(hiding_s);
+    return g;
+  };
   const auto& spec = s.spec;
   const double group = static_cast<double>(dp * spec.sp);
   if (group <= 1 || s.model.attention_only) return g;
@@ -47,18 +56,14 @@ GradientSync gradient_sync(const ResolvedScenario& s, std::int64_t dp, Sharding 
     } else {
       g.reduce_s = time("grad-ar", transport::Collective::AllReduce);
     }
-    g.total_s = g.gather_s + g.reduce_s;
-    g.exposed_s = std::max(0.0, g.total_s - hiding_s);
-    return g;
+    return finish();
   }
   const double pass = (group - 1) / group * bytes / s.cost->link_bandwidth_bytes_per_s(inter) +
                       (group - 1) * s.cost->link_latency_s(inter);
   // ZeRO-3: two all-gathers and a reduce-scatter, one pass each; else an all-reduce, two passes.
   g.gather_s = zero == Sharding::Zero3 ? 2 * pass : 0.0;
   g.reduce_s = zero == Sharding::Zero3 ? pass : 2 * pass;
-  g.total_s = g.gather_s + g.reduce_s;
-  g.exposed_s = std::max(0.0, g.total_s - hiding_s);
-  return g;
+  return finish();
 }
 
 }  // namespace ringsim::models

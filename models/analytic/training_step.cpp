@@ -27,6 +27,25 @@ PipelineDurations stage_passes(const ResolvedScenario& s, const Prediction& p, c
   return d;
 }
 
+// The parts of the passes rank `rank` runs, one micro-batch: its chunks' share of the per-layer
+// parts, the LM head where the last chunk is, each scaled as stage_passes scales the passes (the
+// simulator's difference from the parts, spread in proportion, is its own part).
+StepBreakdown rank_parts(const ResolvedScenario& s, const Prediction& p, const PipelineSchedule& pl, std::int64_t rank) {
+  const StepBreakdown pass = pass_breakdown(p, p.step_s);
+  const double head = p.head_fwd_s + p.head_bwd_s;
+  const double layers = static_cast<double>(std::max<std::int64_t>(1, s.model.layers));
+  const double share = static_cast<double>(layers_per_chunk(s.model, pl) * pl.virtual_stages) / layers;
+  StepBreakdown b = pass;
+  b[StepPart::SimulatedDifference] = 0;
+  b[StepPart::OtherCompute] -= head;
+  b = b.scaled(share);
+  if (rank == pl.stages - 1) b[StepPart::OtherCompute] += head;
+  const double columns = p.columns_s();
+  const double scale = columns > 0 ? p.step_s / columns : 1.0;
+  b[StepPart::SimulatedDifference] = (scale - 1) * b.total();
+  return b;
+}
+
 // A micro-batch's activations from one stage to the next, as Megatron sends them (schedules.py:
 // tensor_shape = [seq / cp (/ tp under sequence parallelism), micro-batch, hidden], in the
 // activations' 16-bit dtype) over the link between stages: the stages are the outermost
@@ -58,13 +77,17 @@ TrainingStep training_step(const ResolvedScenario& s, const Prediction& p, const
   t.memory = estimate_memory(s, mo);  // checks the pipeline against the model
   const double m = static_cast<double>(pl.micro_batches);
   if (pl.pipelined()) {
-    const double parts = p.attention_fwd_s + p.attention_bwd_s + p.other_compute_s + p.collective_s;
-    auto d = stage_passes(s, p, pl, parts > 0 ? p.step_s / parts : 1.0);
+    const double columns = p.columns_s();
+    auto d = stage_passes(s, p, pl, columns > 0 ? p.step_s / columns : 1.0);
     t.hop_s = d.hop_s = hop_s(s, o);
     t.passes = pipeline_step(pl, d);
+    const auto busiest = std::max_element(t.passes.busy_s.begin(), t.passes.busy_s.end());
+    t.parts = rank_parts(s, p, pl, busiest - t.passes.busy_s.begin()).scaled(m);
+    t.parts[StepPart::PipelineIdle] = t.passes.step_s - *busiest;
   } else {
     t.passes.step_s = m * p.step_s;  // the micro-batches one after another
     t.passes.busy_s = {t.passes.step_s};
+    t.parts = pass_breakdown(p, p.step_s).scaled(m);
   }
   // The gradients of the fullest stage's weights (the first's embedding or the last's output
   // layer), reduced once after the last micro-batch's backward, whose attention backward on the
@@ -73,11 +96,8 @@ TrainingStep training_step(const ResolvedScenario& s, const Prediction& p, const
   const double stages = static_cast<double>(pl.stages);
   const double weights = std::max(stage_parameters(s.model, pl, 0), stage_parameters(s.model, pl, pl.stages - 1));
   const double hiding = p.attention_bwd_s / stages;
-  const auto sync = gradient_sync(s, o.dp, o.zero, hiding, weights);
-  t.sync = sync;
-  t.sync.gather_s = m * sync.gather_s;
-  t.sync.total_s = t.sync.gather_s + sync.reduce_s;
-  t.sync.exposed_s = std::max(0.0, t.sync.total_s - (o.zero == Sharding::Zero3 ? m : 1.0) * hiding);
+  t.sync = gradient_sync(s, o.dp, o.zero, hiding, weights, pl.micro_batches);
+  t.parts[StepPart::GradientSync] = t.sync.exposed_s;
   t.step_s = t.passes.step_s + t.sync.exposed_s;
   t.scale = t.step_s / p.step_s;
   t.tokens_per_s = static_cast<double>(o.dp) * m * static_cast<double>(s.spec.n_seq) * static_cast<double>(s.spec.batch) /

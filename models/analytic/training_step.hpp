@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/analytic/gradient_sync.hpp"
 #include "models/memory/memory.hpp"
 #include "models/pipeline/schedule.hpp"
@@ -45,6 +46,9 @@ struct TrainingStep {
   double tokens_per_s = 0;  // every replica's tokens per step_s
   double mfu = 0;           // the prediction's, over the longer step
   double scale = 1;         // step_s / the prediction's step: what its intervals scale by
+  // step_s in parts (models/analytic/breakdown.hpp): the busiest pipeline rank's (the one that
+  // idles least; with one stage, every micro-batch's pass), its idle time, the exposed sync.
+  StepBreakdown parts;
 };
 
 // `p` is the prediction of `s` for one micro-batch through the whole model (the cost model's or

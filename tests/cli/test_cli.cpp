@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "planning/parts_io.hpp"
 #include "models/io/parse.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -107,7 +108,17 @@ TEST_CASE("predict --pp and --micro-batches: the step is the micro-batches' pass
                          "--micro-batches 8 --pp 2 --topology nodes:1x8");
   REQUIRE(table.code == 0);
   CHECK_THAT(table.out, Catch::Contains("1F1B over 2 stages, 8 micro-batches"));
-  CHECK_THAT(table.out, Catch::Contains("one micro-batch through the whole model"));
+  CHECK_THAT(table.out, Catch::Contains("The parts are every micro-batch's on the busiest stage's rank"));
+  CHECK_THAT(table.out, Catch::Contains("pp idle"));
+  // The parts (CSV columns part_*_s) add up to the step, whatever the micro-batches and stages.
+  for (const auto* out : {&one.out, &eight.out, &piped.out}) {
+    double sum = 0;
+    for (const auto& name : ringsim::planning::part_columns()) sum += col(*out, name);
+    CHECK(sum == Approx(col(*out, "step_s")).epsilon(1e-5));
+  }
+  CHECK(col(piped.out, "part_pipeline_idle_s") > 0);
+  CHECK(col(eight.out, "part_pipeline_idle_s") == 0);
+  CHECK(col(eight.out, "part_attention_bwd_s") == Approx(8 * col(one.out, "part_attention_bwd_s")).epsilon(1e-5));
 }
 
 TEST_CASE("workload prints one row per (round, device)", "[cli]") {
@@ -284,7 +295,7 @@ TEST_CASE("predict: a comparison shows a strategy that cannot run as not runnabl
   CHECK(j.out.find("\"reason\": \"field 'cp'") != std::string::npos);
   const auto c = run(base + "--cp ring,ulysses --format csv");
   REQUIRE(c.code == 0);
-  CHECK(c.out.substr(0, c.out.find('\n')).ends_with(",not_runnable"));
+  CHECK(c.out.substr(0, c.out.find('\n')).find(",not_runnable,part_attention_fwd_s,") != std::string::npos);
   CHECK(c.out.find("\nzigzag,") != std::string::npos);
   CHECK(c.out.find(",ulysses,") != std::string::npos);
   // One row that cannot run, or a comparison of which none runs, is the error itself.

@@ -481,3 +481,89 @@ TEST_CASE("cli plan-docs: when nothing fits it suggests only what is not in use"
   REQUIRE(z0.code == 0);
   CHECK(z0.out.find("try --zero 3, --recompute full") != std::string::npos);
 }
+
+TEST_CASE("cli plan-docs and predict --docs price the same packed sequence across two nodes alike, part by part",
+          "[cli][plan-docs]") {
+  // One packed sequence of four documents on 16 H100s (two nodes): plan-docs' step must be
+  // predict's, gradient synchronisation included (ZeRO-3 over the 16 ranks, mostly not hidden by
+  // this short sequence's backward), and so must every part.
+  const TempDir dir;
+  write_file(dir.file("docs.txt"), "8192\n4096\n2048\n2048\n");
+  const std::string common = " --hardware h100-sxm --model llama3-8b --seq 16384 --mesh 1x16";
+  const auto plan = run("plan-docs " + dir.file("docs.txt") + common + " --cp ulysses,allgather --format json");
+  REQUIRE(plan.code == 0);
+  const auto rows = nlohmann::json::parse(plan.out)["buckets"].back()["ranking"];
+  REQUIRE(rows.size() >= 2);
+  int compared = 0;
+  for (const auto& row : rows) {
+    const std::string cp = row["cp"], layout = row["layout"], impl = row["impl"];
+    INFO(cp << " " << layout << " " << impl);
+    REQUIRE(row["sequences"] == 1);
+    const auto p = run("predict --docs " + dir.file("docs.txt") + common + " --cp " + cp + " --layout " + layout +
+                       " --impl " + impl + " --format json");
+    REQUIRE(p.code == 0);
+    const auto r = nlohmann::json::parse(p.out)["results"][0];
+    CHECK(row["mean_step_s"].get<double>() == Approx(r["step_s"].get<double>()).epsilon(1e-9));
+    double sum = 0;
+    for (const auto& [key, value] : r.items()) {
+      if (!key.starts_with("part_")) continue;
+      INFO(key);
+      CHECK(row[key].get<double>() == Approx(value.get<double>()).epsilon(1e-9).margin(1e-15));
+      sum += value.get<double>();
+    }
+    CHECK(sum == Approx(r["step_s"].get<double>()).epsilon(1e-9));
+    CHECK(r["part_grad_sync_s"].get<double>() > 0.1 * r["step_s"].get<double>());
+    ++compared;
+  }
+  CHECK(compared >= 2);
+}
+
+TEST_CASE("cli sweep and plan: every row's parts add up to its step, in CSV and JSON, either engine", "[cli][sweep][plan]") {
+  // Strategies, tensor parallelism, data parallelism, pipelines and micro-batches across nodes,
+  // and the simulator (whose difference from the lock-step parts is a part of its own).
+  const auto part_sum_ok = [](const std::vector<std::string>& header, const std::vector<std::string>& row) {
+    double sum = 0, step = -1;
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      if (header[i].starts_with("part_")) sum += std::stod(row.at(i));
+      if (header[i] == "step_s") step = std::stod(row.at(i));
+    }
+    INFO("sum " << sum << " step " << step);
+    return std::abs(sum - step) <= 1e-5 * step;
+  };
+  for (const char* engine : {"analytic", "des"}) {
+    INFO(engine);
+    const std::string des = std::string(engine) == "des" ? " --seq 16384 --pp 1 --micro-batches 1,2" : " --seq 16384,65536 --pp 1,2 --micro-batches 1,4";
+    const auto s = run(std::string("sweep --hardware h100-sxm --model llama2-7b --cp ring,ulysses,allgather --mesh 1x8,2x8 --dp 1,2 --zero 1,3 "
+                                   "--topology nodes:4x8 --engine ") + engine + des);
+    REQUIRE(s.code == 0);
+    auto rows = split_lines(s.out);
+    while (!rows.empty() && rows.front().starts_with("#")) rows.erase(rows.begin());
+    REQUIRE(rows.size() > 8);
+    const auto header = fields(rows.front());
+    const auto status = std::find(header.begin(), header.end(), "status") - header.begin();
+    int ok = 0;
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      const auto f = fields(rows[i]);
+      REQUIRE(f.size() == header.size());
+      if (f[static_cast<std::size_t>(status)] != "ok") continue;
+      INFO(rows[i]);
+      CHECK(part_sum_ok(header, f));
+      ++ok;
+    }
+    CHECK(ok > 8);
+  }
+  const auto p = run("plan --hardware h100-sxm --model llama2-7b --seq 32768 --devices 32 --global-batch 64 --format json");
+  REQUIRE(p.code == 0);
+  const auto j = nlohmann::json::parse(p.out);
+  int plans = 0;
+  for (const auto& section : {j["plans"], j["best_per_strategy"]}) {
+    for (const auto& x : section) {
+      double sum = 0;
+      for (const auto& [key, value] : x.items())
+        if (key.starts_with("part_")) sum += value.get<double>();
+      CHECK(sum == Approx(x["step_s"].get<double>()).epsilon(1e-9));
+      ++plans;
+    }
+  }
+  CHECK(plans > 2);
+}

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "tests/support/scenario.hpp"
@@ -109,7 +110,7 @@ TEST_CASE("a prediction is finite and its breakdown adds up", "[analytic]") {
   CHECK(predict(scenario("a100-80gb", "ringattn-1b", 1, 8, 262144, "striped")).imbalance == Approx(1.0).epsilon(0.01));
   // The why-line quotes the same imbalance figure the table prints, not another definition.
   const auto c = predict(scenario("a100-80gb", "ringattn-1b", 1, 8, 262144, "contiguous"));
-  const auto line = why(c);
+  const auto line = why(c, pass_breakdown(c));
   char quoted[64];
   std::snprintf(quoted, sizeof quoted, "imbalance %.2f:", c.imbalance);
   REQUIRE(line.starts_with("imbalance"));

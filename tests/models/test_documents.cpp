@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/breakdown.hpp"
 #include "models/workload/documents.hpp"
 #include "models/io/error.hpp"
 #include "models/workload/mask.hpp"
@@ -152,7 +153,7 @@ TEST_CASE("pytorch #189902: the document-major per-document balancer leaves a ra
   // Equal pairs; the kernels' CTA tiles and waves over the ranks' different call shapes differ a little.
   CHECK(pf.imbalance < 1.05);
   CHECK(pt.step_s > pf.step_s);
-  CHECK(why(pt).find("imbalance") != std::string::npos);
+  CHECK(why(pt, pass_breakdown(pt)).find("imbalance") != std::string::npos);
 }
 
 TEST_CASE("PTRR: torch's scheduling example and its document-mask reordering", "[docs][layout]") {

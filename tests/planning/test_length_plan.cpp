@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/analytic/training_step.hpp"
+
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
 #include "models/analytic/packed_model.hpp"
@@ -185,12 +187,19 @@ TEST_CASE("length plan: figures are the packs' predictions summed, rankings sort
     CHECK(packs.quantum == model.document_quantum());
     std::vector<double> step(plan.buckets.size() + 1, 0.0);
     std::vector<std::int64_t> count(plan.buckets.size() + 1, 0), tokens(plan.buckets.size() + 1, 0);
+    // Each pack a step as predict trains it: one replica, the request's ZeRO stage, the gradient
+    // synchronisation the pack's attention backward does not hide.
+    models::TrainingOptions o;
+    o.zero = r.zero;
+    o.recompute = r.recompute;
+    o.memory = r.memory;
     for (std::int64_t p = 0; p < packs.size(); ++p) {
       const auto pred = model.predict(packs.pack(p), ws);
+      const double trained = models::training_step(model.scenario(), pred, o).step_s;
       std::size_t b = 0;
       while (packs.longest[static_cast<std::size_t>(p)] > plan.buckets[b].hi) ++b;
       for (const auto i : {b, plan.buckets.size()}) {
-        step[i] += pred.step_s;
+        step[i] += trained;
         ++count[i];
         tokens[i] += packs.real_tokens[static_cast<std::size_t>(p)];
       }
@@ -200,6 +209,7 @@ TEST_CASE("length plan: figures are the packs' predictions summed, rankings sort
       CHECK(plan.figures[c][b].packs == count[b]);
       CHECK(plan.figures[c][b].real_tokens == tokens[b]);
       CHECK(plan.figures[c][b].sum.step_s == Approx(step[b]).epsilon(1e-12));
+      CHECK(plan.figures[c][b].parts.total() == Approx(step[b]).epsilon(1e-9));
     }
   }
   // Rankings: every runnable candidate that fits and has packs, best tokens/s first.
@@ -288,6 +298,7 @@ TEST_CASE("length plan: a candidate's why names the packs' mean imbalance, not t
   f.sum.other_compute_s = 1;  // the columns sum to the step, as a prediction's do
   f.sum.attention_busiest_s = 9;
   f.sum.attention_mean_s = 6.3;  // 2.7 s of the 10 s step waiting on the busiest device
+  f.parts = models::pass_breakdown(f.sum);
   const auto why = f.why();
   INFO(why);
   CHECK(why.find("imbalance 1.42") != std::string::npos);
