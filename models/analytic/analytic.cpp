@@ -49,15 +49,32 @@ namespace {
 // each part with its count: in round r of one ring the devices below r hold a later device's K/V
 // (step class above) and the others an earlier one's or their own, so a class's devices are a
 // range of ranks.
+// AttentionCost::variant_from_rank of each step class, asked once per prediction (a library's
+// rule is looked up by name: too slow to ask for every block of every round).
+struct VariantRanks {
+  std::array<std::int64_t, 3> from{-1, -1, -1};
+  explicit VariantRanks(const ResolvedScenario& rs) {
+    for (const auto cls : {StepClass::Diagonal, StepClass::Below, StepClass::Above})
+      from[static_cast<std::size_t>(cls)] = rs.attention->variant_from_rank(rs, cls);
+  }
+  [[nodiscard]] std::int64_t of(StepClass cls) const noexcept { return from[static_cast<std::size_t>(cls)]; }
+  // AttentionCost::block_variant.
+  [[nodiscard]] int variant(std::int64_t q, std::int64_t k) const noexcept {
+    const std::int64_t f = of(step_class(q, k));
+    return f >= 0 && q >= f ? 1 : 0;
+  }
+};
+
 template <class F>
-void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::int64_t round, F&& f) {
+void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::int64_t round, const VariantRanks& ranks,
+                          F&& f) {
   const auto& w = *rs.workload;
   const std::int64_t n = w.devices();
   if (prog.window <= 0 || prog.window >= n) {
     w.for_each_class(round, [&](std::int64_t device, const BlockStats& b, std::int64_t count) {
       const std::int64_t k = Workload::kv_block_of(device, round, n);
       const StepClass cls = step_class(device, k);
-      const std::int64_t from = rs.attention->variant_from_rank(rs, cls);
+      const std::int64_t from = ranks.of(cls);
       const std::int64_t lo = cls == StepClass::Below ? round : 0, hi = cls == StepClass::Above ? round : n;
       if (from < 0 || from >= hi || count == 1) {  // one variant in the class, or one device
         f(device, k, b, count);
@@ -83,13 +100,13 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
 // (times_by_step_class, block_variant); `classes` keeps each one's time across the rounds of one
 // prediction.
 RingRoundWork workload_round(const ResolvedScenario& rs, const Program& prog, std::int64_t round, bool by_class,
-                             std::array<std::optional<RoundCost>, 6>& classes) {
+                             const VariantRanks& ranks, std::array<std::optional<RoundCost>, 6>& classes) {
   RingRoundWork w;
   const AttentionCost& attention = *rs.attention;
-  for_each_round_block(rs, prog, round, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
+  for_each_round_block(rs, prog, round, ranks, [&](std::int64_t q, std::int64_t k, const BlockStats& b, std::int64_t count) {
     RoundCost c;
     if (by_class) {
-      auto& slot = classes[static_cast<std::size_t>(step_class(q, k)) + 3 * static_cast<std::size_t>(attention.block_variant(rs, q, k))];
+      auto& slot = classes[static_cast<std::size_t>(step_class(q, k)) + 3 * static_cast<std::size_t>(ranks.variant(q, k))];
       if (!slot) slot = attention.block(rs, q, k, b);
       c = *slot;
     } else {
@@ -310,7 +327,8 @@ Prediction predict(const ResolvedScenario& s) {
   const ResolvedScenario& rs = s.ring_scenario();
   const bool by_class = rs.attention->times_by_step_class(rs);
   std::array<std::optional<RoundCost>, 6> classes;  // by (step class, rank variant)
-  const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round, by_class, classes); };
+  const VariantRanks ranks(rs);
+  const auto round_work = [&](std::int64_t round) { return workload_round(rs, prog, round, by_class, ranks, classes); };
   const AttentionWork work{round_work, &tables, table_pairs};
   return predict(s, work, step_rest(s), true);
 }

@@ -145,21 +145,35 @@ double list_schedule(const std::vector<double>& pattern, std::int64_t repeats, s
     if (lo > 0) end = std::max(end, finish(used - 1, lo));
     return end;
   }
-  std::vector<double> starts(static_cast<std::size_t>(used));
-  for (std::int64_t s = 0; s < used; ++s) starts[static_cast<std::size_t>(s)] = start_of(s);
-  std::priority_queue<double, std::vector<double>, std::greater<>> free(std::greater<>{}, std::move(starts));
+  // A min-heap of the slots' free times (start_of is non-decreasing, so the starts already are
+  // one). Each CTA takes the earliest slot and puts it back later: the top is replaced and sifted
+  // down in one pass, half the work of a pop and a push, the same slot chosen each time.
+  thread_local std::vector<double> heap;
+  heap.resize(static_cast<std::size_t>(used));
+  for (std::int64_t s = 0; s < used; ++s) heap[static_cast<std::size_t>(s)] = start_of(s);
+  const std::size_t size = heap.size();
   double end = 0, last = 0;
+  std::int64_t k = first % m;
   for (std::int64_t i = first; i < n; ++i) {
-    const double start = free.top();
-    free.pop();
-    const double finish = start + pattern[static_cast<std::size_t>(i % m)];
+    const double start = heap[0];
+    const double finish = start + pattern[static_cast<std::size_t>(k)];
+    if (++k == m) k = 0;
     end = std::max(end, finish);
     last = start;
-    free.push(finish);
+    std::size_t at = 0;
+    for (;;) {
+      std::size_t child = 2 * at + 1;
+      if (child >= size) break;
+      if (child + 1 < size && heap[child + 1] < heap[child]) ++child;
+      if (!(heap[child] < finish)) break;
+      heap[at] = heap[child];
+      at = child;
+    }
+    heap[at] = finish;
   }
   if (slots_out) {
-    slots_out->clear();
-    for (; !free.empty(); free.pop()) slots_out->push_back(free.top());
+    slots_out->assign(heap.begin(), heap.end());
+    std::sort(slots_out->begin(), slots_out->end());
     *last_start = last;
   }
   return end;

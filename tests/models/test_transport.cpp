@@ -7,6 +7,8 @@
 #include <cmath>
 #include <random>
 
+#include "models/catalog/catalog.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/transport/collectives.hpp"
 #include "models/transport/fabric.hpp"
 #include "models/transport/fair_share.hpp"
@@ -207,4 +209,35 @@ TEST_CASE("small collectives pay NCCL's latency and pick LL", "[transport]") {
   CHECK(ar.protocol == "LL");
   // baseLat ring LL 6.6 us + 6 steps x PCI hwLat ring LL 1.0 us.
   CHECK(ar.latency_s == Approx(12.6e-6));
+}
+
+TEST_CASE("transport: scenarios on one machine share its memo, each ring keyed by its own transfers", "[transport]") {
+  // A ring over all 8 cards of a PCIe switch tree and USP's rings of 4 (every other card): one
+  // fabric, different transfers. Their scenarios share one transport (plans priced once for a
+  // whole sweep) and each gets the rates of its own transfers, whichever was resolved first.
+  const Catalog catalog;
+  const auto make = [&](const char* cp) {
+    ScenarioSpec spec;
+    spec.hardware = "rtx-pro-6000";
+    spec.model = "llama2-7b";
+    spec.sp = 8;
+    spec.n_seq = 65536;
+    spec.cp = Strategy::parse(cp);
+    spec.layout = LayoutSpec::parse("zigzag");
+    spec.impl = catalog.choose_implementation(spec, catalog.hardware(spec.hardware), {spec.layout});
+    return resolve(spec, catalog);
+  };
+  const auto ring = make("ring");
+  const auto usp = make("usp:2x4");
+  REQUIRE(ring.transport);
+  CHECK(ring.transport.get() == usp.transport.get());
+  for (const auto* s : {&ring, &usp}) {
+    const auto own = hop_rates(s->transport->fabric(), s->ring_transfers);
+    REQUIRE(own.intra_bytes_per_s > 0);
+    CHECK(s->cost->ring_transfer_s(1e8, false) == Approx(own.intra_latency_s + 1e8 / own.intra_bytes_per_s).epsilon(1e-12));
+  }
+  // The two rings' transfers load the machine differently (else this test could not tell a
+  // shared key apart).
+  CHECK(hop_rates(ring.transport->fabric(), ring.ring_transfers).intra_bytes_per_s !=
+        hop_rates(usp.transport->fabric(), usp.ring_transfers).intra_bytes_per_s);
 }
