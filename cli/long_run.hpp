@@ -18,8 +18,9 @@ inline constexpr double kDefaultMaxEvents = sim::kDefaultMaxEvents;
 inline constexpr double kAnnounceRows = 1e6;
 inline constexpr double kAnnounceEvents = 1e8;
 
-// A plan's search: a few minutes of analytic predictions on two cores.
-inline constexpr double kDefaultMaxPoints = 1e8;
+// A plan's search, counted in configurations that can run within the budget (what it evaluates,
+// at ~15-70 us each on one core): 5e5 is about half a minute on two cores.
+inline constexpr double kDefaultMaxPoints = 5e5;
 // Worker threads: 0 (every core) up to this many.
 inline constexpr std::int64_t kMaxThreads = 1024;
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <cstdio>
+#include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "models/io/json_fields.hpp"
 #include "models/io/parse.hpp"
 #include "planning/plan.hpp"
+#include "planning/prefilter.hpp"
 #include "planning/sweep.hpp"
 
 namespace ringsim::cli {
@@ -152,7 +154,9 @@ int run_plan(int argc, char** argv) {
   const auto grid = planning::plan_grid(req, catalog);
   grid.validate(catalog, file.empty() ? "command line" : file);
   const double max_points = parse_limit(r["max-points"].as<std::string>(), "max-points");
-  const auto points = static_cast<double>(grid.size());
+  // The configurations the search would evaluate: the grid's product less what cannot run or
+  // exceeds the budget (planning/prefilter.hpp), counted by blocks, not point by point.
+  const auto points = static_cast<double>(planning::runnable_points(grid, catalog, req.devices).points);
   if (points > max_points)
     throw InputError({}, 0, "max-points",
                      fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
@@ -200,8 +204,13 @@ int run_plan(int argc, char** argv) {
   else if (req.phase == models::RunPhase::Decode)
     goal_text += fmt::format("; decode over caches of {} tokens, batch {}", req.cached_tokens, req.batch);
   // Why each smaller device count does not answer (min-devices).
+  // The counts just below the answer tell most; the table lists the largest eight.
   std::string smaller;
-  for (const auto& x : found.smaller)
+  constexpr std::size_t kListed = 8;
+  const std::size_t skip = found.smaller.size() > kListed ? found.smaller.size() - kListed : 0;
+  if (skip > 0)
+    smaller += fmt::format("  ({} smaller device counts fall shorter; --format json lists every one)\n", skip);
+  for (const auto& x : std::span(found.smaller).subspan(skip))
     smaller += fmt::format("  {} device{} ({}dp {} x mp {} x sp {}, {}): {}\n", x.devices(), x.devices() == 1 ? "" : "s",
                            x.point.pipeline.pipelined() ? fmt::format("pp {} x ", x.point.pipeline.stages) : std::string(),
                            x.point.dp, x.point.spec.mp, x.point.spec.sp, x.impl,

@@ -236,7 +236,16 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
                      fmt::format("no tensor-parallel degree to search: mp must be a power of two up to {} (the node, "
                                  "the budget) that divides the model's {} heads",
                                  std::min(r.devices, hw.devices_per_node), model.heads));
-  g.dp = counts;
+  // Replicas: the fewest devices may be any count (7 replicas of a 16-GPU mesh: 112), so
+  // min-devices tries every replica count within the budget; the other goals use all the budget
+  // they can, which the powers of two and the budget's divisors reach. Points over the budget are
+  // dropped before evaluation (planning/prefilter.hpp).
+  if (r.goal == Goal::MinDevices) {
+    g.dp.clear();
+    for (std::int64_t dp = 1; dp <= r.devices; ++dp) g.dp.push_back(dp);
+  } else {
+    g.dp = counts;
+  }
   // Pipeline stages: searched with a global batch (micro-batches to fill the pipeline), each a
   // power of two within the budget that splits the layers evenly (Megatron's requirement).
   g.global_batch = r.global_batch;

@@ -343,3 +343,32 @@ TEST_CASE("plan: the best of each strategy is the best feasible row of that stra
     if (i > 0) CHECK_FALSE(better(got, found.best_per_implementation[i - 1], r.goal));
   }
 }
+
+TEST_CASE("plan: min-devices finds the fewest devices of any count, as budgets scanned one by one do", "[planning][plan]") {
+  // The oracle knows nothing of how the planner enumerates replicas: the best throughput on at
+  // most b devices for every b (each a max-throughput plan, whose configurations on exactly b
+  // devices have a data-parallel degree dividing b), and the fewest devices is the first b whose
+  // best reaches the target. A target the best 12-device plan reaches needs more than 8 devices
+  // and at most 12, counts no power-of-two replica count reaches on power-of-two meshes.
+  const models::Catalog cat;
+  const auto best_within = [&](std::int64_t b) {
+    auto req = small_request(Goal::MaxThroughput);
+    req.devices = b;
+    const auto plans = best_plans(evaluate_all(plan_grid(req, cat), cat, {}), req);
+    return plans.empty() ? 0.0 : plans.front().plan.tokens_per_s;
+  };
+  std::vector<double> best(17, 0.0);
+  for (std::int64_t b = 1; b <= 16; ++b) best[static_cast<std::size_t>(b)] = best_within(b);
+  const double target = best[12];
+  REQUIRE(target > best[8]);
+  std::int64_t fewest = 1;
+  while (best[static_cast<std::size_t>(fewest)] < target) ++fewest;
+  CHECK(fewest > 8);
+  auto req = small_request(Goal::MinDevices);
+  req.devices = 16;
+  req.target_tokens_per_s = target;
+  const auto plans = best_plans(evaluate_all(plan_grid(req, cat), cat, {}), req);
+  REQUIRE(!plans.empty());
+  CHECK(plans.front().plan.devices() == fewest);
+  CHECK(plans.front().plan.tokens_per_s >= target);
+}
