@@ -2,6 +2,7 @@
 // throughput for a budget, longest context on a budget), ranked, each with why.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "models/io/json_fields.hpp"
 #include "models/io/parse.hpp"
 #include "planning/plan.hpp"
+#include "planning/predict_runs.hpp"
 #include "planning/prefilter.hpp"
 #include "planning/sweep.hpp"
 
@@ -250,8 +252,14 @@ int run_plan(int argc, char** argv) {
       const auto figure = [&](const planning::SweepResult& x) {
         return by_context ? static_cast<double>(x.point.spec.n_seq) : x.tokens_per_s;
       };
+      // The attention kernel each row's library calls on this hardware: strategies compared on
+      // different kernels differ by kernel too, which the line under the table says.
+      const auto hw = req.hardware.ends_with(".json") ? models::Hardware::load_file(req.hardware) : catalog.hardware(req.hardware);
+      const auto kernel_of = [&](const planning::SweepResult& x) {
+        return planning::kernel_on(catalog.implementation(x.impl), hw);
+      };
       const auto best_of = [&](const char* key, const std::vector<planning::SweepResult>& rows, auto key_of) {
-        TextTable b({{key}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"n_seq", true},
+        TextTable b({{key}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"kernel"}, {"cp"}, {"layout"}, {"n_seq", true},
                      {planning::latency_name(req.phase), true}, {"+-", true}, {"tokens/s", true}, {"vs best", true},
                      {"memory", true}});
         const double top = figure(rows.front());
@@ -260,7 +268,7 @@ int run_plan(int argc, char** argv) {
           const auto& iv = x.step_interval;
           const auto label = x.deployability();
           b.add_row({key_of(x), std::to_string(x.devices()), mesh_text(x),
-                     label.empty() ? x.impl : x.impl + " " + label,
+                     label.empty() ? x.impl : x.impl + " " + label, kernel_of(x),
                      // sp 1: no context parallelism, whatever strategy and layout the row names.
                      s.sp == 1 ? std::string("-") : s.cp.text(), s.sp == 1 ? std::string("-") : s.layout.text(),
                      std::to_string(s.n_seq), human_seconds(x.step_s),
@@ -269,7 +277,12 @@ int run_plan(int argc, char** argv) {
                      &x == &rows.front() ? std::string() : fmt::format("{:+.1f}%", 100 * (figure(x) / top - 1)),
                      human_bytes(x.memory.total_bytes)});
         }
-        return b.render();
+        std::vector<std::string> kernels;
+        for (const auto& x : rows)
+          if (const auto k = kernel_of(x); std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+        return b.render() + (kernels.size() > 1 ? "(the rows call different attention kernels: part of each gap is the kernel's; "
+                                                  "--impl compares strategies on one)\n"
+                                                : std::string());
       };
       bool tables = false;
       if (found.best_per_strategy.size() > 1) {

@@ -58,15 +58,22 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
     out += fmt::format("packed documents {}: {} documents, mask causal within each\n", s0.documents->spec,
                        s0.documents->lengths.size());
   if (with_cp) {
+    // Each strategy's library and the kernel it calls here: where one kernel runs every strategy
+    // the comparison uses it (planning::expand_runs), so rows differ by strategy, not by kernel.
     out += "strategies and implementations:";
     std::string last;
+    std::vector<std::string> kernels;
     for (const auto& r : results) {
-      const auto item = r.scenario.strategy.spec + " = " + r.scenario.impl.name;
+      const auto& im = r.scenario.impl;
+      const std::string kernel = im.kernel_model ? im.kernel_model->name : im.kernel;
+      if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) kernels.push_back(kernel);
+      const auto item = r.scenario.strategy.spec + " = " + im.name + " (" + kernel + ")";
       if (item == last) continue;
       out += (last.empty() ? " " : "; ") + item;
       last = item;
     }
-    out += "\n";
+    out += kernels.size() == 1 ? "; one attention kernel for every row\n"
+                               : "; the kernels differ: no one kernel runs every strategy here (--impl chooses)\n";
   } else {
     // The kernel is named: a library may call another on this GPU (TransformerEngine: cuDNN on Hopper).
     out += fmt::format("implementation {} ({} @ {}{}){}; strategy {}\n", s0.impl.name, s0.impl.sources.front().repo,

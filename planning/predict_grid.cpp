@@ -81,30 +81,32 @@ std::vector<Job> jobs_of(const SweepGrid& grid, bool layouts_given, const models
   const std::int64_t combinations = outer.size();
   for (std::int64_t i = 0; i < combinations; ++i) {
     const auto p = outer.point(i);
-    for (const auto& cp : grid.cp) {
-      auto q = p;
-      q.spec.cp = cp;
-      if (p.phase != models::RunPhase::Train) {
+    if (p.phase != models::RunPhase::Train) {
+      for (const auto& cp : grid.cp) {
+        auto q = p;
+        q.spec.cp = cp;
         // The layout the phase runs (the row shows it); an error is the evaluation's to report.
         try {
           q.spec.layout = models::inference_spec(q.spec, q.phase, q.cached_tokens, catalog).layout;
         } catch (const InputError&) {
         }
         add({q, i, std::nullopt});
-        continue;
       }
-      RunRequest request{q.spec, grid.layout, layouts_given, {cp}};
-      std::vector<RefusedRun> refused;
-      for (auto& spec : expand_runs(request, catalog, &refused)) {
-        auto run = q;
-        run.spec = std::move(spec);
-        add({std::move(run), i, std::nullopt});
-      }
-      for (const auto& r : refused) {
-        auto run = q;
-        run.spec = r.spec;
-        add({std::move(run), i, r.error});
-      }
+      continue;
+    }
+    // The strategies compared together, as `ringsim predict --cp A,B` compares them (one kernel
+    // for every row where one runs them all), then those that cannot run here.
+    RunRequest request{p.spec, grid.layout, layouts_given, grid.cp};
+    std::vector<RefusedRun> refused;
+    for (auto& spec : expand_runs(request, catalog, &refused)) {
+      auto run = p;
+      run.spec = std::move(spec);
+      add({std::move(run), i, std::nullopt});
+    }
+    for (const auto& r : refused) {
+      auto run = p;
+      run.spec = r.spec;
+      add({std::move(run), i, r.error});
     }
   }
   return jobs;

@@ -3,6 +3,8 @@
 #include "models/analytic/analytic.hpp"
 #include "models/implementations/strategy.hpp"
 
+#include <algorithm>
+
 namespace ringsim::planning {
 
 using models::InputError;
@@ -32,12 +34,78 @@ void choose_implementation(RunRequest& a, const models::Catalog& catalog) {
   s.layout = a.layouts.front();
 }
 
-std::vector<models::ScenarioSpec> expand_runs(const RunRequest& request, const models::Catalog& catalog,
-                                              std::vector<RefusedRun>* refused) {
-  std::vector<models::ScenarioSpec> runs;
+std::string kernel_on(const models::Implementation& im, const models::Hardware& hw) {
+  const auto* k = im.kernel_for(hw.compute_capability);
+  return k ? k->name : im.kernel;
+}
+
+namespace {
+
+// For a comparison of strategies with no implementation named: one attention kernel for every
+// row when one can run them all, so the rows differ by strategy and not by kernel. The kernels
+// tried: each strategy's own default's, in the request's order; per strategy, the most preferred
+// implementation calling that kernel that offers the strategy, the mask and the layouts, at no
+// lower maturity than its default. Empty: no kernel runs them all (each keeps its default) or
+// they already share one.
+std::vector<std::string> shared_kernel_choice(const RunRequest& request, const models::Catalog& catalog) {
+  const auto& base = request.base;
+  if (!base.impl.empty() || !base.profile.empty() || request.cps.size() < 2) return {};
+  const auto hw = base.hardware_file.empty() ? catalog.hardware(base.hardware) : models::Hardware::load_file(base.hardware_file);
+  const auto mask = models::effective_mask(base);
+  std::vector<models::Implementation> defaults;
   for (const auto& cp : request.cps) {
     RunRequest one = request;
     one.base.cp = cp;
+    try {
+      choose_implementation(one, catalog);
+    } catch (const InputError&) {
+      return {};  // a strategy nothing runs here: shown as such, the others keep their defaults
+    }
+    defaults.push_back(catalog.implementation(one.base.impl));
+  }
+  std::vector<std::string> kernels;
+  for (const auto& d : defaults)
+    if (const auto k = kernel_on(d, hw); std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+  if (kernels.size() == 1) return {};
+  const auto rank = [](const models::Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
+  std::vector<models::Implementation> all;
+  for (const auto& name : catalog.implementation_names()) all.push_back(catalog.implementation(name));
+  for (const auto& kernel : kernels) {
+    std::vector<std::string> chosen;
+    for (std::size_t i = 0; i < request.cps.size(); ++i) {
+      const auto& cp = request.cps[i];
+      const models::Implementation* best = nullptr;
+      for (const auto& im : all) {
+        if (kernel_on(im, hw) != kernel || im.maturity > defaults[i].maturity) continue;
+        if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
+        const bool layouts_ok =
+            request.layouts_given
+                ? std::all_of(request.layouts.begin(), request.layouts.end(),
+                              [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); })
+                : std::any_of(request.layouts.begin(), request.layouts.end(),
+                              [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); });
+        if (!layouts_ok) continue;
+        if (!best || rank(im) < rank(*best)) best = &im;
+      }
+      if (!best) break;
+      chosen.push_back(best->name);
+    }
+    if (chosen.size() == request.cps.size()) return chosen;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<models::ScenarioSpec> expand_runs(const RunRequest& request, const models::Catalog& catalog,
+                                              std::vector<RefusedRun>* refused) {
+  std::vector<models::ScenarioSpec> runs;
+  const auto shared = shared_kernel_choice(request, catalog);
+  for (std::size_t c = 0; c < request.cps.size(); ++c) {
+    const auto& cp = request.cps[c];
+    RunRequest one = request;
+    one.base.cp = cp;
+    if (!shared.empty()) one.base.impl = shared[c];
     try {
       choose_implementation(one, catalog);
     } catch (const InputError& e) {

@@ -257,12 +257,20 @@ TEST_CASE("strategies compared side by side, each row with its why, bad splits e
   for (const char* row : {"ring zigzag", "allgather zigzag", "ulysses zigzag", "usp:2x4 zigzag", "double-ring:4 zigzag"})
     CHECK(table.out.find(row) != std::string::npos);
   CHECK(table.out.find("why:") != std::string::npos);
-  CHECK(table.out.find("ulysses = te-a2a") != std::string::npos);
+  // One kernel runs all five (InternEvo's double ring calls FlashAttention-2 only): every row on it.
+  CHECK(table.out.find("ulysses = usp (flash-attn-2)") != std::string::npos);
+  CHECK(table.out.find("one attention kernel for every row") != std::string::npos);
   const auto csv = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
                        "--cp ring,ulysses --format csv");
   REQUIRE(csv.code == 0);
   CHECK(lines(csv.out) == 3);
-  CHECK(csv.out.find(",te-a2a,ulysses,") != std::string::npos);
+  // ring's default library calls FlashAttention-2: Ulysses on the library that calls it too.
+  CHECK(csv.out.find(",usp,ulysses,") != std::string::npos);
+  // Named, the implementation is the user's (TE's a2a on cuDNN), the ring's the default.
+  const auto named = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                         "--cp ulysses --impl te-a2a --format csv");
+  REQUIRE(named.code == 0);
+  CHECK(named.out.find(",te-a2a,ulysses,") != std::string::npos);
 
   expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp usp:2x2 --layout zigzag",
              "U x R = 2 x 2 = 4 differs from the context-parallel size sp = 8");
@@ -287,7 +295,7 @@ TEST_CASE("predict: a comparison shows a strategy that cannot run as not runnabl
   INFO(t.err);
   REQUIRE(t.code == 0);
   CHECK(t.out.find("not runnable here") != std::string::npos);
-  CHECK(t.out.find("  ulysses zigzag: field 'cp'") != std::string::npos);
+  CHECK(t.out.find("  ulysses contiguous: field 'cp'") != std::string::npos);
   CHECK(t.out.find("usp:8x4 zigzag ") != std::string::npos);  // the others are predicted
   const auto j = run(base + "--cp ring,ulysses --format json");
   REQUIRE(j.code == 0);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 #include "planning/predict_grid.hpp"
@@ -102,4 +103,49 @@ TEST_CASE("one scenario that cannot run throws, a comparison skips the row with 
   CHECK_FALSE(rows[1].result.ok);
   CHECK_FALSE(rows[1].result.note.empty());
   CHECK(rows[1].why == rows[1].result.note);
+}
+
+TEST_CASE("a comparison of strategies runs on one kernel where one kernel runs them all", "[predict]") {
+  // Oracle: for each list, whether any kernel has an implementation for every strategy (asked of
+  // the catalog directly); if so every row must share a kernel, the first strategy's default's when
+  // that one runs them all.
+  const models::Catalog catalog;
+  const auto kernels_of = [&](const std::vector<models::ScenarioSpec>& runs, const models::Hardware& hw) {
+    std::set<std::string> ks;
+    for (const auto& r : runs) ks.insert(kernel_on(catalog.implementation(r.impl), hw));
+    return ks;
+  };
+  struct Case {
+    const char* hardware;
+    const char* cps;
+    const char* kernel;  // the kernel every row must call
+  };
+  for (const Case c : {Case{"h100-sxm", "ulysses,ring,allgather,usp:2x4", "cudnn-fused"},
+                       Case{"h100-sxm", "ring,ulysses,allgather,usp:2x4", "flash-attn-2"},
+                       Case{"h100-sxm", "ulysses,ring,double-ring:4", "flash-attn-2"},
+                       Case{"a100-80gb", "ulysses,ring,allgather", "flash-attn-2"}}) {
+    INFO(c.hardware << " " << c.cps);
+    RunRequest request;
+    request.base.hardware = c.hardware;
+    request.base.model = "llama3-8b";
+    request.base.mp = 1;
+    request.base.sp = 8;
+    request.base.n_seq = 65536;
+    request.layouts = models::parse_layouts({"zigzag"});
+    request.layouts_given = true;
+    request.base.layout = request.layouts.front();
+    for (const auto& cp : models::split(c.cps, ',')) request.cps.push_back(models::Strategy::parse(cp));
+    const auto hw = catalog.hardware(c.hardware);
+    const auto runs = expand_runs(request, catalog);
+    REQUIRE(runs.size() == request.cps.size());
+    CHECK(kernels_of(runs, hw) == std::set<std::string>{c.kernel});
+    // Alone, each strategy keeps its own default (what the shared choice overrides).
+    std::set<std::string> alone;
+    for (const auto& cp : request.cps) {
+      RunRequest one = request;
+      one.cps = {cp};
+      alone.insert(kernel_on(catalog.implementation(expand_runs(one, catalog).front().impl), hw));
+    }
+    if (std::string(c.hardware) == "h100-sxm") CHECK(alone.size() == 2);  // the defaults differ
+  }
 }
