@@ -93,6 +93,7 @@ int run_predict(int argc, char** argv) {
   // odd block) as not runnable, with its reason, and predicts the others; one row, or a
   // comparison none of whose rows runs, is the (first) error, exit 2.
   std::vector<RefusedRun> refused;
+  args.precision = std::string(models::to_string(training.memory.precision));  // a library that trains in it
   const auto runs = expand_runs(args, catalog, &refused);
   const bool comparison = runs.size() + refused.size() > 1;
   if (!comparison && !refused.empty()) throw refused.front().error;

@@ -9,9 +9,47 @@ namespace ringsim::planning {
 
 using models::InputError;
 
+namespace {
+
+// The most preferred implementation (by maturity, then preference; none less mature than
+// `at_most`) whose code trains in the precision asked for and that offers the strategy, the mask
+// and the layouts (all given, or one of the defaults); empty if none.
+std::string precision_choice(const RunRequest& a, const models::Catalog& catalog, const models::Hardware& hw,
+                             models::Maturity at_most) {
+  const auto& s = a.base;
+  const auto trains = [&](const models::Implementation& im) {
+    return std::find(im.precisions.begin(), im.precisions.end(), a.precision) != im.precisions.end();
+  };
+  const auto mask = models::effective_mask(s);
+  const models::Implementation* best = nullptr;
+  std::vector<models::Implementation> all;
+  for (const auto& name : catalog.implementation_names()) all.push_back(catalog.implementation(name));
+  const auto rank = [](const models::Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
+  for (const auto& im : all) {
+    if (!trains(im) || im.maturity > at_most) continue;
+    if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(s.cp)) continue;
+    const auto offers = [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, s.cp); };
+    if (a.layouts_given ? !std::all_of(a.layouts.begin(), a.layouts.end(), offers)
+                        : !std::any_of(a.layouts.begin(), a.layouts.end(), offers))
+      continue;
+    if (!best || rank(im) < rank(*best)) best = &im;
+  }
+  return best ? best->name : std::string();
+}
+
+}  // namespace
+
 void choose_implementation(RunRequest& a, const models::Catalog& catalog) {
   auto& s = a.base;
   const auto hw = s.hardware_file.empty() ? catalog.hardware(s.hardware) : models::Hardware::load_file(s.hardware_file);
+  if (!a.precision.empty() && s.impl.empty() && s.profile.empty()) {
+    // The catalog's choice, unless its code does not train in the precision asked for: then the
+    // most preferred library of no lower maturity that does (none: the refusal names it).
+    const auto current =
+        catalog.implementation(catalog.choose_implementation(s, hw, a.layouts_given ? a.layouts : std::vector<models::LayoutSpec>{}));
+    if (std::find(current.precisions.begin(), current.precisions.end(), a.precision) == current.precisions.end())
+      if (const auto chosen = precision_choice(a, catalog, hw, current.maturity); !chosen.empty()) s.impl = chosen;
+  }
   if (a.layouts_given) {
     s.impl = catalog.choose_implementation(s, hw, a.layouts);
   } else {
@@ -77,6 +115,9 @@ std::vector<std::string> shared_kernel_choice(const RunRequest& request, const m
       const models::Implementation* best = nullptr;
       for (const auto& im : all) {
         if (kernel_on(im, hw) != kernel || im.maturity > defaults[i].maturity) continue;
+        if (!request.precision.empty() &&
+            std::find(im.precisions.begin(), im.precisions.end(), request.precision) == im.precisions.end())
+          continue;
         if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
         const bool layouts_ok =
             request.layouts_given

@@ -32,6 +32,9 @@ struct RunRequest {
   std::vector<models::LayoutSpec> layouts;  // as requested (`ring` kept as written)
   bool layouts_given = false;               // named by the user (else the command's default list)
   std::vector<models::Strategy> cps;        // the strategies to compare
+  // The training precision asked for ("bf16", "fp8", ...; empty: any): without an implementation
+  // named, one whose code trains in it is chosen.
+  std::string precision;
 };
 
 // Fixes base.impl for all the requested layouts (models::Catalog::choose_implementation: one

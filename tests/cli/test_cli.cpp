@@ -409,3 +409,22 @@ TEST_CASE("a prefill whose weights fit no device says it does not run and equal 
   CHECK(ok.out.find("does not run on this mesh") == std::string::npos);
   CHECK((ok.out.find(" is faster by ") != std::string::npos || ok.out.find("take the same time") != std::string::npos));
 }
+
+TEST_CASE("predict --precision fp8 without --impl runs a library that trains in fp8", "[cli]") {
+  // ring-flash-attention (the GPU default) trains in bf16 only: the choice falls to the most
+  // preferred library whose code trains in fp8 (TransformerEngine's), for every strategy compared.
+  const std::string base = "predict --hardware h100-sxm --model llama2-7b --mesh 1x8 --seq 32k --precision fp8 ";
+  const auto one = run(base + "--format csv");
+  INFO(one.err);
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find(",te-p2p,ring,") != std::string::npos);
+  const auto two = run(base + "--cp ring,ulysses --format csv");
+  REQUIRE(two.code == 0);
+  CHECK(two.out.find(",te-a2a,ulysses,") != std::string::npos);
+  // Named, the implementation is kept, and its refusal names the precision.
+  expect_bad(base + "--impl ring-flash-attn", "does not train in fp8");
+  // bf16 keeps the default library.
+  const auto bf16 = run("predict --hardware h100-sxm --model llama2-7b --mesh 1x8 --seq 32k --layout zigzag --format csv");
+  REQUIRE(bf16.code == 0);
+  CHECK(bf16.out.find(",ring-flash-attn,ring,") != std::string::npos);
+}
