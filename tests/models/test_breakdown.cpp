@@ -61,6 +61,20 @@ Drawn draw(std::mt19937_64& rng) {
   return d;
 }
 
+// llama2-7b's zigzag ring over 8 H100 on ring-flash-attention.
+ResolvedScenario ring_on_h100() {
+  const Catalog catalog;
+  ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama2-7b";
+  spec.sp = 8;
+  spec.n_seq = 65536;
+  spec.cp = Strategy::parse("ring");
+  spec.layout = LayoutSpec::parse("zigzag");
+  spec.impl = "ring-flash-attn";
+  return resolve(spec, catalog);
+}
+
 }  // namespace
 
 TEST_CASE("step parts: on random scenarios the parts add up to the step and the attention is exactly its parts", "[breakdown]") {
@@ -132,16 +146,7 @@ TEST_CASE("step parts: on random scenarios the parts add up to the step and the 
 }
 
 TEST_CASE("step parts: the simulator's step beyond the parts is its own part, and a part of its own in the sum", "[breakdown]") {
-  const Catalog catalog;
-  ScenarioSpec spec;
-  spec.hardware = "h100-sxm";
-  spec.model = "llama2-7b";
-  spec.sp = 8;
-  spec.n_seq = 65536;
-  spec.cp = Strategy::parse("ring");
-  spec.layout = LayoutSpec::parse("zigzag");
-  spec.impl = "ring-flash-attn";
-  const auto s = resolve(spec, catalog);
+  const auto s = ring_on_h100();
   auto p = predict(s);
   const double columns = p.columns_s();
   p.step_s = 1.25 * columns;  // a simulated step a quarter longer than lock-step
@@ -158,16 +163,7 @@ TEST_CASE("step parts: the simulator's step beyond the parts is its own part, an
 }
 
 TEST_CASE("step parts: a ring's fixed cost per round is its own part, rounds x layers x both passes", "[breakdown]") {
-  const Catalog catalog;
-  ScenarioSpec spec;
-  spec.hardware = "h100-sxm";
-  spec.model = "llama2-7b";
-  spec.sp = 8;
-  spec.n_seq = 65536;
-  spec.cp = Strategy::parse("ring");
-  spec.layout = LayoutSpec::parse("zigzag");
-  spec.impl = "ring-flash-attn";
-  auto s = resolve(spec, catalog);
+  auto s = ring_on_h100();
   const auto before = pass_breakdown(predict(s));
   s.profile.round_overhead_s = 1e-4;
   s.rebuild_cost();
