@@ -144,7 +144,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
                        count(head.packs, "sequence"), count(head.documents, "document"), percent(share(static_cast<double>(head.real_tokens), static_cast<double>(plan.tokens))),
                        all ? " (one configuration for the whole dataset)" : "");
     TextTable t({{"rank", true}, {"cp"}, {"layout"}, {"impl"}, {"step", true}, {"tokens/s", true}, {"vs best", true},
-                 {"imbalance", true}, {"busiest/mean", true}, {"padding", true}});
+                 {"imbalance", true}, {"busiest/mean", true}, {"padding", true}, {"memory", true}});
     const double best = plan.figures[rows.front().candidate][b].tokens_per_s();
     for (std::size_t i = 0; i < rows.size() && static_cast<std::int64_t>(i) < top; ++i) {
       const auto& c = plan.candidates[rows[i].candidate];
@@ -156,7 +156,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
                  human_seconds(f.mean_step_s()), human_count(f.tokens_per_s()),
                  i == 0 ? "" : relative(f.tokens_per_s() / best),
                  fmt::format("{:.2f}", f.mean_imbalance()), fmt::format("{:.2f}", fig.busiest_over_mean),
-                 percent(f.padding_share(r.n_seq))},
+                 percent(f.padding_share(r.n_seq)), human_bytes(c.memory_bytes)},
                 notes);
     }
     out += t.render("  ");

@@ -1,6 +1,7 @@
 #include "cli/predict_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,15 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                      "docs/memory.md)\n",
                      human_bytes(p0.memory_bytes), human_bytes(s0.hardware.hbm_bytes),
                      models::fit_phrase(results.front().memory), results.front().label(with_cp), training.text(s0.profile));
+  // Rows whose memory differs from the first's (another strategy's buffers, another library's
+  // workspace), each with its own figure: the line above is the first row's.
+  std::string others;
+  for (const auto& r : results) {
+    const double m = r.prediction.memory_bytes;
+    if (&r == &results.front() || std::abs(m - p0.memory_bytes) <= 0.005 * p0.memory_bytes) continue;
+    others += fmt::format("{}{} ~{} ({})", others.empty() ? "" : "; ", r.label(with_cp), human_bytes(m), models::fit_phrase(r.memory));
+  }
+  if (!others.empty()) out += "  other rows: " + others + "\n";
   for (const auto& r : results) {
     if (r.scenario.strategy.kind == models::StrategyKind::Ring && (r.layout == "contiguous" || r.layout == "ring")) {
       if (r.prediction.imbalance > 1.2)

@@ -260,6 +260,8 @@ TEST_CASE("strategies compared side by side, each row with its why, bad splits e
   // One kernel runs all five (InternEvo's double ring calls FlashAttention-2 only): every row on it.
   CHECK(table.out.find("ulysses = usp (flash-attn-2)") != std::string::npos);
   CHECK(table.out.find("one attention kernel for every row") != std::string::npos);
+  // The all-gather holds the whole sequence's K/V: its memory is its own line, not the first row's.
+  CHECK(table.out.find("  other rows: allgather zigzag ~") != std::string::npos);
   const auto csv = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
                        "--cp ring,ulysses --format csv");
   REQUIRE(csv.code == 0);

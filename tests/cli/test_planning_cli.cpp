@@ -304,6 +304,7 @@ TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any
   REQUIRE(table.code == 0);
   CHECK(table.out.find("recommended") != std::string::npos);
   CHECK(table.out.find("why: ") != std::string::npos);
+  CHECK(table.out.find("padding    memory") != std::string::npos);  // each candidate's memory per device
   const auto json = run(base + " --format json -o " + dir.file("plan.json"));
   REQUIRE(json.code == 0);
   CHECK(json.out.empty());
