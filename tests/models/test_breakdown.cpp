@@ -81,7 +81,7 @@ TEST_CASE("step parts: on random scenarios the parts add up to the step and the 
   const Catalog catalog;
   std::mt19937_64 rng(20261207);
   int checked = 0, refused = 0, pipelined = 0, with_wait = 0, with_collectives = 0;
-  for (int trial = 0; trial < 2500; ++trial) {
+  for (int trial = 0; trial < 2000; ++trial) {
     auto d = draw(rng);
     INFO(d.text);
     ResolvedScenario s;
@@ -138,8 +138,8 @@ TEST_CASE("step parts: on random scenarios the parts add up to the step and the 
     with_collectives += pass[StepPart::ExposedAllToAll] + pass[StepPart::ExposedAllGather] > 0;
   }
   // The draw reaches what the parts tell apart (otherwise the checks above prove little).
-  CHECK(checked > 1000);
-  CHECK(pipelined > 200);
+  CHECK(checked > 800);
+  CHECK(pipelined > 150);
   CHECK(with_wait > 100);
   CHECK(with_collectives > 100);
   INFO("refused " << refused);
