@@ -208,11 +208,7 @@ const std::vector<std::string>& csv_columns() {
       "real_tokens", "padding_share", "mean_step_s", "tokens_per_s", "imbalance", "busiest_over_mean", "exposed_share",
       "attention_share", "memory_bytes", "memory_capacity_bytes", "fits_memory", "profile_calibrated", "why", "note"};
   // The mean sequence's step in parts after those (they add up to mean_step_s).
-  static const std::vector<std::string> with_parts = [] {
-    auto out = c;
-    out.insert(out.end(), planning::part_columns().begin(), planning::part_columns().end());
-    return out;
-  }();
+  static const std::vector<std::string> with_parts = planning::with_part_columns(c);
   return with_parts;
 }
 

@@ -88,16 +88,14 @@ std::string results_json(const std::vector<LayoutResult>& results, double tms, E
 std::string results_csv(const std::vector<LayoutResult>& results, double tms, Engine engine,
                         const std::vector<NotRunnable>& not_runnable) {
   std::string out;
-  std::vector<std::string> header = {
+  const std::vector<std::string> header = planning::with_part_columns({
       "layout", "hardware", "model", "mp", "sp", "n_seq", "batch", "mask", "tile_q", "tile_k", "profile",
       "step_s", "step_s_lo", "step_s_hi", "tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi", "mfu",
       "attention_fwd_s", "attention_bwd_s", "other_compute_s", "collective_s", "exposed_transfer_s",
       "imbalance", "memory_bytes", "fits_memory", "pred_tms", "speedup_vs_first", "speedup_vs_first_lo",
       "speedup_vs_first_hi", "pred_engine", "impl", "cp", "docs", "exposed_allgather_s",
       "exposed_reduce_scatter_s", "exposed_all_to_all_s", "profile_calibrated", "why", "attention_fwd_s_lo",
-      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "not_runnable"};
-  // The step's parts after every other column (older readers keep their order).
-  header.insert(header.end(), planning::part_columns().begin(), planning::part_columns().end());
+      "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "not_runnable"});  // then the step's parts
   out += csv_line(header);
   for (const auto& x : results) {
     const auto& s = x.scenario;

@@ -10,6 +10,7 @@
 #include "cli/scenario_options.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/breakdown.hpp"
+#include "planning/predict_runs.hpp"
 #include "models/program/program.hpp"
 #include "models/workload/documents.hpp"
 
@@ -66,7 +67,7 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
     std::vector<std::string> kernels;
     for (const auto& r : results) {
       const auto& im = r.scenario.impl;
-      const std::string kernel = im.kernel_model ? im.kernel_model->name : im.kernel;
+      const std::string kernel = planning::kernel_on(im, r.scenario.hardware);
       if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) kernels.push_back(kernel);
       const auto item = r.scenario.strategy.spec + " = " + im.name + " (" + kernel + ")";
       if (item == last) continue;

@@ -237,11 +237,7 @@ const std::vector<std::string>& sweep_columns() {
       "memory_largest_term", "parameters_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
       "workspace_bytes", "strategy_buffers_bytes", "fixed_bytes", "host_bytes", "profile", "profile_calibrated", "note", "attention_fwd_s_lo",
       "attention_fwd_s_hi", "attention_bwd_s_lo", "attention_bwd_s_hi", "pp", "pp_schedule", "micro_batches", "pipeline_bubble"};
-  static const std::vector<std::string> with_parts = [] {
-    auto out = c;
-    out.insert(out.end(), part_columns().begin(), part_columns().end());
-    return out;
-  }();
+  static const std::vector<std::string> with_parts = with_part_columns(c);
   return with_parts;
 }
 

@@ -15,6 +15,11 @@ const std::vector<std::string>& part_columns() {
   return c;
 }
 
+std::vector<std::string> with_part_columns(std::vector<std::string> columns) {
+  columns.insert(columns.end(), part_columns().begin(), part_columns().end());
+  return columns;
+}
+
 void append_part_cells(std::vector<std::string>& cells, const models::StepBreakdown& b, bool have) {
   for (const double x : b.s) cells.push_back(have ? fmt::format("{:.6g}", x) : std::string());
 }

@@ -4,6 +4,7 @@
 #include "models/implementations/strategy.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace ringsim::planning {
 
@@ -11,28 +12,30 @@ using models::InputError;
 
 namespace {
 
+// Whether the implementation's code trains in `precision` (empty: any).
+bool trains_in(const models::Implementation& im, const std::string& precision) {
+  return precision.empty() || std::find(im.precisions.begin(), im.precisions.end(), precision) != im.precisions.end();
+}
+
 // The most preferred implementation (by maturity, then preference; none less mature than
-// `at_most`) whose code trains in the precision asked for and that offers the strategy, the mask
-// and the layouts (all given, or one of the defaults); empty if none.
-std::string precision_choice(const RunRequest& a, const models::Catalog& catalog, const models::Hardware& hw,
-                             models::Maturity at_most) {
-  const auto& s = a.base;
-  const auto trains = [&](const models::Implementation& im) {
-    return std::find(im.precisions.begin(), im.precisions.end(), a.precision) != im.precisions.end();
-  };
-  const auto mask = models::effective_mask(s);
-  const models::Implementation* best = nullptr;
-  std::vector<models::Implementation> all;
-  for (const auto& name : catalog.implementation_names()) all.push_back(catalog.implementation(name));
+// `at_most`) that `fits` and offers strategy `cp`, the request's mask and its layouts (all given,
+// or one of the defaults); empty if none. The choice a comparison's shared kernel and a precision
+// asked for both make.
+template <class Fits>
+std::string most_preferred(const RunRequest& a, const models::Strategy& cp, const models::Catalog& catalog,
+                           const models::Hardware& hw, models::Maturity at_most, Fits&& fits) {
+  const auto mask = models::effective_mask(a.base);
   const auto rank = [](const models::Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
-  for (const auto& im : all) {
-    if (!trains(im) || im.maturity > at_most) continue;
-    if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(s.cp)) continue;
-    const auto offers = [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, s.cp); };
+  std::optional<models::Implementation> best;
+  for (const auto& name : catalog.implementation_names()) {
+    auto im = catalog.implementation(name);
+    if (im.maturity > at_most || !fits(im)) continue;
+    if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
+    const auto offers = [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); };
     if (a.layouts_given ? !std::all_of(a.layouts.begin(), a.layouts.end(), offers)
                         : !std::any_of(a.layouts.begin(), a.layouts.end(), offers))
       continue;
-    if (!best || rank(im) < rank(*best)) best = &im;
+    if (!best || rank(im) < rank(*best)) best = std::move(im);
   }
   return best ? best->name : std::string();
 }
@@ -47,8 +50,11 @@ void choose_implementation(RunRequest& a, const models::Catalog& catalog) {
     // most preferred library of no lower maturity that does (none: the refusal names it).
     const auto current =
         catalog.implementation(catalog.choose_implementation(s, hw, a.layouts_given ? a.layouts : std::vector<models::LayoutSpec>{}));
-    if (std::find(current.precisions.begin(), current.precisions.end(), a.precision) == current.precisions.end())
-      if (const auto chosen = precision_choice(a, catalog, hw, current.maturity); !chosen.empty()) s.impl = chosen;
+    if (!trains_in(current, a.precision))
+      if (const auto chosen = most_preferred(a, s.cp, catalog, hw, current.maturity,
+                                             [&](const models::Implementation& im) { return trains_in(im, a.precision); });
+          !chosen.empty())
+        s.impl = chosen;
   }
   if (a.layouts_given) {
     s.impl = catalog.choose_implementation(s, hw, a.layouts);
@@ -89,7 +95,6 @@ std::vector<std::string> shared_kernel_choice(const RunRequest& request, const m
   const auto& base = request.base;
   if (!base.impl.empty() || !base.profile.empty() || request.cps.size() < 2) return {};
   const auto hw = base.hardware_file.empty() ? catalog.hardware(base.hardware) : models::Hardware::load_file(base.hardware_file);
-  const auto mask = models::effective_mask(base);
   std::vector<models::Implementation> defaults;
   for (const auto& cp : request.cps) {
     RunRequest one = request;
@@ -105,31 +110,14 @@ std::vector<std::string> shared_kernel_choice(const RunRequest& request, const m
   for (const auto& d : defaults)
     if (const auto k = kernel_on(d, hw); std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
   if (kernels.size() == 1) return {};
-  const auto rank = [](const models::Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
-  std::vector<models::Implementation> all;
-  for (const auto& name : catalog.implementation_names()) all.push_back(catalog.implementation(name));
   for (const auto& kernel : kernels) {
     std::vector<std::string> chosen;
     for (std::size_t i = 0; i < request.cps.size(); ++i) {
-      const auto& cp = request.cps[i];
-      const models::Implementation* best = nullptr;
-      for (const auto& im : all) {
-        if (kernel_on(im, hw) != kernel || im.maturity > defaults[i].maturity) continue;
-        if (!request.precision.empty() &&
-            std::find(im.precisions.begin(), im.precisions.end(), request.precision) == im.precisions.end())
-          continue;
-        if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
-        const bool layouts_ok =
-            request.layouts_given
-                ? std::all_of(request.layouts.begin(), request.layouts.end(),
-                              [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); })
-                : std::any_of(request.layouts.begin(), request.layouts.end(),
-                              [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); });
-        if (!layouts_ok) continue;
-        if (!best || rank(im) < rank(*best)) best = &im;
-      }
-      if (!best) break;
-      chosen.push_back(best->name);
+      auto name = most_preferred(request, request.cps[i], catalog, hw, defaults[i].maturity, [&](const models::Implementation& im) {
+        return kernel_on(im, hw) == kernel && trains_in(im, request.precision);
+      });
+      if (name.empty()) break;
+      chosen.push_back(std::move(name));
     }
     if (chosen.size() == request.cps.size()) return chosen;
   }

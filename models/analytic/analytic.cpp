@@ -60,8 +60,7 @@ struct VariantRanks {
   [[nodiscard]] std::int64_t of(StepClass cls) const noexcept { return from[static_cast<std::size_t>(cls)]; }
   // AttentionCost::block_variant.
   [[nodiscard]] int variant(std::int64_t q, std::int64_t k) const noexcept {
-    const std::int64_t f = of(step_class(q, k));
-    return f >= 0 && q >= f ? 1 : 0;
+    return AttentionCost::variant_at(of(step_class(q, k)), q);
   }
 };
 
@@ -349,10 +348,10 @@ Prediction predict(const ResolvedScenario& s, const AttentionWork& work, const S
   double fwd_layer = fwd.time_s, bwd_layer = bwd.time_s;
   // SCFA's gathers/sort before and scatter after the kernel, once per layer for the device's
   // own block: K/V are prepared where they live and travel prepared (0 unless index-based).
-  const double prep = cost.sparse_prep_fwd_s(s.layout->block()) + cost.sparse_prep_bwd_s(s.layout->block());
-  fwd_layer += cost.sparse_prep_fwd_s(s.layout->block());
-  bwd_layer += cost.sparse_prep_bwd_s(s.layout->block());
-  p.attention_overhead_s = (fwd.overhead + bwd.overhead + prep) * layers;
+  const double prep_fwd = cost.sparse_prep_fwd_s(s.layout->block()), prep_bwd = cost.sparse_prep_bwd_s(s.layout->block());
+  fwd_layer += prep_fwd;
+  bwd_layer += prep_bwd;
+  p.attention_overhead_s = (fwd.overhead + bwd.overhead + prep_fwd + prep_bwd) * layers;
   p.rounds_fwd = std::move(ring.rounds);
   p.attention_fwd_s = fwd_layer * layers;
   p.attention_bwd_s = bwd_layer * layers;

@@ -100,7 +100,10 @@ class AttentionCost {
   // variant_from_rank); the analytic model and the simulator key their per-class times by
   // (class, variant).
   [[nodiscard]] int block_variant(const ResolvedScenario& s, std::int64_t q_device, std::int64_t k_device) const {
-    const std::int64_t from = variant_from_rank(s, step_class(q_device, k_device));
+    return variant_at(variant_from_rank(s, step_class(q_device, k_device)), q_device);
+  }
+  // The variant of device q_device's block given its class's variant_from_rank `from`.
+  [[nodiscard]] static int variant_at(std::int64_t from, std::int64_t q_device) noexcept {
     return from >= 0 && q_device >= from ? 1 : 0;
   }
 };
