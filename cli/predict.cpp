@@ -129,7 +129,7 @@ int run_predict(int argc, char** argv) {
     return finish(out);
   }
   if (format == "table") {
-    print_table(results, tms, engine, out, training);
+    print_table(results, tms, engine, out, training, !args.impls.empty());
     print_not_runnable(not_runnable, out);
   } else if (format == "json") {
     out = results_json(results, tms, engine, not_runnable);

@@ -48,7 +48,7 @@ std::string parts_legend(const std::vector<models::StepPart>& shown) {
 }  // namespace
 
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out,
-                 const Training& training) {
+                 const Training& training, bool impls_named) {
   const std::size_t lw = layout_width(results);
   const bool with_cp = several_strategies(results);
   const auto& s0 = results.front().scenario;
@@ -75,6 +75,7 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
       last = item;
     }
     out += kernels.size() == 1 ? "; one attention kernel for every row\n"
+           : impls_named       ? "; the kernels differ (the implementations named by --impl)\n"
                                : "; the kernels differ: no one kernel runs every strategy here (--impl chooses)\n";
   } else {
     // The kernel is named: a library may call another on this GPU (TransformerEngine: cuDNN on Hopper).

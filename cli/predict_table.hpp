@@ -12,9 +12,10 @@ namespace ringsim::cli {
 
 // Appends the table of `results` to `out`; `tms`: the Striped Attention paper's theoretical
 // maximum speedup of striped over ring for the scenario.
-// `training`: what the memory line says it assumed.
+// `training`: what the memory line says it assumed; `impls_named`: the user named each strategy's
+// implementation (--impl A,B), so kernels that differ are the user's choice.
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out,
-                 const Training& training = {});
+                 const Training& training = {}, bool impls_named = false);
 
 // The rows of a comparison that cannot run here, each with its reason, under the table; nothing
 // when every row ran.

@@ -68,7 +68,8 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
      cxxopts::value<std::string>()->default_value(default_layouts))
     ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
-    ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts)",
+    ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts); "
+            "with several --cp strategies, a comma-separated list names one per strategy, in order",
      cxxopts::value<std::string>()->default_value(""))
     ("cp", "context-parallel strategy, or a comma-separated list to compare: ring | allgather | ulysses | "
            "usp:UxR[:ring-inner] | double-ring:W (docs/strategies.md)", cxxopts::value<std::string>()->default_value(planning::kDefaultStrategy))
@@ -103,6 +104,20 @@ ScenarioArgs parse_scenario_args(const cxxopts::ParseResult& r) {
     a.cps.push_back(models::Strategy::parse(cp));
   }
   s.cp = a.cps.front();
+  // `--impl A,B` pairs the implementations with the strategies, in order: a comparison of two
+  // libraries' own strategies (ring-flash-attn's ring against TransformerEngine's all-to-all).
+  if (const auto names = models::split(s.impl, ','); names.size() > 1) {
+    for (auto& n : names) {
+      if (models::trim(n).empty()) throw InputError({}, 0, "impl", "empty implementation name in the list");
+      a.impls.push_back(std::string(models::trim(n)));
+    }
+    if (a.impls.size() != a.cps.size())
+      throw InputError({}, 0, "impl",
+                       fmt::format("{} implementations for {} {}: name one implementation for every strategy, "
+                                   "or one per --cp entry in its order",
+                                   a.impls.size(), a.cps.size(), a.cps.size() == 1 ? "strategy" : "strategies"));
+    s.impl = a.impls.front();
+  }
   if (const auto docs = r["docs"].as<std::string>(); !docs.empty()) s.docs = models::DocumentsSpec::parse(docs);
   const auto seed = models::parse_int(r["seed"].as<std::string>(), "seed");
   if (seed < 0) throw InputError({}, 0, "seed", "expected a non-negative integer");

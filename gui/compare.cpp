@@ -2,13 +2,51 @@
 
 #include "gui/error_text.hpp"
 #include "models/io/error.hpp"
+#include "planning/predict_runs.hpp"
 
 namespace ringsim::gui {
+
+namespace {
+
+// Per strategy, the implementation its row runs, on one attention kernel where one runs them all:
+// with the form's implementation named, that kernel (the form's implementation where it offers
+// the strategy, else the most preferred library calling the same kernel); without, the kernel
+// `ringsim predict --cp A,B --layout L` compares on (planning::expand_runs). Empty where neither
+// applies: that strategy's own default.
+std::vector<std::string> row_implementations(const models::ScenarioSpec& base, const std::vector<models::Strategy>& strategies,
+                                             const models::Catalog& catalog) {
+  std::vector<std::string> out(strategies.size());
+  planning::RunRequest request;
+  request.base = base;
+  request.base.impl.clear();
+  request.layouts = {base.layout};
+  request.layouts_given = true;
+  request.cps = strategies;
+  try {
+    if (!base.impl.empty()) {
+      const auto form = catalog.implementation(base.impl);
+      const auto on = planning::implementations_on_kernel(request, catalog, planning::kernel_on(form, catalog.hardware(base.hardware)));
+      for (std::size_t i = 0; i < strategies.size(); ++i) out[i] = form.offers_strategy(strategies[i]) ? form.name : on[i];
+      return out;
+    }
+    std::vector<planning::RefusedRun> refused;
+    for (const auto& run : planning::expand_runs(request, catalog, &refused))
+      for (std::size_t i = 0; i < strategies.size(); ++i)
+        if (out[i].empty() && run.cp.text() == strategies[i].text()) out[i] = run.impl;
+  } catch (const models::InputError&) {
+    // Each row reports its own reason below.
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base, const std::vector<models::Strategy>& strategies,
                                            const models::Catalog& catalog, const std::atomic<bool>& cancel) {
   std::vector<CompareRow> rows;
-  for (const auto& st : strategies) {
+  const auto impls = row_implementations(base, strategies, catalog);
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    const auto& st = strategies[i];
     if (cancel) break;
     CompareRow row;
     row.strategy = st.text();
@@ -17,10 +55,9 @@ std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base, con
       auto spec = base;
       spec.cp = st;
       const auto hw = catalog.hardware(spec.hardware);
-      // The form's implementation where it runs this strategy; otherwise what a user would deploy.
-      if (spec.impl.empty() || !catalog.implementation(spec.impl).offers_strategy(st))
-        spec.impl = catalog.choose_implementation(spec, hw, {spec.layout}, true);
+      spec.impl = !impls[i].empty() ? impls[i] : catalog.choose_implementation(spec, hw, {spec.layout}, true);
       row.impl = spec.impl;
+      row.kernel = planning::kernel_on(catalog.implementation(spec.impl), hw);
       auto s = models::resolve(spec, catalog);
       row.prediction = models::predict(s);
       row.parts = models::pass_breakdown(row.prediction);

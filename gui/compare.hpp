@@ -15,7 +15,7 @@
 namespace ringsim::gui {
 
 struct CompareRow {
-  std::string strategy, impl, layout;
+  std::string strategy, impl, kernel, layout;  // kernel: the attention kernel impl calls here
   std::optional<std::string> refused;  // why it cannot run here (then nothing else is set)
   models::Prediction prediction;
   models::StepBreakdown parts;  // the step in parts (one pass: the Compare view trains nothing)
@@ -23,8 +23,11 @@ struct CompareRow {
   std::string why;
 };
 
-// Each of `strategies` on `base` (its layout; its implementation when it offers the strategy,
-// else the most preferred production library that does). Returns what was done when `cancel`
+// Each of `strategies` on `base` (its layout), on one attention kernel where one runs them all:
+// the kernel of the form's implementation when `base` names one (that implementation where it
+// offers the strategy, else the most preferred library calling the same kernel), else the kernel
+// `ringsim predict --cp A,B --layout L` would compare on; a strategy no library runs on it gets
+// the most preferred production library that runs it. Returns what was done when `cancel`
 // is seen between strategies.
 [[nodiscard]] std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base,
                                                          const std::vector<models::Strategy>& strategies,

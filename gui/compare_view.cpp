@@ -18,6 +18,15 @@
 
 namespace ringsim::gui {
 
+namespace {
+
+// A row's strategy, the library that runs it and the kernel that library calls here.
+QString row_label(const CompareRow& r) {
+  return QString::fromStdString(r.strategy + "  " + r.impl + (r.kernel.empty() ? std::string() : " (" + r.kernel + ")"));
+}
+
+}  // namespace
+
 // The bars: one row per strategy, its parts stacked left to right in seconds, the interval of
 // the step as an error bar over the stack, the why under it.
 class CompareBars : public QWidget {
@@ -48,7 +57,7 @@ class CompareBars : public QWidget {
       if (!r.refused) scale = std::max({scale, r.parts.total(), r.step.available ? r.step.hi : 0.0});
     int label_w = 0;
     for (const auto& r : *rows_)
-      label_w = std::max(label_w, fm.horizontalAdvance(QString::fromStdString(r.strategy + "  " + r.impl)));
+      label_w = std::max(label_w, fm.horizontalAdvance(row_label(r)));
     const int left = 8 + label_w + 10, right = width() - 90, row_h = 2 * fm.height() + 22;
     int y = 8;
     // Legend.
@@ -64,7 +73,7 @@ class CompareBars : public QWidget {
     for (const auto& r : *rows_) {
       p.setPen(palette().text().color());
       p.drawText(QRect(8, y, label_w, fm.height() + 6), Qt::AlignLeft | Qt::AlignVCenter,
-                 QString::fromStdString(r.strategy + "  " + r.impl));
+                 row_label(r));
       if (r.refused) {
         p.drawText(QRect(left, y, width() - left - 8, fm.height() + 6), Qt::AlignLeft | Qt::AlignVCenter,
                    fm.elidedText(tr("not runnable here: %1").arg(QString::fromStdString(*r.refused)), Qt::ElideRight,

@@ -60,6 +60,8 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QLineEdit* tile_edit() const noexcept { return tile_; }
   [[nodiscard]] QPushButton* run_button() const noexcept { return run_btn_; }
   [[nodiscard]] QComboBox* impl_combo() const noexcept { return impl_; }
+  [[nodiscard]] QComboBox* hardware_combo() const noexcept { return hardware_; }
+  [[nodiscard]] QComboBox* layout_a_combo() const noexcept { return layout_a_; }
   [[nodiscard]] QPushButton* cancel_button() const noexcept { return cancel_btn_; }
   [[nodiscard]] QLabel* status_label() const noexcept { return status_; }
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }

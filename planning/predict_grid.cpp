@@ -96,7 +96,7 @@ std::vector<Job> jobs_of(const SweepGrid& grid, bool layouts_given, const models
     }
     // The strategies compared together, as `ringsim predict --cp A,B` compares them (one kernel
     // for every row where one runs them all), then those that cannot run here.
-    RunRequest request{p.spec, grid.layout, layouts_given, grid.cp, std::string(models::to_string(grid.memory.precision))};
+    RunRequest request{p.spec, grid.layout, layouts_given, grid.cp, std::string(models::to_string(grid.memory.precision)), {}};
     std::vector<RefusedRun> refused;
     for (auto& spec : expand_runs(request, catalog, &refused)) {
       auto run = p;

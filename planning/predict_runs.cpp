@@ -91,11 +91,30 @@ namespace {
 // implementation calling that kernel that offers the strategy, the mask and the layouts, at no
 // lower maturity than its default. Empty: no kernel runs them all (each keeps its default) or
 // they already share one.
+// Per strategy, the most preferred implementation calling `kernel` that offers the strategy, the
+// mask and the layouts, at no lower maturity than that strategy's default (`defaults`) and training
+// in the precision asked for; empty where none does.
+std::vector<std::string> on_kernel(const RunRequest& request, const models::Catalog& catalog, const models::Hardware& hw,
+                                   const std::vector<models::Maturity>& defaults, const std::string& kernel) {
+  std::vector<std::string> chosen(request.cps.size());
+  for (std::size_t i = 0; i < request.cps.size(); ++i)
+    chosen[i] = most_preferred(request, request.cps[i], catalog, hw, defaults[i], [&](const models::Implementation& im) {
+      return kernel_on(im, hw) == kernel && trains_in(im, request.precision);
+    });
+  return chosen;
+}
+
+models::Hardware request_hardware(const RunRequest& request, const models::Catalog& catalog) {
+  const auto& base = request.base;
+  return base.hardware_file.empty() ? catalog.hardware(base.hardware) : models::Hardware::load_file(base.hardware_file);
+}
+
 std::vector<std::string> shared_kernel_choice(const RunRequest& request, const models::Catalog& catalog) {
   const auto& base = request.base;
-  if (!base.impl.empty() || !base.profile.empty() || request.cps.size() < 2) return {};
-  const auto hw = base.hardware_file.empty() ? catalog.hardware(base.hardware) : models::Hardware::load_file(base.hardware_file);
-  std::vector<models::Implementation> defaults;
+  if (!base.impl.empty() || !request.impls.empty() || !base.profile.empty() || request.cps.size() < 2) return {};
+  const auto hw = request_hardware(request, catalog);
+  std::vector<std::string> kernels;
+  std::vector<models::Maturity> maturity;
   for (const auto& cp : request.cps) {
     RunRequest one = request;
     one.base.cp = cp;
@@ -104,27 +123,38 @@ std::vector<std::string> shared_kernel_choice(const RunRequest& request, const m
     } catch (const InputError&) {
       return {};  // a strategy nothing runs here: shown as such, the others keep their defaults
     }
-    defaults.push_back(catalog.implementation(one.base.impl));
-  }
-  std::vector<std::string> kernels;
-  for (const auto& d : defaults)
+    const auto d = catalog.implementation(one.base.impl);
+    maturity.push_back(d.maturity);
     if (const auto k = kernel_on(d, hw); std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back(k);
+  }
   if (kernels.size() == 1) return {};
   for (const auto& kernel : kernels) {
-    std::vector<std::string> chosen;
-    for (std::size_t i = 0; i < request.cps.size(); ++i) {
-      auto name = most_preferred(request, request.cps[i], catalog, hw, defaults[i].maturity, [&](const models::Implementation& im) {
-        return kernel_on(im, hw) == kernel && trains_in(im, request.precision);
-      });
-      if (name.empty()) break;
-      chosen.push_back(std::move(name));
-    }
-    if (chosen.size() == request.cps.size()) return chosen;
+    auto chosen = on_kernel(request, catalog, hw, maturity, kernel);
+    if (std::none_of(chosen.begin(), chosen.end(), [](const std::string& n) { return n.empty(); })) return chosen;
   }
   return {};
 }
 
 }  // namespace
+
+std::vector<std::string> implementations_on_kernel(const RunRequest& request, const models::Catalog& catalog,
+                                                   const std::string& kernel) {
+  const auto hw = request_hardware(request, catalog);
+  std::vector<models::Maturity> maturity;
+  for (const auto& cp : request.cps) {
+    RunRequest one = request;
+    one.base.cp = cp;
+    one.base.impl.clear();
+    one.impls.clear();
+    try {
+      choose_implementation(one, catalog);
+      maturity.push_back(catalog.implementation(one.base.impl).maturity);
+    } catch (const InputError&) {
+      maturity.push_back(models::Maturity::Production);  // nothing runs it by default: production libraries only
+    }
+  }
+  return on_kernel(request, catalog, hw, maturity, kernel);
+}
 
 std::vector<models::ScenarioSpec> expand_runs(const RunRequest& request, const models::Catalog& catalog,
                                               std::vector<RefusedRun>* refused) {
@@ -134,7 +164,8 @@ std::vector<models::ScenarioSpec> expand_runs(const RunRequest& request, const m
     const auto& cp = request.cps[c];
     RunRequest one = request;
     one.base.cp = cp;
-    if (!shared.empty()) one.base.impl = shared[c];
+    if (!request.impls.empty()) one.base.impl = request.impls.at(c);
+    else if (!shared.empty()) one.base.impl = shared[c];
     try {
       choose_implementation(one, catalog);
     } catch (const InputError& e) {

@@ -35,6 +35,9 @@ struct RunRequest {
   // The training precision asked for ("bf16", "fp8", ...; empty: any): without an implementation
   // named, one whose code trains in it is chosen.
   std::string precision;
+  // One implementation per strategy, in the order of `cps` (`--impl A,B` with `--cp X,Y`); empty:
+  // base.impl (when named) runs every strategy, else each is chosen as expand_runs says.
+  std::vector<std::string> impls;
 };
 
 // Fixes base.impl for all the requested layouts (models::Catalog::choose_implementation: one
@@ -46,8 +49,17 @@ void choose_implementation(RunRequest& request, const models::Catalog& catalog);
 // kernel family where it has no model): what a comparison's rows name.
 [[nodiscard]] std::string kernel_on(const models::Implementation& im, const models::Hardware& hw);
 
+// Per strategy of the request, the most preferred implementation calling attention kernel `kernel`
+// (kernel_on's name) on the request's hardware that offers the strategy, the mask and the layouts,
+// at no lower maturity than the strategy's default library and training in the precision asked
+// for; empty where none does. What a comparison anchored on one kernel runs (the GUI's Compare
+// view anchors it on the form's implementation).
+[[nodiscard]] std::vector<std::string> implementations_on_kernel(const RunRequest& request, const models::Catalog& catalog,
+                                                                 const std::string& kernel);
+
 // One scenario per (strategy, layout) to compare, in that order, each with its implementation:
-// base.impl when named (which must offer every strategy); else, where one attention kernel runs
+// the strategy's entry of `impls` when given; base.impl when named (which must offer every
+// strategy); else, where one attention kernel runs
 // every strategy, per strategy the most preferred implementation calling it (the rows then differ
 // by strategy, not by kernel); else per strategy the one choose_implementation picks. Without layouts given, each strategy keeps the default layouts its
 // implementation offers (the first only for Ulysses, whose work does not depend on the layout).

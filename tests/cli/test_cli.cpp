@@ -273,6 +273,22 @@ TEST_CASE("strategies compared side by side, each row with its why, bad splits e
                          "--cp ulysses --impl te-a2a --format csv");
   REQUIRE(named.code == 0);
   CHECK(named.out.find(",te-a2a,ulysses,") != std::string::npos);
+  // One implementation per strategy, in the order of --cp: each row runs the one named for it.
+  const auto paired = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                          "--cp ring,ulysses --impl ring-flash-attn,te-a2a");
+  REQUIRE(paired.code == 0);
+  CHECK(paired.out.find("ring = ring-flash-attn (flash-attn-2)") != std::string::npos);
+  CHECK(paired.out.find("ulysses = te-a2a (") != std::string::npos);
+  CHECK(paired.out.find("the kernels differ (the implementations named by --impl)") != std::string::npos);
+  const auto paired_csv = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --layout zigzag "
+                              "--cp ulysses,ring --impl te-a2a,ring-flash-attn --format csv");
+  REQUIRE(paired_csv.code == 0);
+  CHECK(paired_csv.out.find(",te-a2a,ulysses,") != std::string::npos);
+  CHECK(paired_csv.out.find(",ring-flash-attn,ring,") != std::string::npos);
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --layout zigzag --cp ring,ulysses --impl ring-flash-attn,te-a2a,usp",
+             "3 implementations for 2 strategies");
+  expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --layout zigzag --cp ring,ulysses --impl ring-flash-attn,",
+             "empty implementation name in the list");
 
   expect_bad("predict --model llama3-8b --mesh 1x8 --seq 8192 --cp usp:2x2 --layout zigzag",
              "U x R = 2 x 2 = 4 differs from the context-parallel size sp = 8");

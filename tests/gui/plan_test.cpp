@@ -3,6 +3,7 @@
 // opens in the scenario views, a search can be cancelled, and the window opens on a scenario
 // whose "why" lines are shown.
 #include <QApplication>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
@@ -153,6 +154,9 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
       continue;
     }
     ++runnable;
+    // One attention kernel for every row that runs (the form's implementation's), as predict compares.
+    CHECK(r.kernel == rows[0].kernel);
+    CHECK_FALSE(r.kernel.empty());
     // The parts add up to the predicted step, each counted once, none negative.
     CHECK(r.parts.total() == Approx(r.prediction.step_s).epsilon(1e-12));
     for (const double x : r.parts.s) CHECK(x >= 0);
@@ -167,6 +171,31 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
   // Double ring has no production library on this scenario: a row with the reason, not a failure.
   CHECK(rows[3].refused.has_value());
   CHECK(cmp->bars()->toolTip().contains("not runnable here"));
+  // On an H100 the ring's default library calls FlashAttention-2 and Ulysses' TransformerEngine's
+  // cuDNN kernel: compared, both run FlashAttention-2, as `ringsim predict --cp ring,ulysses` does.
+  w.hardware_combo()->setCurrentText("h100-sxm");
+  w.layout_a_combo()->setCurrentText("zigzag");
+  REQUIRE(w.hardware_combo()->currentText() == "h100-sxm");
+  REQUIRE(w.layout_a_combo()->currentText() == "zigzag");
+  cmp->strategies_edit()->setText("ring, ulysses");
+  cmp->start();
+  REQUIRE(done.wait(120000));
+  REQUIRE(done.takeFirst().at(0).toBool());
+  REQUIRE(cmp->rows().size() == 2);
+  for (const auto& r : cmp->rows()) REQUIRE_FALSE(r.refused.has_value());
+  CHECK(cmp->rows()[0].kernel == "flash-attn-2");
+  CHECK(cmp->rows()[1].kernel == "flash-attn-2");
+  CHECK(cmp->rows()[1].impl == "usp");
+  // The form's implementation anchors the kernel: TransformerEngine's ring on cuDNN, its Ulysses too.
+  w.impl_combo()->setCurrentText("te-p2p");
+  cmp->start();
+  REQUIRE(done.wait(120000));
+  REQUIRE(done.takeFirst().at(0).toBool());
+  REQUIRE(cmp->rows().size() == 2);
+  for (const auto& r : cmp->rows()) REQUIRE_FALSE(r.refused.has_value());
+  CHECK(cmp->rows()[0].impl == "te-p2p");
+  CHECK(cmp->rows()[1].kernel == cmp->rows()[0].kernel);
+  CHECK(cmp->rows()[1].impl != "usp");
   // A strategy that does not parse is the status line, not a crash.
   cmp->strategies_edit()->setText("ring, bogus");
   cmp->start();
