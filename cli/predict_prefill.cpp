@@ -10,6 +10,8 @@
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
+#include "planning/grid.hpp"
+#include "planning/predict_runs.hpp"
 
 namespace ringsim::cli {
 
@@ -23,6 +25,7 @@ namespace {
 struct InferenceSetup {
   models::ScenarioSpec spec;
   models::ResolvedScenario scenario;
+  std::string topology;  // --topology as given ("" or "default": the hardware's nodes)
   std::int64_t cached = 0;
   double headroom_bytes = 0;
 };
@@ -35,7 +38,17 @@ InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catal
   out.headroom_bytes = memory_settings_from(r).headroom_bytes;
   out.spec = models::inference_spec(args.base, phase, out.cached, catalog);
   out.scenario = models::resolve(out.spec, catalog);
+  // The nodes the devices sit in, as training's predict, sweep and plan place them.
+  out.topology = r["topology"].as<std::string>();
+  planning::apply_topology(out.scenario, out.topology);
   return out;
+}
+
+// Where the devices sit: the topology and whether the ring's hops cross nodes.
+std::string placement(const InferenceSetup& in) {
+  const auto& s = in.scenario;
+  return fmt::format("topology {}: {} devices per node; the ring {}", in.topology.empty() ? "default" : in.topology,
+                     s.hardware.devices_per_node, s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node");
 }
 
 }  // namespace
@@ -51,8 +64,10 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
   const double hit = static_cast<double>(cached) / static_cast<double>(cached + s.spec.n_seq);
   if (format == "json") {
     nlohmann::json j{{"phase", "prefill"}, {"hardware", s.hardware.name}, {"model", s.model.name}, {"impl", s.impl.name},
-                     {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
-                     {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)}};
+                     {"kernel", planning::kernel_on(s.impl, s.hardware)}, {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
+                     {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)},
+                     {"topology", in.topology.empty() ? "default" : in.topology},
+                     {"devices_per_node", s.hardware.devices_per_node}};
     // The ring hop both variants send on (and pass-Q's all-to-all): the B of docs/inference.md's
     // closed forms, as the profile gives it.
     const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
@@ -86,10 +101,12 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
   }
   constexpr double gib = 1024.0 * 1024 * 1024;
   std::string out = fmt::format(
-      "ringsim predict --phase prefill: {} on {} ({}), mesh {}x{}: {} new tokens over {} cached (cache hit {:.0f} %), batch {}\n"
-      "sharding: new and cached tokens each in {} balanced chunks, device d holding chunks d and {}-d\n\n",
-      s.model.name, s.hardware.name, s.impl.name, s.spec.mp, s.spec.sp, s.spec.n_seq, cached, 100 * hit, s.spec.batch,
-      2 * s.spec.sp, 2 * s.spec.sp - 1);
+      "ringsim predict --phase prefill: {} on {} ({}, kernel {}), mesh {}x{}: {} new tokens over {} cached (cache hit {:.0f} %), "
+      "batch {}\n"
+      "sharding: new and cached tokens each in {} balanced chunks, device d holding chunks d and {}-d\n"
+      "{}\n\n",
+      s.model.name, s.hardware.name, s.impl.name, planning::kernel_on(s.impl, s.hardware), s.spec.mp, s.spec.sp, s.spec.n_seq,
+      cached, 100 * hit, s.spec.batch, 2 * s.spec.sp, 2 * s.spec.sp - 1, placement(in));
   // A mesh that cannot hold the run: the times are what it would take, not what it takes; say so first.
   if (!kv.fits_memory && !q.fits_memory)
     out += fmt::format("this prefill does not run on this mesh: neither variant fits in memory (weights {:.1f} GiB per "
@@ -131,11 +148,16 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
   const auto ring = models::predict_decode(in.scenario, context, in.headroom_bytes);
   auto alone_spec = spec;
   alone_spec.sp = 1;
-  const auto alone = models::predict_decode(models::resolve(alone_spec, catalog), context, in.headroom_bytes);
+  auto alone_scenario = models::resolve(alone_spec, catalog);
+  alone_scenario.hardware.devices_per_node = in.scenario.hardware.devices_per_node;  // the same nodes
+  const auto alone = models::predict_decode(alone_scenario, context, in.headroom_bytes);
   constexpr double gib = 1024.0 * 1024 * 1024;
   if (format == "json") {
-    nlohmann::json j{{"phase", "decode"}, {"hardware", spec.hardware}, {"model", spec.model}, {"mp", spec.mp},
-                     {"batch", spec.batch}, {"cached_tokens", context}};
+    nlohmann::json j{{"phase", "decode"}, {"hardware", spec.hardware}, {"model", spec.model}, {"impl", in.scenario.impl.name},
+                     {"kernel", planning::kernel_on(in.scenario.impl, in.scenario.hardware)}, {"mp", spec.mp},
+                     {"batch", spec.batch}, {"cached_tokens", context},
+                     {"topology", in.topology.empty() ? "default" : in.topology},
+                     {"devices_per_node", in.scenario.hardware.devices_per_node}};
     for (const auto* p : {&ring, &alone})
       j["rows"].push_back({{"sp", p->devices},
                            {"tpot_s", p->tpot_s},
@@ -151,8 +173,10 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format(
-      "ringsim predict --phase decode: {} on {}, mp {}: one token for each of {} sequences over caches of {} tokens\n\n",
-      spec.model, spec.hardware, spec.mp, spec.batch, context);
+      "ringsim predict --phase decode: {} on {} ({}, kernel {}), mp {}: one token for each of {} sequences over caches "
+      "of {} tokens\n{}\n\n",
+      spec.model, spec.hardware, in.scenario.impl.name, planning::kernel_on(in.scenario.impl, in.scenario.hardware), spec.mp,
+      spec.batch, context, placement(in));
   out += fmt::format("{:<16} {:>11} {:>11} {:>9} {:>12} {:>11}  {}\n", "", "TPOT", "tokens/s", "comm", "KV cache", "memory", "");
   // A ring of one device is the device alone: one row.
   const bool ring_of_one = ring.devices <= 1;

@@ -42,6 +42,18 @@ ScenarioSpec inference_spec(const ScenarioSpec& spec, RunPhase phase, std::int64
                            " tokens: the context is the scenario's sequence, whose pair count (tokens^2) must fit "
                            "64-bit integers: at most 3037000499 tokens");
     if (cached_tokens > 0) out.n_seq = cached_tokens;
+    // The new token attends to every cached token wherever the cache's shards sit, so the layout
+    // changes no work: a library named that shards the cache only in some layouts (TransformerEngine's
+    // ring: zigzag under a causal mask) decodes on the first it offers.
+    if (!out.impl.empty()) {
+      const auto hw = out.hardware_file.empty() ? catalog.hardware(out.hardware) : Hardware::load_file(out.hardware_file);
+      const auto im = catalog.implementation(out.impl);
+      for (const char* name : {"contiguous", "zigzag", "striped"})
+        if (const auto l = LayoutSpec::parse(name); im.offers(hw.kind, l, effective_mask(out), out.cp)) {
+          out.layout = l;
+          break;
+        }
+    }
   }
   if (out.impl.empty()) {
     const auto hw = out.hardware_file.empty() ? catalog.hardware(out.hardware) : Hardware::load_file(out.hardware_file);

@@ -443,6 +443,53 @@ TEST_CASE("cli sweep --phase: each row is what predict --phase prints for that p
   }
 }
 
+TEST_CASE("cli predict --phase prefill and decode place the devices by --topology, as sweep does", "[cli][sweep][inference]") {
+  const TempDir dir;
+  const auto same = [](const std::string& cell, double v) { return std::abs(std::stod(cell) / v - 1) < 1e-5; };
+  const auto sweep_row = [&](const std::string& args, const std::string& name) {
+    REQUIRE(run("sweep " + args + " --layout zigzag --no-intervals -o " + dir.file(name)).code == 0);
+    const auto rows = split_lines(read_file(dir.file(name)));
+    REQUIRE(rows.size() == 3);
+    const auto header = fields(rows.at(1));
+    const auto f = fields(rows.at(2));
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = f.at(i);
+    return row;
+  };
+  // A pass-KV ring over a 1M-token cache: across four nodes of 8 its hops wait on the NICs; inside one
+  // 32-GPU NVLink domain they hide behind the compute.
+  const std::string prefill = "--phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x32 --seq 32768 --cached-tokens 1000000 ";
+  std::vector<double> pass_kv;
+  for (const std::string topology : {"nodes:4x8", "nodes:1x32"}) {
+    INFO(topology);
+    const auto j = nlohmann::json::parse(run("predict " + prefill + "--topology " + topology + " --format json").out);
+    CHECK(j["topology"] == topology);
+    const auto row = sweep_row(prefill + "--topology " + topology, "prefill.csv");
+    CHECK(row.at("topology") == topology);
+    CHECK(same(row.at("pass_kv_ttft_s"), j["variants"][0]["ttft_s"].get<double>()));
+    CHECK(same(row.at("pass_q_ttft_s"), j["variants"][1]["ttft_s"].get<double>()));
+    pass_kv.push_back(j["variants"][0]["ttft_s"].get<double>());
+  }
+  CHECK(pass_kv[1] < 0.8 * pass_kv[0]);
+  CHECK(run("predict " + prefill).out.find("the ring crosses nodes") != std::string::npos);
+  CHECK(run("predict " + prefill + "--topology nodes:1x32").out.find("the ring stays inside a node") != std::string::npos);
+  // Decode: one GPU per node sends the query and gathers the outputs over the NICs.
+  const std::string decode = "--phase decode --hardware h100-sxm --model llama3-8b --mesh 1x8 --cached-tokens 131072 ";
+  std::vector<double> tpot;
+  for (const std::string topology : {"nodes:1x8", "nodes:8x1"}) {
+    INFO(topology);
+    const auto j = nlohmann::json::parse(run("predict " + decode + "--topology " + topology + " --format json").out);
+    CHECK(same(sweep_row(decode + "--topology " + topology, "decode.csv").at("tpot_s"), j["rows"][0]["tpot_s"].get<double>()));
+    tpot.push_back(j["rows"][0]["tpot_s"].get<double>());
+  }
+  CHECK(tpot[1] > tpot[0]);
+  expect_bad("predict " + decode + "--topology nodes:2x2", "topology");
+  // TransformerEngine's ring shards a causal cache in zigzag only; decode takes that layout.
+  const auto te = run("predict " + decode + "--impl te-p2p");
+  REQUIRE(te.code == 0);
+  CHECK(te.out.find("te-p2p") != std::string::npos);
+}
+
 TEST_CASE("cli plan --ttft / --tpot: the fewest devices, and why fewer fail", "[cli][plan][inference]") {
   const TempDir dir;
   const std::string common = "plan --hardware h100-sxm --model llama3-8b --impl ring-flash-attn --devices 64 ";

@@ -13,7 +13,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/catalog/catalog.hpp"
 #include "models/inference/decode.hpp"
+#include "models/inference/phase.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "tests/support/scenario.hpp"
@@ -250,6 +252,33 @@ TEST_CASE("decode: the shards add up to the cache, one device has no collectives
                              r.weights_read_s + r.elementwise_s));
     CHECK(r.tokens_per_s == Approx(4 / r.tpot_s));
   }
+}
+
+TEST_CASE("decode: the cache's layout changes no work, so a library sharding it only in zigzag decodes", "[prefill][decode]") {
+  // The new token attends to every cached token wherever its shard sits: every layout, the same TPOT.
+  for (const std::int64_t n : {2, 8}) {
+    INFO("N " << n);
+    const auto base = models::predict_decode(
+        test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 65536, "contiguous", "causal", std::nullopt, "ring-flash-attn"), 65536);
+    for (const char* layout : {"zigzag", "striped"}) {
+      INFO(layout);
+      const auto r = models::predict_decode(
+          test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 65536, layout, "causal", std::nullopt, "ring-flash-attn"), 65536);
+      CHECK(r.tpot_s == base.tpot_s);
+      CHECK(r.memory_bytes == base.memory_bytes);
+    }
+  }
+  // TransformerEngine's ring offers zigzag only under a causal mask: decode's scenario takes it.
+  models::ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama3-8b";
+  spec.sp = 8;
+  spec.impl = "te-p2p";
+  const auto decode = models::inference_spec(spec, models::RunPhase::Decode, 65536, models::Catalog{});
+  CHECK(decode.layout.text() == "zigzag");
+  CHECK(decode.n_seq == 65536);
+  spec.impl = "ring-flash-attn";
+  CHECK(models::inference_spec(spec, models::RunPhase::Decode, 65536, models::Catalog{}).layout.text() == "contiguous");
 }
 
 TEST_CASE("inference under tensor parallelism: two all-reduces per layer of the device's tokens, as training prices them",
