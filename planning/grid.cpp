@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "models/catalog/resolve.hpp"
@@ -377,7 +378,15 @@ void apply_topology(models::ResolvedScenario& s, const std::string& topology) {
   if (topology.empty()) return;
   const auto shape = parse_topology_shape(topology);
   models::check_topology_hosts(topology, shape.devices, shape.devices_per_node, s.spec.mp * s.spec.sp);
-  if (shape.devices_per_node > 0) s.hardware.devices_per_node = shape.devices_per_node;
+  if (shape.devices_per_node <= 0 || shape.devices_per_node == s.hardware.devices_per_node) return;
+  if (s.hardware.machine.described && !s.hardware.machine.supports_gpus_per_node(shape.devices_per_node))
+    throw InputError({}, 0, "topology",
+                     fmt::format("topology {} puts {} GPUs in a node; {}'s machine is a PCIe tree of {} GPUs per node, "
+                                 "which cannot hold more (describe the larger machine in a hardware file)",
+                                 topology, shape.devices_per_node, s.hardware.name, s.hardware.machine.gpus));
+  s.hardware.devices_per_node = shape.devices_per_node;
+  // The transport prices every transfer on the machine's nodes: rebuilt at the new node size.
+  s.rebuild_cost();
 }
 
 }  // namespace ringsim::planning

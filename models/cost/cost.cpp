@@ -377,8 +377,10 @@ double CostModel::beside_comm_s(double compute_s, double transfer_s, bool group_
 MachineSpec transport_machine(const Hardware& hw, const Profile& profile, double& scale) {
   // A hardware without a machine block is the flat machine of its current figures (a fit or a
   // test may have changed them since the file was read).
+  // A described machine is cut or grown to the node size a topology asked for (planning's
+  // apply_topology sets devices_per_node); a flat one is built at that size.
   MachineSpec m = hw.machine.described
-                      ? hw.machine
+                      ? hw.machine.with_gpus_per_node(hw.devices_per_node)
                       : MachineSpec::flat(hw.devices_per_node, hw.intra_link_bandwidth_bytes_per_s,
                                           profile.link_latency(hw.intra_link_latency_s), hw.inter_node_bandwidth_bytes_per_s,
                                           profile.link_latency(hw.inter_node_latency_s));
@@ -398,10 +400,11 @@ MachineSpec transport_machine(const Hardware& hw, const Profile& profile, double
 }
 
 std::string transport_signature_of(const MachineSpec& m, double scale) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%.17g|%.17g|%.17g|%.17g|%.17g|%d", scale, m.nvlink_bytes_per_s, m.nvlink_latency_s,
-                m.nic_bytes_per_s, m.nic_latency_s, m.described ? 1 : 0);
-  return buf;
+  // The key of the process-wide shared transport (models/scenario/scenario.cpp): the whole machine,
+  // so two machines of the same link figures but another tree, GPU count or NICs never share one.
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g|", scale);
+  return buf + m.signature();
 }
 
 void CostModel::set_transport(std::shared_ptr<const transport::ScenarioTransport> t, const transport::HopRates& ring) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -62,6 +64,86 @@ std::vector<std::int32_t> MachineSpec::switch_chain(std::int32_t g) const {
   for (auto s = gpu_switch.at(static_cast<std::size_t>(g)); s >= 0; s = switches[static_cast<std::size_t>(s)].parent)
     chain.push_back(s);
   return chain;
+}
+
+std::string MachineSpec::signature() const {
+  std::string out;
+  char buf[64];
+  const auto num = [&](double v) {
+    std::snprintf(buf, sizeof buf, "%.17g,", v);
+    out += buf;
+  };
+  const auto count = [&](std::int64_t v) {
+    std::snprintf(buf, sizeof buf, "%lld,", static_cast<long long>(v));
+    out += buf;
+  };
+  const auto link = [&](const LinkSpec& l) {
+    num(l.bytes_per_s);
+    num(l.duplex_bytes_per_s);
+  };
+  count(fabric == Fabric::Pcie);
+  count(described);
+  count(gpus);
+  num(nvlink_bytes_per_s);
+  num(nvlink_latency_s);
+  count(peer_access);
+  link(gpu_link);
+  out += "switches:";
+  for (const auto& sw : switches) {
+    count(sw.parent);
+    count(sw.socket);
+    link(sw.uplink);
+  }
+  out += "gpu:";
+  for (const auto v : gpu_switch) count(v);
+  out += "|";
+  for (const auto v : gpu_socket) count(v);
+  out += "|";
+  count(sockets);
+  link(socket_link);
+  num(root_complex_bytes_per_s);
+  count(nccl_p2p_through_cpu);
+  num(p2p_latency_s);
+  num(staged_latency_s);
+  out += "bridges:";
+  for (const auto& [a, b] : bridge_pairs) {
+    count(a);
+    count(b);
+  }
+  num(bridge_bytes_per_s);
+  num(bridge_latency_s);
+  out += "nics:";
+  count(nics);
+  num(nic_bytes_per_s);
+  num(nic_latency_s);
+  count(gpudirect);
+  for (const auto v : nic_of_gpu) count(v);
+  return out;
+}
+
+MachineSpec MachineSpec::with_gpus_per_node(std::int64_t g) const {
+  if (g == gpus) return *this;
+  if (!supports_gpus_per_node(g)) throw std::invalid_argument("a PCIe machine's nodes cannot hold more GPUs than its tree");
+  MachineSpec m = *this;
+  m.gpus = g;
+  const auto n = static_cast<std::size_t>(g);
+  if (g < gpus) {
+    m.gpu_switch.resize(n);
+    m.gpu_socket.resize(n);
+    m.nic_of_gpu.resize(n);
+    // NIC numbers are non-decreasing in the GPU (machine.nics: k * G / N), so the kept GPUs' NICs
+    // are 0 .. the last GPU's.
+    m.nics = n > 0 ? m.nic_of_gpu.back() + 1 : 1;
+    std::erase_if(m.bridge_pairs, [&](const auto& p) { return p.first >= g || p.second >= g; });
+    return m;
+  }
+  // A larger NVSwitch domain: every GPU on the switch, the machine's NICs per GPU (at least one).
+  m.nics = std::max<std::int64_t>(1, nics * g / std::max<std::int64_t>(1, gpus));
+  m.gpu_switch.assign(n, -1);
+  m.gpu_socket.assign(n, 0);
+  m.nic_of_gpu.clear();
+  for (std::int64_t i = 0; i < g; ++i) m.nic_of_gpu.push_back(static_cast<std::int32_t>(i * m.nics / g));
+  return m;
 }
 
 MachineSpec MachineSpec::flat(std::int64_t gpus, double intra_bytes_per_s, double intra_latency_s,

@@ -75,9 +75,23 @@ struct MachineSpec {
   bool gpudirect = true;
   std::vector<std::int32_t> nic_of_gpu;
 
+  // Every figure and every piece of structure the transport builds its resources and routes from
+  // (not the names and notes): two machines with the same signature are the same fabric.
+  [[nodiscard]] std::string signature() const;
+
   [[nodiscard]] bool bridged(std::int32_t a, std::int32_t b) const noexcept;
   // The switches from GPU g's slot up to its socket's root port, nearest first.
   [[nodiscard]] std::vector<std::int32_t> switch_chain(std::int32_t g) const;
+
+  // The machine as nodes of `g` GPUs (a topology's nodes:NxG; g >= 1): fewer than it holds keep its
+  // first g GPUs and the NICs beside them (NCCL takes the NIC nearest each GPU, so a node of one
+  // GPU has one NIC, not the eight of the machine it was cut from); more extend an NVSwitch domain
+  // with the same NICs per GPU (an NVL32 or NVL72 rack as one node). A PCIe machine cannot grow
+  // past its tree: std::invalid_argument (callers check supports_gpus_per_node first).
+  [[nodiscard]] MachineSpec with_gpus_per_node(std::int64_t g) const;
+  [[nodiscard]] bool supports_gpus_per_node(std::int64_t g) const noexcept {
+    return g >= 1 && (g <= gpus || fabric == Fabric::NvSwitch);
+  }
 
   // The defaults of a hardware file without a "machine" block.
   [[nodiscard]] static MachineSpec flat(std::int64_t gpus, double intra_bytes_per_s, double intra_latency_s,

@@ -408,6 +408,14 @@ TEST_CASE("cli predict: --dp, --zero, --recompute and --topology give the sweep'
   expect_bad("predict " + scenario + "--recompute some", "recompute");
   expect_bad("predict " + scenario + "--dp 0", "dp");
   expect_bad("predict " + scenario + "--topology nodes:3x3", "topology");
+  // Nodes smaller than the machine's keep the NICs beside their GPUs: tensor parallelism over eight
+  // single-GPU nodes runs on one 50 GB/s NIC per GPU, not on NVLink's 450 GB/s.
+  const std::string tp = "predict --hardware h100-sxm --model llama3-8b --mesh 8x1 --seq 32768 --layout zigzag --format csv ";
+  const auto inside = first_row(run(tp + "--topology nodes:1x8").out), apart = first_row(run(tp + "--topology nodes:8x1").out);
+  CHECK(std::stod(apart.at("part_tp_comm_s")) > 5 * std::stod(inside.at("part_tp_comm_s")));
+  // A PCIe tree cannot hold more GPUs than it has.
+  expect_bad("predict --hardware rtx-4090 --model llama2-7b --mesh 1x16 --seq 65536 --layout zigzag --topology nodes:1x16",
+             "PCIe tree of 8 GPUs per node");
 }
 
 TEST_CASE("cli sweep --phase: each row is what predict --phase prints for that point", "[cli][sweep][inference]") {

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 
 #include "models/catalog/catalog.hpp"
 #include "models/catalog/resolve.hpp"
+#include "models/cost/cost.hpp"
+#include "models/transport/scenario_transport.hpp"
 #include "models/transport/collectives.hpp"
 #include "models/transport/fabric.hpp"
 #include "models/transport/fair_share.hpp"
@@ -240,4 +243,81 @@ TEST_CASE("transport: scenarios on one machine share its memo, each ring keyed b
   // shared key apart).
   CHECK(hop_rates(ring.transport->fabric(), ring.ring_transfers).intra_bytes_per_s !=
         hop_rates(usp.transport->fabric(), usp.ring_transfers).intra_bytes_per_s);
+}
+
+TEST_CASE("a machine cut to smaller nodes keeps the NICs beside its GPUs and an NVSwitch domain grows", "[transport]") {
+  // 8 GPUs with one NIC each: a node of one GPU has one NIC (NCCL takes the nearest), not eight.
+  const MachineSpec dgx = MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6);
+  const auto one = dgx.with_gpus_per_node(1);
+  CHECK(one.gpus == 1);
+  CHECK(one.nics == 1);
+  CHECK(one.nic_of_gpu == std::vector<std::int32_t>{0});
+  // Eight single-GPU nodes: the all-gather's ring crosses a node at every hop, one NIC each.
+  std::vector<std::vector<std::int64_t>> g(1);
+  for (int d = 0; d < 8; ++d) g[0].push_back(d);
+  CHECK(collective(Fabric(one, 8), Collective::AllGather, g, 8e9).bus_bytes_per_s == Approx(50e9));
+  CHECK(collective(Fabric(dgx, 1), Collective::AllGather, g, 8e9).bus_bytes_per_s == Approx(400e9));
+  // Two NICs shared by four GPUs each (NIC k beside GPUs 4k .. 4k + 3): half the node keeps one.
+  MachineSpec two = dgx;
+  two.nics = 2;
+  for (int i = 0; i < 8; ++i) two.nic_of_gpu[static_cast<std::size_t>(i)] = i / 4;
+  CHECK(two.with_gpus_per_node(4).nics == 1);
+  CHECK(two.with_gpus_per_node(6).nics == 2);
+  // An NVSwitch domain of 32 (an NVL32 rack as one node): the same NICs per GPU.
+  const auto rack = dgx.with_gpus_per_node(32);
+  CHECK(rack.gpus == 32);
+  CHECK(rack.nics == 32);
+  CHECK(rack.nic_of_gpu.size() == 32);
+  CHECK(two.with_gpus_per_node(32).nics == 8);
+  // A PCIe tree cannot grow; cut, it keeps its first GPUs' switches, sockets and bridges.
+  auto pcie = pcie_server(true);
+  pcie.bridge_pairs = {{0, 1}, {4, 5}};
+  CHECK_FALSE(pcie.supports_gpus_per_node(16));
+  CHECK_THROWS_AS(pcie.with_gpus_per_node(16), std::invalid_argument);
+  const auto half = pcie.with_gpus_per_node(4);
+  CHECK(half.gpu_switch == std::vector<std::int32_t>{0, 0, 1, 1});
+  CHECK(half.gpu_socket == std::vector<std::int32_t>{0, 0, 0, 0});
+  CHECK(half.bridge_pairs == std::vector<std::pair<std::int32_t, std::int32_t>>{{0, 1}});
+}
+
+TEST_CASE("the transport's signature tells apart machines of the same link figures", "[transport]") {
+  // The process-wide shared transport is keyed by it: machines that differ only in their tree,
+  // their GPU count or their NICs must not share one.
+  const auto base = pcie_server(false);
+  const auto sig = transport_signature_of(base, 1.0);
+  CHECK(sig == transport_signature_of(pcie_server(false), 1.0));
+  CHECK(sig != transport_signature_of(pcie_server(true), 1.0));
+  CHECK(sig != transport_signature_of(base, 0.9));
+  CHECK(sig != transport_signature_of(base.with_gpus_per_node(4), 1.0));
+  auto other = base;
+  other.switches[1].uplink.bytes_per_s *= 2;
+  CHECK(sig != transport_signature_of(other, 1.0));
+  other = base;
+  other.gpu_switch[7] = 2;
+  CHECK(sig != transport_signature_of(other, 1.0));
+  other = base;
+  other.nics = 2;
+  other.nic_of_gpu = {0, 0, 0, 0, 1, 1, 1, 1};
+  CHECK(sig != transport_signature_of(other, 1.0));
+  other = base;
+  other.bridge_pairs = {{2, 3}};
+  CHECK(sig != transport_signature_of(other, 1.0));
+  // Two scenarios on one hardware placed in nodes of 8 and of 1 get their own transports.
+  const Catalog catalog;
+  ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama3-8b";
+  spec.mp = 8;
+  spec.sp = 1;
+  spec.n_seq = 32768;
+  spec.layout = LayoutSpec::parse("zigzag");
+  const auto a = resolve(spec, catalog);
+  auto b = resolve(spec, catalog);
+  b.hardware.devices_per_node = 1;
+  b.rebuild_cost();
+  REQUIRE(a.transport);
+  REQUIRE(b.transport);
+  CHECK(a.transport.get() != b.transport.get());
+  CHECK(a.transport->fabric().machine().gpus == 8);
+  CHECK(b.transport->fabric().machine().gpus == 1);
 }
