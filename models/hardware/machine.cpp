@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -67,16 +66,12 @@ std::vector<std::int32_t> MachineSpec::switch_chain(std::int32_t g) const {
 }
 
 std::string MachineSpec::signature() const {
+  // Raw bytes, not text: a key compared whole, built once per resolved scenario (a plan resolves
+  // tens of thousands), so no formatting.
   std::string out;
-  char buf[64];
-  const auto num = [&](double v) {
-    std::snprintf(buf, sizeof buf, "%.17g,", v);
-    out += buf;
-  };
-  const auto count = [&](std::int64_t v) {
-    std::snprintf(buf, sizeof buf, "%lld,", static_cast<long long>(v));
-    out += buf;
-  };
+  out.reserve(256);
+  const auto num = [&](double v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  const auto count = [&](std::int64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
   const auto link = [&](const LinkSpec& l) {
     num(l.bytes_per_s);
     num(l.duplex_bytes_per_s);
@@ -88,35 +83,34 @@ std::string MachineSpec::signature() const {
   num(nvlink_latency_s);
   count(peer_access);
   link(gpu_link);
-  out += "switches:";
+  count(static_cast<std::int64_t>(switches.size()));
   for (const auto& sw : switches) {
     count(sw.parent);
     count(sw.socket);
     link(sw.uplink);
   }
-  out += "gpu:";
+  count(static_cast<std::int64_t>(gpu_switch.size()));
   for (const auto v : gpu_switch) count(v);
-  out += "|";
+  count(static_cast<std::int64_t>(gpu_socket.size()));
   for (const auto v : gpu_socket) count(v);
-  out += "|";
   count(sockets);
   link(socket_link);
   num(root_complex_bytes_per_s);
   count(nccl_p2p_through_cpu);
   num(p2p_latency_s);
   num(staged_latency_s);
-  out += "bridges:";
+  count(static_cast<std::int64_t>(bridge_pairs.size()));
   for (const auto& [a, b] : bridge_pairs) {
     count(a);
     count(b);
   }
   num(bridge_bytes_per_s);
   num(bridge_latency_s);
-  out += "nics:";
   count(nics);
   num(nic_bytes_per_s);
   num(nic_latency_s);
   count(gpudirect);
+  count(static_cast<std::int64_t>(nic_of_gpu.size()));
   for (const auto v : nic_of_gpu) count(v);
   return out;
 }
