@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QEventLoop>
 #include <QLabel>
+#include <QSettings>
 #include <QTimer>
 
 #include "gui/compare_view.hpp"
@@ -53,10 +54,13 @@ int main(int argc, char** argv) {
     }
   }
   QApplication app(argc, argv);
-  gui::MainWindow window(catalog);
+  // The interactive window remembers its size and last scenario (~/.config/ringsim/ringsim-gui.conf
+  // on Linux); a headless export reads and writes nothing.
+  QSettings settings("ringsim", "ringsim-gui");
+  gui::MainWindow window(catalog, export_dir.empty() ? &settings : nullptr);
   if (!scenario_path.empty()) window.set_scenario(scenario);
   if (export_dir.empty()) {
-    window.resize(1400, 900);
+    if (!settings.contains("window/geometry")) window.resize(1400, 900);
     window.show();
     // Opens on a finished run, not an empty window: the opening scenario (or --scenario's) runs
     // at once, on the worker as any run.

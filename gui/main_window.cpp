@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QBuffer>
+#include <QCloseEvent>
 #include <QChartView>
 #include <QComboBox>
 #include <QDir>
@@ -16,6 +17,7 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QProgressBar>
+#include <QSettings>
 #include <QPushButton>
 #include <QSplitter>
 #include <QStatusBar>
@@ -32,6 +34,7 @@
 #include "gui/matrix_view.hpp"
 #include "gui/plan_view.hpp"
 #include "gui/timeline_widget.hpp"
+#include "io/build_info.hpp"
 #include "io/output_file.hpp"
 #include "models/analytic/breakdown.hpp"
 #include "models/catalog/resolve.hpp"
@@ -55,7 +58,8 @@ std::string text_of(const QComboBox* c) { return c->currentText().trimmed().toSt
 
 }  // namespace
 
-MainWindow::MainWindow(models::Catalog catalog, QWidget* parent) : QMainWindow(parent), catalog_(std::move(catalog)) {
+MainWindow::MainWindow(models::Catalog catalog, QSettings* settings, QWidget* parent)
+    : QMainWindow(parent), settings_(settings), catalog_(std::move(catalog)) {
   setWindowTitle(tr("ringsim — Ring vs Striped Attention"));
   auto* split = new QSplitter(this);
   split->addWidget(build_form());
@@ -75,15 +79,83 @@ MainWindow::MainWindow(models::Catalog catalog, QWidget* parent) : QMainWindow(p
   connect(cancel_btn_, &QPushButton::clicked, this, &MainWindow::cancel_run);
 
   auto* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open scenario…"), this, &MainWindow::open_scenario);
-  file->addAction(tr("&Save scenario…"), this, &MainWindow::save_scenario_as);
+  file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, &MainWindow::open_scenario);
+  file->addAction(tr("&Save scenario…"), QKeySequence::Save, this, &MainWindow::save_scenario_as);
   file->addSeparator();
-  file->addAction(tr("Export view as &PNG…"), this, [this] { export_current("png"); });
+  file->addAction(tr("Export view as &PNG…"), QKeySequence(tr("Ctrl+E")), this, [this] { export_current("png"); });
   file->addAction(tr("Export view as S&VG…"), this, [this] { export_current("svg"); });
   file->addSeparator();
-  file->addAction(tr("&Quit"), this, &QWidget::close);
+  // Ctrl+Q on every platform (QKeySequence::Quit is empty on some desktops).
+  file->addAction(tr("&Quit"), QKeySequence(tr("Ctrl+Q")), this, &QWidget::close);
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&How to read the views"), QKeySequence::HelpContents, this, &MainWindow::show_help);
+  help->addAction(tr("&About ringsim"), this, &MainWindow::show_about);
 
   set_scenario(opening_scenario());
+  restore_settings();
+}
+
+namespace {
+
+constexpr const char* kGeometryKey = "window/geometry";
+constexpr const char* kScenarioKey = "scenario/last";
+
+}  // namespace
+
+void MainWindow::restore_settings() {
+  if (!settings_) return;
+  restoreGeometry(settings_->value(kGeometryKey).toByteArray());
+  const auto text = settings_->value(kScenarioKey).toString().toStdString();
+  if (text.empty()) return;
+  // A scenario the catalog no longer runs (a renamed model, a file from a newer build) is dropped:
+  // the window opens on its default instead of on an error.
+  try {
+    auto last = scenario_from_json(text, "settings");
+    validate(last.spec, last.layouts, catalog_);
+    set_scenario(last);
+  } catch (const models::InputError&) {
+    settings_->remove(kScenarioKey);
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (settings_) {
+    settings_->setValue(kGeometryKey, saveGeometry());
+    // Only a scenario that parses: a half-typed mesh is not worth reopening on.
+    try {
+      settings_->setValue(kScenarioKey, QString::fromStdString(scenario_to_json(scenario())));
+    } catch (const models::InputError&) {
+    }
+    settings_->sync();
+  }
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::show_about() {
+  const auto b = io::build_info();
+  QMessageBox::about(this, tr("About ringsim"),
+                     tr("<b>ringsim %1</b> (commit %2, %3 build)<br><br>"
+                        "A simulator and analytical performance model of context-parallel causal attention: "
+                        "ring, striped and zigzag layouts, all-gather, Ulysses, USP and double rings, each "
+                        "predicted from calibrated kernel and link components.<br><br>"
+                        "Every figure in this window is the library's (the same numbers as <tt>ringsim predict</tt>, "
+                        "<tt>simulate</tt> and <tt>plan</tt>); docs/gui.md describes each view.")
+                         .arg(QString::fromUtf8(b.version), QString::fromUtf8(b.commit), QString::fromUtf8(b.build_type)));
+}
+
+void MainWindow::show_help() {
+  QMessageBox::information(
+      this, tr("How to read the views"),
+      tr("<b>Which device waits, and why striped removes it</b><ol>"
+         "<li>Run the form's scenario (layout A contiguous, layout B striped or zigzag).</li>"
+         "<li><b>Heatmap</b>: each cell is one device's work in one round; a bright cell beside dark "
+         "ones is the busiest device the others wait for. Layout B's rows are even.</li>"
+         "<li><b>Timeline</b>: the same rounds in time, compute and wait per device.</li></ol>"
+         "<b>Matrix</b>: which device computes each tile of the attention matrix. "
+         "<b>Charts</b>: the step cut into its parts (docs/breakdown.md). "
+         "<b>Compare</b>: the scenario under several strategies on one attention kernel. "
+         "<b>Plan</b>: <tt>ringsim plan</tt> for the form's hardware and model.<br><br>"
+         "Shortcuts: Ctrl+O open, Ctrl+S save a scenario, Ctrl+E export the view, Ctrl+Q quit, F1 this page."));
 }
 
 MainWindow::~MainWindow() {

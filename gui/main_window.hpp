@@ -13,7 +13,9 @@
 #include "gui/scenario_file.hpp"
 #include "models/catalog/resolve.hpp"
 
+class QCloseEvent;
 class QComboBox;
+class QSettings;
 class QLineEdit;
 class QLabel;
 class QPushButton;
@@ -33,7 +35,9 @@ class CompareView;
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
-  explicit MainWindow(models::Catalog catalog, QWidget* parent = nullptr);
+  // `settings`: where the window remembers its size and last scenario (restored here, saved when
+  // it closes); nullptr remembers nothing (tests, headless export).
+  explicit MainWindow(models::Catalog catalog, QSettings* settings = nullptr, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   void set_scenario(const GuiScenario& s);
@@ -76,7 +80,13 @@ class MainWindow : public QMainWindow {
   // completed: false when cancelled or failed.
   void run_finished(bool completed);
 
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
  private:
+  void restore_settings();
+  void show_about();
+  void show_help();
   QWidget* build_form();
   QWidget* build_views();
   void validate_form();
@@ -90,6 +100,7 @@ class MainWindow : public QMainWindow {
 
   models::Catalog catalog_;
   models::ScenarioSpec extra_;  // fields the form does not show (batch, seed), kept from files
+  QSettings* settings_ = nullptr;  // not owned
   QComboBox* hardware_ = nullptr;
   QComboBox* model_ = nullptr;
   QLineEdit* mesh_ = nullptr;

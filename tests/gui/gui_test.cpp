@@ -20,8 +20,11 @@
 #include <QLabel>
 #include <QComboBox>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -487,4 +490,61 @@ TEST_CASE("timeline lane labels stay a font height apart at 64 and 1024 lanes", 
   }
   // Room for every name: every lane labelled.
   CHECK(gui::labelled_lanes(8, 40, 15).size() == 8);
+}
+
+TEST_CASE("the window remembers its size and last scenario, and has Help and the usual shortcuts", "[gui]") {
+  app();
+  QTemporaryDir dir;
+  REQUIRE(dir.isValid());
+  QSettings settings(dir.filePath("ringsim-gui.ini"), QSettings::IniFormat);
+  QSize closed_at;
+  {
+    gui::MainWindow w{models::Catalog(), &settings};
+    w.resize(1717, 1013);
+    w.show();
+    w.hardware_combo()->setCurrentText("h100-sxm");
+    w.mesh_edit()->setText("2x4");
+    w.n_seq_edit()->setText("65536");
+    REQUIRE(w.scenario_valid());
+    closed_at = w.size();
+    REQUIRE(closed_at != gui::MainWindow{models::Catalog()}.size());
+    w.close();
+  }
+  REQUIRE(settings.contains("window/geometry"));
+  REQUIRE(settings.contains("scenario/last"));
+  {
+    gui::MainWindow again{models::Catalog(), &settings};
+    CHECK(again.hardware_combo()->currentText() == "h100-sxm");
+    CHECK(again.mesh_edit()->text() == "2x4");
+    CHECK(again.n_seq_edit()->text() == "65536");
+    CHECK(again.size() == closed_at);
+  }
+  // A remembered scenario the catalog cannot run (a model since renamed) is dropped: the window
+  // opens on its default scenario, not on an error.
+  auto stale = gui::opening_scenario();
+  stale.spec.model = "no-such-model";
+  settings.setValue("scenario/last", QString::fromStdString(gui::scenario_to_json(stale)));
+  {
+    gui::MainWindow fresh{models::Catalog(), &settings};
+    const gui::MainWindow plain{models::Catalog()};
+    CHECK(fresh.mesh_edit()->text() == plain.mesh_edit()->text());
+    CHECK(fresh.scenario().spec.model == gui::opening_scenario().spec.model);
+    CHECK_FALSE(settings.contains("scenario/last"));
+  }
+  // Without settings nothing is read or written (tests, headless export).
+  const gui::MainWindow none{models::Catalog()};
+  // The menus: File with Ctrl+O / Ctrl+S / Ctrl+Q, Help with F1 and About.
+  std::map<QString, QKeySequence> shortcuts;
+  QStringList menus;
+  for (auto* menu : none.menuBar()->actions()) {
+    menus << menu->text();
+    if (menu->menu())
+      for (auto* a : menu->menu()->actions()) shortcuts[a->text()] = a->shortcut();
+  }
+  CHECK(menus.contains("&Help"));
+  CHECK(shortcuts.at("&Quit") == QKeySequence(QObject::tr("Ctrl+Q")));
+  CHECK(shortcuts.at("&Open scenario…") == QKeySequence(QKeySequence::Open));
+  CHECK(shortcuts.at("&Save scenario…") == QKeySequence(QKeySequence::Save));
+  CHECK(shortcuts.at("&How to read the views") == QKeySequence(QKeySequence::HelpContents));
+  CHECK(shortcuts.count("&About ringsim") == 1);
 }
