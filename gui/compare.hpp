@@ -23,12 +23,13 @@ struct CompareRow {
   std::string why;
 };
 
-// Each of `strategies` on `base` (its layout), on one attention kernel where one runs them all:
-// the kernel of the form's implementation when `base` names one (that implementation where it
-// offers the strategy, else the most preferred library calling the same kernel), else the kernel
-// `ringsim predict --cp A,B --layout L` would compare on; a strategy no library runs on it gets
-// the most preferred production library that runs it. Returns what was done when `cancel`
-// is seen between strategies.
+// Each of `strategies` on `base`, on one attention kernel where one runs them all: the kernel of
+// the form's implementation when `base` names one (that implementation where it offers the
+// strategy, else the most preferred library calling the same kernel), else the kernel `ringsim
+// predict --cp A,B` would compare on; a strategy no library runs on it gets the most preferred
+// production library that runs it. Each row at the fastest layout its library offers of base's
+// layout, zigzag, striped and contiguous (Ulysses: the first it offers), named in the row.
+// Returns what was done when `cancel` is seen between strategies.
 [[nodiscard]] std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base,
                                                          const std::vector<models::Strategy>& strategies,
                                                          const models::Catalog& catalog, const std::atomic<bool>& cancel);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -20,9 +21,27 @@ namespace ringsim::gui {
 
 namespace {
 
-// A row's strategy, the library that runs it and the kernel that library calls here.
+// A row's strategy and layout, the library that runs it and the kernel that library calls here.
 QString row_label(const CompareRow& r) {
-  return QString::fromStdString(r.strategy + "  " + r.impl + (r.kernel.empty() ? std::string() : " (" + r.kernel + ")"));
+  return QString::fromStdString(r.strategy + " " + r.layout + "  " + r.impl +
+                                (r.kernel.empty() ? std::string() : " (" + r.kernel + ")"));
+}
+
+// A tick spacing of 1, 2 or 5 x 10^k giving about `ticks` intervals over [0, range].
+double nice_step(double range, int ticks) {
+  const double raw = range / ticks;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw) return m * mag;
+  return 10 * mag;
+}
+
+// Seconds in the unit a tick label reads best in.
+QString tick_label(double s) {
+  if (s == 0) return QStringLiteral("0");
+  if (s >= 1) return QString::number(s, 'g', 4) + " s";
+  if (s >= 1e-3) return QString::number(s * 1e3, 'g', 4) + " ms";
+  return QString::number(s * 1e6, 'g', 4) + " us";
 }
 
 }  // namespace
@@ -58,7 +77,7 @@ class CompareBars : public QWidget {
     int label_w = 0;
     for (const auto& r : *rows_)
       label_w = std::max(label_w, fm.horizontalAdvance(row_label(r)));
-    const int left = 8 + label_w + 10, right = width() - 90, row_h = 2 * fm.height() + 22;
+    const int left = 8 + label_w + 10, right = width() - 90, bar_h = fm.height() + 2, row_h = 2 * fm.height() + 30;
     int y = 8;
     // Legend.
     int lx = left;
@@ -88,24 +107,44 @@ class CompareBars : public QWidget {
         x += w;
       }
       if (r.step.available) {
-        // The 90 % interval of the step: a whisker with caps over the stack.
-        p.setPen(QPen(Qt::black, 1.5));
-        const double mid = y + 3 + fm.height() / 2.0;
+        // The 90 % interval of the step: a whisker with caps just under the stack, not through it.
+        p.setPen(QPen(palette().text().color(), 1.5));
+        const double mid = y + 2 + bar_h + 5;
         const double lo = left + r.step.lo * px, hi = left + std::min(r.step.hi * px, static_cast<double>(right));
         p.drawLine(QPointF(lo, mid), QPointF(hi, mid));
-        p.drawLine(QPointF(lo, mid - 5), QPointF(lo, mid + 5));
-        p.drawLine(QPointF(hi, mid - 5), QPointF(hi, mid + 5));
+        p.drawLine(QPointF(lo, mid - 3), QPointF(lo, mid + 3));
+        p.drawLine(QPointF(hi, mid - 3), QPointF(hi, mid + 3));
       }
       p.setPen(palette().text().color());
       p.drawText(QPoint(right + 6, y + fm.ascent() + 3), QString::number(r.prediction.step_s, 'g', 4) + " s");
-      p.drawText(QRect(left, y + fm.height() + 6, width() - left - 8, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+      p.drawText(QRect(left, y + bar_h + 12, width() - left - 8, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
                  fm.elidedText(QString::fromStdString(r.why), Qt::ElideRight, width() - left - 8));
       y += row_h;
     }
+    // The time axis every bar is drawn on, ticks at round values.
+    if (scale > 0) {
+      p.setPen(palette().text().color());
+      p.drawLine(QPointF(left, y), QPointF(right, y));
+      const double step = nice_step(scale, 5);
+      axis_ticks_.clear();
+      for (int k = 0; k * step <= scale * (1 + 1e-9); ++k) {
+        const double x = left + k * step * px;
+        p.drawLine(QPointF(x, y), QPointF(x, y + 4));
+        const QString label = tick_label(k * step);
+        p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, y + 5 + fm.ascent()), label);
+        axis_ticks_ << label;
+      }
+      p.drawText(QPointF(right + 6, y + 5 + fm.ascent()), tr("step"));
+    }
   }
+
+ public:
+  // The time axis' tick labels as last painted (tests).
+  [[nodiscard]] const QStringList& axis_ticks() const noexcept { return axis_ticks_; }
 
  private:
   const std::vector<CompareRow>* rows_ = nullptr;
+  QStringList axis_ticks_;
 };
 
 CompareView::CompareView(const models::Catalog& catalog, std::function<GuiScenario()> scenario, QWidget* parent)
@@ -133,6 +172,8 @@ CompareView::~CompareView() {
 }
 
 QWidget* CompareView::bars() const noexcept { return bars_; }
+
+QStringList CompareView::axis_ticks() const { return bars_->axis_ticks(); }
 
 void CompareView::start() {
   if (running()) return;
@@ -177,7 +218,7 @@ void CompareView::done() {
     // The full texts the bars elide (a long reason, a long why).
     QStringList tips;
     for (const auto& r : rows_)
-      tips << QString::fromStdString(r.strategy + " (" + (r.impl.empty() ? std::string("-") : r.impl) + "): " +
+      tips << QString::fromStdString(r.strategy + " " + r.layout + " (" + (r.impl.empty() ? std::string("-") : r.impl) + "): " +
                                      (r.refused ? "not runnable here: " + *r.refused : r.why));
     bars_->setToolTip(tips.join("\n"));
     std::size_t refused = 0;

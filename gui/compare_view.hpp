@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include <QStringList>
 #include <QWidget>
 
 #include "gui/compare.hpp"
@@ -36,6 +37,8 @@ class CompareView : public QWidget {
   [[nodiscard]] QLineEdit* strategies_edit() const noexcept { return strategies_; }
   [[nodiscard]] QLabel* status() const noexcept { return status_; }
   [[nodiscard]] QWidget* bars() const noexcept;
+  // The time axis' tick labels as the bars last painted them (tests).
+  [[nodiscard]] QStringList axis_ticks() const;
 
  signals:
   void finished(bool ok);

@@ -139,13 +139,13 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
   plan_app();
   gui::MainWindow w{models::Catalog{}};
   auto* cmp = w.compare_view();
-  cmp->strategies_edit()->setText("ring, ulysses, usp:2x4, double-ring:4");
+  cmp->strategies_edit()->setText("ring, ulysses, usp:2x4, double-ring:4, double-ring:3");
   QSignalSpy done(cmp, &gui::CompareView::finished);
   cmp->start();
   REQUIRE(done.wait(120000));
   REQUIRE(done.takeFirst().at(0).toBool());
   const auto& rows = cmp->rows();
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 5);
   int runnable = 0;
   for (const auto& r : rows) {
     INFO(r.strategy);
@@ -167,9 +167,12 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
       CHECK(r.step.hi >= r.prediction.step_s);
     }
   }
-  CHECK(runnable >= 3);
-  // Double ring has no production library on this scenario: a row with the reason, not a failure.
-  CHECK(rows[3].refused.has_value());
+  CHECK(runnable == 4);
+  // InternEvo's double ring runs balanced layouts only: its row takes the fastest it offers.
+  CHECK_FALSE(rows[3].refused.has_value());
+  CHECK(rows[3].layout != "contiguous");
+  // Windows of 3 do not divide the ring of 8: a row with the reason, not a failure.
+  CHECK(rows[4].refused.has_value());
   CHECK(cmp->bars()->toolTip().contains("not runnable here"));
   // On an H100 the ring's default library calls FlashAttention-2 and Ulysses' TransformerEngine's
   // cuDNN kernel: compared, both run FlashAttention-2, as `ringsim predict --cp ring,ulysses` does.
@@ -186,6 +189,26 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
   CHECK(cmp->rows()[0].kernel == "flash-attn-2");
   CHECK(cmp->rows()[1].kernel == "flash-attn-2");
   CHECK(cmp->rows()[1].impl == "usp");
+  // Painted on one time axis with round ticks from 0 past the longest bar.
+  (void)cmp->bars()->grab();
+  const auto ticks = cmp->axis_ticks();
+  REQUIRE(ticks.size() >= 3);
+  CHECK(ticks.front() == "0");
+  // Each strategy at the fastest layout its library runs: contiguous blocks for the form's layout
+  // A, the ring still shows a balanced layout (the causal ring's contiguous blocks are the slowest).
+  w.layout_a_combo()->setCurrentText("contiguous");
+  cmp->start();
+  REQUIRE(done.wait(120000));
+  REQUIRE(done.takeFirst().at(0).toBool());
+  REQUIRE(cmp->rows().size() == 2);
+  CHECK(cmp->rows()[0].layout != "contiguous");
+  ringsim::models::ScenarioSpec contiguous = w.scenario().spec;
+  contiguous.cp = ringsim::models::Strategy::parse("ring");
+  contiguous.impl = cmp->rows()[0].impl;
+  contiguous.layout = ringsim::models::LayoutSpec::parse("contiguous");
+  CHECK(cmp->rows()[0].prediction.step_s <
+        ringsim::models::predict(ringsim::models::resolve(contiguous, ringsim::models::Catalog{})).step_s);
+  w.layout_a_combo()->setCurrentText("zigzag");
   // The form's implementation anchors the kernel: TransformerEngine's ring on cuDNN, its Ulysses too.
   w.impl_combo()->setCurrentText("te-p2p");
   cmp->start();
