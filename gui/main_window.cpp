@@ -93,6 +93,19 @@ MainWindow::MainWindow(models::Catalog catalog, QSettings* settings, QWidget* pa
 
   set_scenario(opening_scenario());
   restore_settings();
+  plan_from_form();
+}
+
+void MainWindow::plan_from_form() {
+  // The Plan tab asks about the form's machine and model: its hardware, model, the form's devices
+  // (mp x sp) and context, goal max-throughput. Not on every edit: a plan the user opened into the
+  // form ("Show this plan") keeps the search it came from.
+  try {
+    const auto s = scenario().spec;
+    plan_->set_inputs(QString::fromStdString(s.hardware), QString::fromStdString(s.model), QString::number(s.mp * s.sp),
+                      QString::number(s.n_seq), "max-throughput");
+  } catch (const models::InputError&) {
+  }
 }
 
 namespace {
@@ -228,6 +241,7 @@ QWidget* MainWindow::build_views() {
   metric_ = new QComboBox(w);
   metric_->addItems({tr("visited area"), tr("allowed pairs"), tr("tiles computed")});
   view_layout_ = new QComboBox(w);
+  view_layout_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "contiguous" whole, not "contiguo"
   bar->addWidget(new QLabel(tr("Heatmap colour:"), w));
   bar->addWidget(metric_);
   bar->addSpacing(20);
@@ -508,6 +522,7 @@ void MainWindow::open_scenario() {
   if (path.isEmpty()) return;
   try {
     set_scenario(load_scenario(path.toStdString()));
+    plan_from_form();
   } catch (const InputError& e) {
     QMessageBox::warning(this, tr("Open scenario"), QString::fromUtf8(e.what()));
   }

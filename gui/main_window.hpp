@@ -85,6 +85,8 @@ class MainWindow : public QMainWindow {
 
  private:
   void restore_settings();
+  // The Plan tab's hardware, model, devices and context from the form (opening, a scenario file).
+  void plan_from_form();
   void show_about();
   void show_help();
   QWidget* build_form();

@@ -28,7 +28,9 @@ QStringList MemoryBar::legend() const {
   QStringList out;
   if (!e_) return out;
   for (const auto& t : e_->terms())
-    if (t.bytes > 0) out << QStringLiteral("%1 %2 GiB").arg(QString::fromLatin1(t.name)).arg(t.bytes / kGiB, 0, 'f', 1);
+    // The terms' keys (strategy_buffers, kv_cache: CSV columns) read as words here.
+    if (t.bytes > 0)
+      out << QStringLiteral("%1 %2 GiB").arg(QString::fromLatin1(t.name).replace('_', ' ')).arg(t.bytes / kGiB, 0, 'f', 1);
   return out;
 }
 

@@ -32,6 +32,7 @@
 #include "gui/charts_view.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/main_window.hpp"
+#include "gui/plan_view.hpp"
 #include "gui/scenario_file.hpp"
 #include "gui/timeline_widget.hpp"
 #include "models/catalog/resolve.hpp"
@@ -533,6 +534,13 @@ TEST_CASE("the window remembers its size and last scenario, and has Help and the
   }
   // Without settings nothing is read or written (tests, headless export).
   const gui::MainWindow none{models::Catalog()};
+  // The Plan tab asks about the form's hardware, model, devices and context, not its lists' first entries.
+  const auto form = none.scenario().spec;
+  const auto asked = none.plan_view()->request();
+  CHECK(asked.hardware == form.hardware);
+  CHECK(asked.model == form.model);
+  CHECK(asked.devices == form.mp * form.sp);
+  CHECK(asked.n_seq == form.n_seq);
   // The menus: File with Ctrl+O / Ctrl+S / Ctrl+Q, Help with F1 and About.
   std::map<QString, QKeySequence> shortcuts;
   QStringList menus;

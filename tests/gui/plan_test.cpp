@@ -82,6 +82,8 @@ TEST_CASE("the Plan tab's first plan is ringsim plan's for the same inputs", "[g
   REQUIRE(view.memory_bar()->estimate());
   CHECK(view.memory_bar()->estimate()->total_bytes == Approx(mine.memory.total_bytes));
   CHECK(view.memory_bar()->legend().join(" ").contains("activations"));
+  // Words, not the CSV keys.
+  CHECK_FALSE(view.memory_bar()->legend().join(" ").contains("_"));
   CHECK(view.open_button()->isEnabled());
   // Every strategy family of the search has its best row.
   QStringList families;
