@@ -1,4 +1,5 @@
 #include "planning/evaluate.hpp"
+#include "planning/predict_runs.hpp"
 #include "planning/parts_io.hpp"
 
 #include <algorithm>
@@ -51,8 +52,18 @@ Evaluator::PartsMap::const_iterator Evaluator::parts(const models::ScenarioSpec&
   const std::string choice_key = hw_key + '\n' + spec.impl + '\n' + spec.profile + '\n' + spec.mask.text() + '\n' +
                                  spec.cp.text() + '\n' + spec.layout.text();
   auto choice = impl_choice_.find(choice_key);
-  if (choice == impl_choice_.end())
-    choice = impl_choice_.emplace(choice_key, catalog_.choose_implementation(spec, hw->second, {spec.layout})).first;
+  if (choice == impl_choice_.end()) {
+    // predict's choice (planning::choose_implementation): the catalog's for the layout, or, where
+    // its code does not train in the grid's precision (fp8), the most preferred library that does.
+    RunRequest one;
+    one.base = spec;
+    one.layouts = {spec.layout};
+    one.layouts_given = true;
+    one.cps = {spec.cp};
+    one.precision = std::string(models::to_string(grid_.memory.precision));
+    choose_implementation(one, catalog_);
+    choice = impl_choice_.emplace(choice_key, one.base.impl).first;
+  }
   const std::string key = hw_key + '\n' + (spec.model_file.empty() ? spec.model : "file:" + spec.model_file) + '\n' +
                           choice->second + '\n' + spec.profile + '\n' + std::to_string(time_class(recompute));
   auto it = parts_.find(key);

@@ -1,6 +1,7 @@
 // The `ringsim` command as a user meets it: outputs, and bad input answered with exactly one
 // line on stderr and exit code 2, leaving no output file behind.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -428,7 +429,7 @@ TEST_CASE("a prefill whose weights fit no device says it does not run and equal 
   CHECK((ok.out.find(" is faster by ") != std::string::npos || ok.out.find("take the same time") != std::string::npos));
 }
 
-TEST_CASE("predict --precision fp8 without --impl runs a library that trains in fp8", "[cli]") {
+TEST_CASE("predict and sweep --precision fp8 without --impl run a library that trains in fp8", "[cli]") {
   // ring-flash-attention (the GPU default) trains in bf16 only: the choice falls to the most
   // preferred library whose code trains in fp8 (TransformerEngine's), for every strategy compared.
   const std::string base = "predict --hardware h100-sxm --model llama2-7b --mesh 1x8 --seq 32k --precision fp8 ";
@@ -445,4 +446,18 @@ TEST_CASE("predict --precision fp8 without --impl runs a library that trains in 
   const auto bf16 = run("predict --hardware h100-sxm --model llama2-7b --mesh 1x8 --seq 32k --layout zigzag --format csv");
   REQUIRE(bf16.code == 0);
   CHECK(bf16.out.find(",ring-flash-attn,ring,") != std::string::npos);
+  // sweep chooses as predict does: the same library, the same step.
+  const TempDir tmp;
+  REQUIRE(run("sweep --hardware h100-sxm --model llama2-7b --mesh 1x8 --seq 32k --layout zigzag --precision fp8 --no-intervals -o " +
+              tmp.file("fp8.csv"))
+              .code == 0);
+  const auto swept = read_file(tmp.file("fp8.csv"));
+  CHECK(swept.find(",te-p2p,ring,") != std::string::npos);
+  CHECK(swept.find(",ok,") != std::string::npos);
+  const auto zig = run(base + "--layout zigzag --format json");
+  REQUIRE(zig.code == 0);
+  const auto step = nlohmann::json::parse(zig.out)["results"][0]["step_s"].get<double>();
+  char cell[64];
+  std::snprintf(cell, sizeof cell, ",ok,%.6g,", step);
+  CHECK(swept.find(cell) != std::string::npos);
 }
