@@ -13,7 +13,8 @@
 namespace ringsim::gui {
 
 namespace {
-constexpr int kTop = 26, kLeft = 46, kRight = 10, kBottom = 52;
+// Under the grid: the busiest-vs-mean strip (kStrip), the round numbers, "round →" and the legend.
+constexpr int kTop = 26, kLeft = 46, kRight = 10, kStrip = 34, kBottom = 52 + kStrip + 16;
 constexpr int kMaxImage = 1024;  // beyond this many cells per axis, cells are averaged into pixels
 
 QString fmt(double v) { return QString::number(v, 'g', 3); }
@@ -159,7 +160,30 @@ void HeatmapWidget::data_changed() {
   update();
 }
 
+void HeatmapWidget::set_fixed_scale(bool fixed) {
+  fixed_scale_ = fixed;
+  update();
+}
+
+std::vector<HeatmapWidget::RoundLoad> HeatmapWidget::round_loads() const {
+  std::vector<RoundLoad> out;
+  if (!run_ || run_->n <= 0) return out;
+  const std::int64_t n = run_->n;
+  const auto& v = run_->values(metric_);
+  out.assign(static_cast<std::size_t>(n), {});
+  for (std::int64_t d = 0; d < n; ++d)
+    for (std::int64_t r = 0; r < n; ++r) {
+      const double x = v[static_cast<std::size_t>(d * n + r)];
+      auto& l = out[static_cast<std::size_t>(r)];
+      l.busiest = std::max(l.busiest, x);
+      l.mean += x / static_cast<double>(n);
+    }
+  return out;
+}
+
 ColorScale HeatmapWidget::color_scale() const {
+  // Values are fractions of one full block: a fixed scale is 0..1, the same for every run.
+  if (fixed_scale_) return ColorScale{};
   ValueRange r = range_;
   if (parentWidget())
     for (const auto* h : parentWidget()->findChildren<HeatmapWidget*>(Qt::FindDirectChildrenOnly))
@@ -222,14 +246,52 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   p.restore();
   p.drawText(QRect(kLeft - 20, g.top(), 18, 16), Qt::AlignRight, "0");
   p.drawText(QRect(kLeft - 44, g.bottom() - 14, 42, 16), Qt::AlignRight, QString::number(run_->n - 1));
-  p.drawText(QRect(g.left(), g.bottom() + 2, g.width(), 16), Qt::AlignCenter, tr("round →"));
+  const int below = draw_rounds(p, g);
+  p.setPen(palette().windowText().color());
+  p.drawText(QRect(g.left(), below, g.width(), 16), Qt::AlignCenter, tr("round →"));
   draw_legend(p, g, scale);
+}
+
+int HeatmapWidget::draw_rounds(QPainter& p, const QRect& g) {
+  const std::int64_t n = run_->n;
+  const double cw = static_cast<double>(g.width()) / static_cast<double>(n);
+  const QFontMetrics fm = p.fontMetrics();
+  // The strip: per round the devices' mean (filled) and the busiest device (the outline above it);
+  // the gap between them is what the others wait for in that round.
+  const int top = g.bottom() + 4, h = kStrip - 8;
+  const auto loads = round_loads();
+  double peak = 0;
+  for (const auto& l : loads) peak = std::max(peak, l.busiest);
+  p.setPen(palette().windowText().color());
+  p.drawText(QRect(0, top, kLeft - 4, h), Qt::AlignRight | Qt::AlignVCenter, tr("wait"));
+  if (peak > 0)
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto& l = loads[static_cast<std::size_t>(r)];
+      const double x0 = g.left() + static_cast<double>(r) * cw, w = std::max(1.0, cw - (n <= 64 ? 1.0 : 0.0));
+      const double mean_h = l.mean / peak * h, busy_h = l.busiest / peak * h;
+      p.fillRect(QRectF(x0, top + h - mean_h, w, mean_h), QColor(110, 140, 180));
+      p.fillRect(QRectF(x0, top + h - busy_h, w, busy_h - mean_h), QColor(225, 87, 89, 170));
+    }
+  // Round numbers at round values (1, 2 or 5 x 10^k apart), never closer than their labels.
+  round_ticks_.clear();
+  const int label_w = fm.horizontalAdvance(QString::number(n - 1)) + 8;
+  std::int64_t step = 1;
+  for (const std::int64_t m : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000})
+    if (static_cast<double>(step = m) * cw >= label_w) break;
+  const int ty = top + h + 2;
+  for (std::int64_t r = 0; r < n; r += step) {
+    const double x = g.left() + (static_cast<double>(r) + 0.5) * cw;
+    const QString label = QString::number(r);
+    p.drawText(QRectF(x - label_w / 2.0, ty, label_w, 14), Qt::AlignCenter, label);
+    round_ticks_.push_back(r);
+  }
+  return ty + 14;
 }
 
 // The colour bar under the grid: [0 swatch, log only] min [bar] max, then what the values are.
 void HeatmapWidget::draw_legend(QPainter& p, const QRect& g, const ColorScale& scale) {
   const QFontMetrics fm = p.fontMetrics();
-  const int y = g.bottom() + 22, h = 10;
+  const int y = g.bottom() + kStrip + 16 + 22, h = 10;
   int x = g.left();
   auto label = [&](const QString& text) {
     p.setPen(palette().windowText().color());
@@ -260,6 +322,21 @@ void HeatmapWidget::draw_legend(QPainter& p, const QRect& g, const ColorScale& s
 void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
   const QRect g = grid_rect();
   const QPoint pos = event->position().toPoint();
+  // The strip under the grid: that round's busiest device against the mean.
+  if (run_ && run_->n > 0 && pos.x() >= g.left() && pos.x() <= g.right() && pos.y() > g.bottom() &&
+      pos.y() <= g.bottom() + kStrip) {
+    const auto round = std::clamp<std::int64_t>((pos.x() - g.left()) * run_->n / g.width(), 0, run_->n - 1);
+    const auto l = round_loads()[static_cast<std::size_t>(round)];
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("round %1: busiest device %2, mean %3 (of a full block)\nred: what the mean device waits "
+                          "for (%4 % of the round)")
+                           .arg(round)
+                           .arg(fmt(l.busiest))
+                           .arg(fmt(l.mean))
+                           .arg(l.busiest > 0 ? 100 * (l.busiest - l.mean) / l.busiest : 0.0, 0, 'f', 0),
+                       this);
+    return;
+  }
   if (!run_ || !g.contains(pos)) {
     QToolTip::hideText();
     return;

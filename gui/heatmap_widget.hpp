@@ -2,7 +2,9 @@
 // Devices x rounds of one layout, coloured by the work each device does in each round. The
 // heatmaps placed side by side in one view (the same parent widget) share one colour scale,
 // chosen from all their data, so their colours compare.
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <QImage>
 #include <QString>
@@ -53,8 +55,19 @@ class HeatmapWidget : public QWidget {
   // `run` must outlive the widget's use of it (the main window owns both).
   void set_data(const LayoutRun* run, Metric metric);
   void set_metric(Metric metric);
-  // The scale shared with the sibling heatmaps that have data (this one's alone without them).
+  // The scale shared with the sibling heatmaps that have data (this one's alone without them), or,
+  // fixed, linear over 0..1 of a full block whatever the data (two runs then compare by colour).
   [[nodiscard]] ColorScale color_scale() const;
+  void set_fixed_scale(bool fixed);
+  [[nodiscard]] bool fixed_scale() const noexcept { return fixed_scale_; }
+  // Per round: the busiest device's value and the devices' mean (the strip under the grid: what
+  // every device waits for in that round is the busiest's excess over its own).
+  struct RoundLoad {
+    double busiest = 0, mean = 0;
+  };
+  [[nodiscard]] std::vector<RoundLoad> round_loads() const;
+  // The round numbers on the axis under the strip, as last painted (tests).
+  [[nodiscard]] const std::vector<std::int64_t>& round_ticks() const noexcept { return round_ticks_; }
   // Where a cell is drawn, for tests and tooltips; an invalid point when there is no data.
   [[nodiscard]] QPoint cell_center(std::int64_t round, std::int64_t device) const;
   [[nodiscard]] QRect grid_rect() const;
@@ -68,6 +81,8 @@ class HeatmapWidget : public QWidget {
   void data_changed();
   void rebuild_image(const ColorScale& scale);
   void draw_legend(QPainter& p, const QRect& g, const ColorScale& scale);
+  // The busiest-vs-mean strip and the round axis under the grid; returns the y below them.
+  int draw_rounds(QPainter& p, const QRect& g);
   const LayoutRun* run_ = nullptr;
   Metric metric_ = Metric::Area;
   // Of the current run and metric; read by the siblings, which must not dereference run_ (the
@@ -77,6 +92,8 @@ class HeatmapWidget : public QWidget {
   int side_ = 0;
   QImage image_;
   ColorScale image_scale_;  // the scale image_ was coloured with
+  bool fixed_scale_ = false;
+  std::vector<std::int64_t> round_ticks_;
 };
 
 }  // namespace ringsim::gui

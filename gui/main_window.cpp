@@ -6,6 +6,7 @@
 #include <QBuffer>
 #include <QCloseEvent>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -244,6 +245,10 @@ QWidget* MainWindow::build_views() {
   view_layout_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "contiguous" whole, not "contiguo"
   bar->addWidget(new QLabel(tr("Heatmap colour:"), w));
   bar->addWidget(metric_);
+  fixed_scale_ = new QCheckBox(tr("fixed scale 0..1"), w);
+  fixed_scale_->setToolTip(tr("colour every run on 0..1 of a full block, so two runs compare by colour "
+                              "(unchecked: the scale spans the data of the two heatmaps shown)"));
+  bar->addWidget(fixed_scale_);
   bar->addSpacing(20);
   bar->addWidget(new QLabel(tr("Matrix/timeline layout:"), w));
   bar->addWidget(view_layout_);
@@ -288,6 +293,9 @@ QWidget* MainWindow::build_views() {
     for (auto* hm : heat_) hm->set_metric(static_cast<Metric>(i));
   });
   connect(view_layout_, &QComboBox::currentIndexChanged, this, [this] { show_layout_views(); });
+  connect(fixed_scale_, &QCheckBox::toggled, this, [this](bool on) {
+    for (auto* h : heat_) h->set_fixed_scale(on);
+  });
   return w;
 }
 

@@ -13,6 +13,7 @@
 #include "gui/scenario_file.hpp"
 #include "models/catalog/resolve.hpp"
 
+class QCheckBox;
 class QCloseEvent;
 class QComboBox;
 class QSettings;
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] QPushButton* cancel_button() const noexcept { return cancel_btn_; }
   [[nodiscard]] QLabel* status_label() const noexcept { return status_; }
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
+  [[nodiscard]] QCheckBox* fixed_scale_box() const noexcept { return fixed_scale_; }
   [[nodiscard]] QTabWidget* tabs() const noexcept { return tabs_; }
   [[nodiscard]] PlanView* plan_view() const noexcept { return plan_; }
   [[nodiscard]] CompareView* compare_view() const noexcept { return compare_; }
@@ -125,6 +127,7 @@ class MainWindow : public QMainWindow {
   QComboBox* view_layout_ = nullptr;  // which layout the matrix and timeline show
   QWidget* heat_pair_ = nullptr;
   HeatmapWidget* heat_[2] = {nullptr, nullptr};
+  QCheckBox* fixed_scale_ = nullptr;  // the heatmaps' fixed 0..1 colour scale
   MatrixView* matrix_ = nullptr;
   ChartsView* charts_ = nullptr;
   TimelineWidget* timeline_ = nullptr;

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
@@ -115,6 +116,36 @@ TEST_CASE("heatmaps: contiguous shows the triangular imbalance, striped is unifo
   const QColor s_cell = si.pixelColor(striped.cell_center(3, 3));
   CHECK(distance(s_cell, ci.pixelColor(contiguous.cell_center(3, 0))) > 100);
   CHECK(distance(s_cell, ci.pixelColor(contiguous.cell_center(3, 7))) > 100);
+  // The strip under each grid: per round the busiest device against the mean. Contiguous rounds
+  // after the first wait for a full block while the mean device holds a fraction of one; striped's
+  // devices hold nearly equal work in every round. The oracle: the cells' own maxima and means.
+  const auto& run = w.result()->layouts[0];
+  const auto& cells = run.values(gui::Metric::Area);
+  const auto loads = contiguous.round_loads();
+  REQUIRE(loads.size() == static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r) {
+    double busiest = 0, sum = 0;
+    for (std::int64_t d = 0; d < n; ++d) {
+      busiest = std::max(busiest, static_cast<double>(cells[static_cast<std::size_t>(d * n + r)]));
+      sum += cells[static_cast<std::size_t>(d * n + r)];
+    }
+    CHECK(loads[static_cast<std::size_t>(r)].busiest == Approx(busiest));
+    CHECK(loads[static_cast<std::size_t>(r)].mean == Approx(sum / static_cast<double>(n)));
+  }
+  CHECK(loads[n - 1].busiest > 4 * loads[n - 1].mean);
+  for (const auto& l : striped.round_loads()) CHECK(l.busiest < 1.2 * l.mean);
+  // Round numbers on the axis: from 0, increasing, within the ring.
+  const auto& ticks = contiguous.round_ticks();
+  REQUIRE_FALSE(ticks.empty());
+  CHECK(ticks.front() == 0);
+  CHECK(std::is_sorted(ticks.begin(), ticks.end()));
+  CHECK(ticks.back() <= n - 1);
+  // A fixed colour scale: 0..1 of a full block for both panels, whatever the data.
+  w.fixed_scale_box()->setChecked(true);
+  CHECK(contiguous.color_scale() == gui::ColorScale{});
+  CHECK(striped.color_scale() == gui::ColorScale{});
+  w.fixed_scale_box()->setChecked(false);
+  CHECK(contiguous.color_scale() == striped.color_scale());
 }
 
 TEST_CASE("the timeline comes from the discrete-event simulator", "[gui]") {
