@@ -455,9 +455,13 @@ void MainWindow::show_layout_views() {
   const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
   const auto& run = result_->layouts[std::min(i, result_->layouts.size() - 1)];
   matrix_->set_data(&run);
-  // Computed on the worker (the simulation may take a while); the title carries its note.
-  timeline_->set_timeline(run.timeline, tr("%1: %2").arg(QString::fromStdString(run.layout),
-                                                        QString::fromStdString(run.timeline.note)));
+  // Computed on the worker (the simulation may take a while); the title carries its note. Every
+  // layout on one time axis, the longest layout's: switching shows the speedup, not two full widths.
+  double shared_end = 0;
+  for (const auto& l : result_->layouts) shared_end = std::max(shared_end, l.timeline.end_s);
+  timeline_->set_timeline(run.timeline,
+                          tr("%1: %2").arg(QString::fromStdString(run.layout), QString::fromStdString(run.timeline.note)),
+                          shared_end);
 }
 
 QWidget* MainWindow::current_view() const {

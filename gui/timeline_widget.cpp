@@ -10,7 +10,7 @@
 namespace ringsim::gui {
 
 namespace {
-constexpr int kLeft = 92, kTop = 26, kRight = 40, kBottom = 46;
+constexpr int kLeft = 92, kTop = 26, kRight = 40, kBottom = 64;
 const QColor kCompute(66, 110, 200);
 const QColor kOther(150, 150, 160);
 const QColor kWait(220, 80, 70);
@@ -18,9 +18,30 @@ const QColor kTransfer(60, 170, 90);
 const QColor kGradTransfer(230, 150, 40);
 
 QString format_s(double s) {
+  if (s == 0) return QStringLiteral("0");
   if (s >= 1) return QString::number(s, 'g', 4) + " s";
   if (s >= 1e-3) return QString::number(s * 1e3, 'g', 4) + " ms";
   return QString::number(s * 1e6, 'g', 4) + " µs";
+}
+
+// 1, 2 or 5 x 10^k: about `ticks` intervals over `span`.
+double nice_step(double span, int ticks) {
+  const double raw = span / ticks;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw * (1 - 1e-9)) return m * mag;
+  return 10 * mag;
+}
+
+const char* kind_name(SpanKind k) {
+  switch (k) {
+    case SpanKind::Compute: return "attention";
+    case SpanKind::Other: return "other ops";
+    case SpanKind::Transfer: return "K/V transfer";
+    case SpanKind::GradTransfer: return "dK/dV transfer";
+    case SpanKind::Wait: return "idle (waiting)";
+  }
+  return "";
 }
 }  // namespace
 
@@ -46,12 +67,36 @@ std::vector<int> labelled_lanes(int lanes, double lane_h, double min_gap_px, int
 
 TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(300, 200); }
 
-void TimelineWidget::set_timeline(Timeline timeline, QString title) {
+void TimelineWidget::set_timeline(Timeline timeline, QString title, double shared_end_s) {
   timeline_ = std::move(timeline);
   title_ = std::move(title);
+  shared_end_s_ = shared_end_s;
+  selected_.clear();
   view_start_s_ = 0;
-  view_span_s_ = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  view_span_s_ = full_span_s();
   update();
+}
+
+double TimelineWidget::full_span_s() const noexcept {
+  const double own = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  return std::max(own, shared_end_s_);
+}
+
+QString TimelineWidget::span_details(QPointF pos) const {
+  const QRect g = plot_rect();
+  if (timeline_.lanes.empty() || !g.contains(pos.toPoint())) return {};
+  const double lane_h = lane_height();
+  const int lane = std::clamp(static_cast<int>((pos.y() - g.top()) / lane_h), 0, static_cast<int>(timeline_.lanes.size()) - 1);
+  const double t = view_start_s_ + (pos.x() - g.left()) / g.width() * view_span_s_;
+  // The span under the cursor: dK/dV (drawn over the lower half) first where both overlap.
+  const bool lower = pos.y() - g.top() - lane * lane_h > 0.5 * lane_h;
+  const TimelineSpan* hit = nullptr;
+  for (const auto& sp : timeline_.spans)
+    if (sp.lane == lane && sp.start_s <= t && t <= sp.end_s && (!hit || (lower && sp.kind == SpanKind::GradTransfer))) hit = &sp;
+  if (!hit) return {};
+  return tr("%1: %2, %3 .. %4 (%5)")
+      .arg(QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(lane)]), tr(kind_name(hit->kind)),
+           format_s(hit->start_s), format_s(hit->end_s), format_s(hit->end_s - hit->start_s));
 }
 
 QRect TimelineWidget::plot_rect() const {
@@ -118,15 +163,30 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
                QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(l)]));
   }
   p.drawRect(g.adjusted(0, 0, -1, -1));
-  // Time axis: five ticks across the visible window.
-  for (int i = 0; i <= 4; ++i) {
-    const double t = view_start_s_ + view_span_s_ * i / 4.0;
-    const int x = static_cast<int>(x_of(t));
+  // Time axis: ticks at round values across the visible window.
+  ticks_.clear();
+  const double step = nice_step(view_span_s_, 5);
+  for (double t = std::ceil(view_start_s_ / step - 1e-9) * step; t <= view_start_s_ + view_span_s_ * (1 + 1e-9); t += step) {
+    const double tick = std::abs(t) < step * 1e-9 ? 0.0 : t;
+    const int x = static_cast<int>(x_of(tick));
     p.drawLine(x, g.bottom(), x, g.bottom() + 4);
-    p.drawText(QRect(x - 50, g.bottom() + 4, 100, 16), Qt::AlignCenter, format_s(t));
+    p.drawText(QRect(x - 50, g.bottom() + 4, 100, 16), Qt::AlignCenter, format_s(tick));
+    ticks_.push_back(tick);
+  }
+  // Where this layout's step ends on the shared axis (the other layout may run longer).
+  if (timeline_.end_s > 0 && timeline_.end_s < full_span_s()) {
+    const double xe = x_of(timeline_.end_s);
+    if (xe >= g.left() && xe <= g.right()) {
+      p.setPen(QPen(fg, 1, Qt::DashLine));
+      p.drawLine(QPointF(xe, g.top()), QPointF(xe, g.bottom()));
+      p.setPen(fg);
+      p.drawText(QRectF(xe + 4, g.top() + 2, 200, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("ends %1").arg(format_s(timeline_.end_s)));
+    }
   }
   int x = g.left();
   const int y = g.bottom() + 26;
+  p.drawText(QRect(g.left(), g.bottom() + 44, g.width(), 18), Qt::AlignLeft | Qt::AlignVCenter,
+             selected_.isEmpty() ? tr("click a span for its lane, kind and times") : selected_);
   auto swatch = [&](const QColor& c, const QString& text, bool hatched) {
     p.fillRect(QRect(x, y, 12, 12), hatched ? c.lighter(160) : c);
     if (hatched) p.fillRect(QRect(x, y, 12, 12), QBrush(c, Qt::BDiagPattern));
@@ -153,7 +213,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* event) {
   const double frac = std::clamp((event->position().x() - g.left()) / g.width(), 0.0, 1.0);
   const double anchor = view_start_s_ + frac * view_span_s_;
   const double factor = std::pow(0.8, event->angleDelta().y() / 120.0);
-  const double full = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  const double full = full_span_s();
   view_span_s_ = std::clamp(view_span_s_ * factor, full * 1e-6, full * 4);
   view_start_s_ = anchor - frac * view_span_s_;
   update();
@@ -161,6 +221,7 @@ void TimelineWidget::wheelEvent(QWheelEvent* event) {
 }
 
 void TimelineWidget::mousePressEvent(QMouseEvent* event) {
+  press_pos_ = event->position();
   dragging_ = event->button() == Qt::LeftButton;
   drag_x_ = static_cast<int>(event->position().x());
   drag_start_s_ = view_start_s_;
@@ -173,11 +234,18 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
   update();
 }
 
-void TimelineWidget::mouseReleaseEvent(QMouseEvent*) { dragging_ = false; }
+void TimelineWidget::mouseReleaseEvent(QMouseEvent* event) {
+  dragging_ = false;
+  // A click (no drag): the span under it, described under the plot.
+  if ((event->position() - press_pos_).manhattanLength() < 4) {
+    selected_ = span_details(event->position());
+    update();
+  }
+}
 
 void TimelineWidget::mouseDoubleClickEvent(QMouseEvent*) {
   view_start_s_ = 0;
-  view_span_s_ = timeline_.end_s > 0 ? timeline_.end_s : 1;
+  view_span_s_ = full_span_s();
   update();
 }
 

@@ -29,6 +29,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QTest>
 
 #include "gui/charts_view.hpp"
 #include "gui/heatmap_widget.hpp"
@@ -181,6 +182,39 @@ TEST_CASE("the timeline comes from the discrete-event simulator", "[gui]") {
   // Contiguous leaves devices idle (the causal imbalance): the gaps are there as Wait spans.
   const auto& c = w.result()->layouts[0].timeline;
   CHECK(std::count_if(c.spans.begin(), c.spans.end(), [](const auto& s) { return s.kind == gui::SpanKind::Wait; }) > 0);
+
+  // Both layouts on one time axis (the longer one's), so switching shows the speedup.
+  w.resize(1400, 900);
+  w.show();
+  auto* tl = w.timeline_view();
+  const double longest = std::max(w.result()->layouts[0].timeline.end_s, w.result()->layouts[1].timeline.end_s);
+  for (int i = 0; i < 2; ++i) {
+    w.view_layout_combo()->setCurrentIndex(i);
+    CHECK(tl->full_span_s() == longest);
+    CHECK(tl->view_span_s() == longest);
+  }
+  // Ticks at round values: from 0, 1, 2 or 5 x 10^k apart.
+  (void)tl->grab();
+  const auto& ticks = tl->ticks();
+  REQUIRE(ticks.size() >= 3);
+  CHECK(ticks.front() == 0);
+  const double step = ticks[1] - ticks[0];
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+  CHECK((std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 || std::abs(mantissa - 5) < 1e-6));
+  // A click on a span names its lane, kind and times; off the spans, nothing.
+  w.view_layout_combo()->setCurrentIndex(0);
+  const auto& spans = tl->timeline().spans;
+  const auto compute = std::find_if(spans.begin(), spans.end(), [](const auto& s) {
+    return s.kind == gui::SpanKind::Compute && s.end_s - s.start_s > 0;
+  });
+  REQUIRE(compute != spans.end());
+  const QRect g = tl->plot_rect();
+  const double x = g.left() + (0.5 * (compute->start_s + compute->end_s) - tl->view_start_s()) / tl->view_span_s() * g.width();
+  const double y = g.top() + (compute->lane + 0.3) * tl->lane_height();
+  QTest::mouseClick(tl, Qt::LeftButton, {}, QPoint(static_cast<int>(x), static_cast<int>(y)));
+  CHECK(tl->selected_details().contains("attention"));
+  CHECK(tl->selected_details().contains(QString::fromStdString(tl->timeline().lanes[static_cast<std::size_t>(compute->lane)])));
+  CHECK(tl->span_details(QPointF(g.left() - 20, g.top() + 5)).isEmpty());
 }
 
 TEST_CASE("above the simulated size the timeline falls back to the analytic rounds and says so", "[gui]") {
