@@ -123,7 +123,7 @@ void ChartsView::set_result(const RunResult* result) {
     double bar_lo = 0, bar_hi = 0;  // the stacks' extents: negative and positive parts stack apart
     for (const auto& b : parts) {
       double pos = 0, neg = 0;
-      for (const double x : b.s) (x >= 0 ? pos : neg) += x;
+      for (const double v : b.s) (v >= 0 ? pos : neg) += v;
       bar_lo = std::min(bar_lo, neg);
       bar_hi = std::max(bar_hi, pos);
     }

@@ -60,7 +60,7 @@ std::string text_of(const QComboBox* c) { return c->currentText().trimmed().toSt
 }  // namespace
 
 MainWindow::MainWindow(models::Catalog catalog, QSettings* settings, QWidget* parent)
-    : QMainWindow(parent), settings_(settings), catalog_(std::move(catalog)) {
+    : QMainWindow(parent), catalog_(std::move(catalog)), settings_(settings) {
   setWindowTitle(tr("ringsim — Ring vs Striped Attention"));
   auto* split = new QSplitter(this);
   split->addWidget(build_form());
@@ -294,7 +294,7 @@ QWidget* MainWindow::build_views() {
   });
   connect(view_layout_, &QComboBox::currentIndexChanged, this, [this] { show_layout_views(); });
   connect(fixed_scale_, &QCheckBox::toggled, this, [this](bool on) {
-    for (auto* h : heat_) h->set_fixed_scale(on);
+    for (auto* hm : heat_) hm->set_fixed_scale(on);
   });
   return w;
 }
@@ -514,6 +514,11 @@ QStringList MainWindow::export_all(const QString& dir) {
     const QString name = view_layout_->itemText(i).replace(':', '_');
     tabs_->setCurrentWidget(matrix_);
     save(matrix_->matrix(), "matrix_" + name + ".png");
+    // Every round at once, coloured by device (the paper's figures), then back to one round.
+    const bool all = matrix_->all_rounds_box()->isChecked();
+    matrix_->all_rounds_box()->setChecked(true);
+    save(matrix_->matrix(), "matrix_all_" + name + ".png");
+    matrix_->all_rounds_box()->setChecked(all);
     tabs_->setCurrentWidget(timeline_);
     save(timeline_, "timeline_" + name + ".png");
   }

@@ -72,6 +72,7 @@ class MainWindow : public QMainWindow {
   [[nodiscard]] HeatmapWidget* heatmap(int i) const noexcept { return heat_[i]; }
   [[nodiscard]] QCheckBox* fixed_scale_box() const noexcept { return fixed_scale_; }
   [[nodiscard]] TimelineWidget* timeline_view() const noexcept { return timeline_; }
+  [[nodiscard]] MatrixView* matrix_view() const noexcept { return matrix_; }
   [[nodiscard]] QComboBox* view_layout_combo() const noexcept { return view_layout_; }
   [[nodiscard]] QTabWidget* tabs() const noexcept { return tabs_; }
   [[nodiscard]] PlanView* plan_view() const noexcept { return plan_; }

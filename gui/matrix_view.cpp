@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -39,6 +40,12 @@ void MatrixWidget::set_round(std::int64_t round) {
   update();
 }
 
+void MatrixWidget::set_all_rounds(bool all) {
+  all_rounds_ = all;
+  rebuild_image();
+  update();
+}
+
 void MatrixWidget::rebuild_image() {
   image_ = {};
   note_.clear();
@@ -51,6 +58,44 @@ void MatrixWidget::rebuild_image() {
   const std::int64_t tq = (l.block() + tile.q - 1) / tile.q, tk = (l.block() + tile.k - 1) / tile.k;
   if (n * tq * tk > kMaxTiles) {
     note_ = tr("%1 tiles per round: too many to draw").arg(n * tq * tk);
+    return;
+  }
+  if (all_rounds_) {
+    // Every round: a pair (token view) in the colour of the device holding its query, which is the
+    // device that computes it, in whichever round the key's block reaches it; masked pairs dark.
+    if (l.n_seq() <= kElementLimit) {
+      const std::int64_t seq = l.n_seq();
+      image_ = QImage(static_cast<int>(seq), static_cast<int>(seq), QImage::Format_RGB32);
+      for (std::int64_t q = 0; q < seq; ++q) {
+        const QColor dev = device_color(l.place(q).device);
+        for (std::int64_t p = 0; p < seq; ++p)
+          image_.setPixel(static_cast<int>(p), static_cast<int>(q), (s.mask->allowed(q, p, 0) ? dev : kMasked).rgb());
+      }
+      return;
+    }
+    if (n * n * tq * tk > kMaxTiles) {
+      note_ = tr("%1 tiles over all rounds: too many to draw").arg(n * n * tq * tk);
+      return;
+    }
+    // Tiles in device-slot order: tile (device j's Q tile, K/V tile of block b) in j's colour
+    // when j's kernel runs it in the round block b reaches j.
+    const std::int64_t rows = n * tq, cols = n * tk;
+    std::vector<std::int32_t> by(static_cast<std::size_t>(rows * cols), -1);
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const auto kd = models::Workload::kv_block_of(j, r, n);
+        w.for_each_tile(r, j, [&](std::int64_t, const models::TileCount& t) {
+          if (t.visited) by[static_cast<std::size_t>((j * tq + t.q_tile) * cols + kd * tk + t.k_tile)] = static_cast<std::int32_t>(j);
+        });
+      }
+    const int h = static_cast<int>(std::min(rows, kMaxSide)), wd = static_cast<int>(std::min(cols, kMaxSide));
+    image_ = QImage(wd, h, QImage::Format_RGB32);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < wd; ++x) {
+        const auto d = by[static_cast<std::size_t>((y * rows / h) * cols + x * cols / wd)];
+        image_.setPixel(x, y, (d >= 0 ? device_color(d) : kMasked).rgb());
+      }
+    if (rows > kMaxSide || cols > kMaxSide) note_ = tr("tiles sampled to %1 x %2 pixels").arg(wd).arg(h);
     return;
   }
   // Which tiles each device's kernel runs this round (any head).
@@ -110,29 +155,56 @@ void MatrixWidget::paintEvent(QPaintEvent*) {
   }
   const bool elements = run_->scenario->layout->n_seq() <= kElementLimit;
   p.setPen(palette().windowText().color());
+  const QString what = elements ? tr("queries (rows) x keys (columns), token order")
+                                : tr("Q tiles (rows) x K/V tiles (columns), device-slot order");
   p.drawText(QRect(0, 0, width(), 20), Qt::AlignCenter,
-             tr("%1, round %2: %3").arg(QString::fromStdString(run_->layout)).arg(round_)
-                 .arg(elements ? tr("queries (rows) x keys (columns), token order")
-                               : tr("Q tiles (rows) x K/V tiles (columns), device-slot order")));
-  const int legend_h = 40;
-  const int side = std::max(10, std::min(width() - 20, height() - 24 - legend_h));
-  const QRect target((width() - side) / 2, 22, side, side);
+             all_rounds_ ? tr("%1, every round: %2").arg(QString::fromStdString(run_->layout), what)
+                         : tr("%1, round %2: %3").arg(QString::fromStdString(run_->layout)).arg(round_).arg(what));
+  const std::int64_t n = run_->scenario->layout->n_dev();
+  const int legend_h = 62, axis = 30;
+  const int side = std::max(10, std::min(width() - 20 - axis, height() - 24 - legend_h - 16));
+  const QRect target(axis + (width() - axis - side) / 2, 22, side, side);
   if (!image_.isNull()) p.drawImage(target, image_);
   else p.drawText(target, Qt::AlignCenter, note_);
+  // Axes: tokens (or tiles) from 0 at the top left to the last at the far edges.
+  const QFontMetrics fm = p.fontMetrics();
+  const auto seq = run_->scenario->layout->n_seq();
+  const QString last = elements ? QString::number(seq - 1) : QString::number(image_.isNull() ? 0 : image_.width() - 1);
+  p.setPen(palette().windowText().color());
+  p.drawText(QRect(target.left() - axis, target.top(), axis - 3, 14), Qt::AlignRight | Qt::AlignVCenter, "0");
+  p.drawText(QRect(target.left() - axis - 20, target.bottom() - 14, axis + 17, 14), Qt::AlignRight | Qt::AlignVCenter, last);
+  p.drawText(QRect(target.left(), target.bottom() + 2, 40, 14), Qt::AlignLeft | Qt::AlignVCenter, "0");
+  p.drawText(QRect(target.right() - 60, target.bottom() + 2, 60, 14), Qt::AlignRight | Qt::AlignVCenter, last);
+  p.drawText(QRect(target.left(), target.bottom() + 2, target.width(), 14), Qt::AlignCenter,
+             elements ? tr("key token →") : tr("K/V tile →"));
   int x = 10;
-  const int y = target.bottom() + 8;
+  int y = target.bottom() + 20;
   auto swatch = [&](const QColor& c, const QString& text) {
+    if (x + 22 + fm.horizontalAdvance(text) > width() && x > 10) {
+      x = 10;
+      y += 16;
+    }
     p.fillRect(QRect(x, y, 12, 12), c);
+    p.setPen(palette().mid().color());  // an outline: light swatches stay visible on the window
+    p.drawRect(QRect(x, y, 11, 11));
     p.setPen(palette().windowText().color());
     p.drawText(QRect(x + 16, y - 3, 200, 18), Qt::AlignLeft | Qt::AlignVCenter, text);
-    x += 22 + p.fontMetrics().horizontalAdvance(text);
+    x += 22 + fm.horizontalAdvance(text);
   };
-  swatch(device_color(0), tr("computed (device colour)"));
-  if (elements) swatch(wasted(device_color(0)), tr("masked, in a computed tile"));
-  swatch(kMasked, elements ? tr("masked, tile skipped") : tr("tile skipped"));
-  if (elements) swatch(kAllowedSkipped, tr("allowed, tile skipped"));
-  swatch(kOtherRound, elements ? tr("allowed, another round") : tr("another round"));
-  if (elements) swatch(kMasked.lighter(130), tr("masked, another round"));
+  // The device key: which colour is which device (up to 16; colours repeat beyond).
+  for (std::int64_t d = 0; d < std::min<std::int64_t>(n, 16); ++d) swatch(device_color(d), tr("dev %1").arg(d));
+  if (n > 16) swatch(device_color(16), tr("(colours repeat)"));
+  x = 10;
+  y += 18;
+  if (all_rounds_) {
+    swatch(kMasked, elements ? tr("masked") : tr("tile skipped"));
+  } else {
+    if (elements) swatch(wasted(device_color(0)), tr("masked, in a computed tile"));
+    swatch(kMasked, elements ? tr("masked, tile skipped") : tr("tile skipped"));
+    if (elements) swatch(kAllowedSkipped, tr("allowed, tile skipped"));
+    swatch(kOtherRound, elements ? tr("allowed, another round") : tr("another round"));
+    if (elements) swatch(kMasked.lighter(130), tr("masked, another round"));
+  }
   if (!note_.isEmpty() && !image_.isNull())
     p.drawText(QRect(10, y + 14, width() - 20, 18), Qt::AlignLeft, note_);
 }
@@ -151,7 +223,18 @@ MatrixView::MatrixView(QWidget* parent)
   h->addWidget(new QLabel(tr("round"), this));
   h->addWidget(slider_, 1);
   h->addWidget(label_);
+  all_ = new QCheckBox(tr("all rounds"), this);
+  all_->setToolTip(tr("every pair in the colour of the device that computes it, in any round (the Striped Attention "
+                      "paper's figures)"));
+  h->addWidget(all_);
   v->addLayout(h);
+  connect(all_, &QCheckBox::toggled, this, [this](bool on) {
+    // Every round at once has no round to step through.
+    if (on && timer_->isActive()) toggle_play();
+    matrix_->set_all_rounds(on);
+    slider_->setEnabled(has_data_ && !on);
+    play_->setEnabled(has_data_ && !on);
+  });
   slider_->setEnabled(false);
   play_->setEnabled(false);
   timer_->setInterval(700);
@@ -170,8 +253,9 @@ void MatrixView::set_data(const LayoutRun* run) {
   play_->setText(tr("Play"));
   matrix_->set_data(run);
   const bool ok = run != nullptr;
-  slider_->setEnabled(ok);
-  play_->setEnabled(ok);
+  has_data_ = ok;
+  slider_->setEnabled(ok && !all_->isChecked());
+  play_->setEnabled(ok && !all_->isChecked());
   slider_->blockSignals(true);
   slider_->setRange(0, ok ? static_cast<int>(run->n - 1) : 0);
   slider_->setValue(0);

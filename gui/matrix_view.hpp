@@ -8,6 +8,7 @@
 
 #include "gui/run.hpp"
 
+class QCheckBox;
 class QSlider;
 class QPushButton;
 class QTimer;
@@ -23,6 +24,12 @@ class MatrixWidget : public QWidget {
   void set_data(const LayoutRun* run);
   void set_round(std::int64_t round);
   [[nodiscard]] std::int64_t round() const noexcept { return round_; }
+  // Every round at once (the paper's figures): each pair or tile a device computes in any round,
+  // in that device's colour; off: one round, the others greyed.
+  void set_all_rounds(bool all);
+  [[nodiscard]] bool all_rounds() const noexcept { return all_rounds_; }
+  // The drawn matrix (tests read its pixels): queries x keys, or Q tiles x K/V tiles.
+  [[nodiscard]] const QImage& image() const noexcept { return image_; }
   [[nodiscard]] QSize sizeHint() const override { return {520, 560}; }
 
  protected:
@@ -32,6 +39,7 @@ class MatrixWidget : public QWidget {
   void rebuild_image();
   const LayoutRun* run_ = nullptr;
   std::int64_t round_ = 0;
+  bool all_rounds_ = false;
   QImage image_;
   QString note_;
 };
@@ -44,14 +52,17 @@ class MatrixView : public QWidget {
   void set_data(const LayoutRun* run);
   [[nodiscard]] MatrixWidget* matrix() const noexcept { return matrix_; }
   [[nodiscard]] QSlider* slider() const noexcept { return slider_; }
+  [[nodiscard]] QCheckBox* all_rounds_box() const noexcept { return all_; }
 
  private:
   void toggle_play();
   MatrixWidget* matrix_;
   QSlider* slider_;
   QPushButton* play_;
+  QCheckBox* all_;
   QLabel* label_;
   QTimer* timer_;
+  bool has_data_ = false;
 };
 
 }  // namespace ringsim::gui

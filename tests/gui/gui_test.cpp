@@ -25,6 +25,7 @@
 #include <QMenuBar>
 #include <QProcess>
 #include <QPushButton>
+#include <QSlider>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -34,6 +35,7 @@
 #include "gui/charts_view.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/main_window.hpp"
+#include "gui/matrix_view.hpp"
 #include "gui/plan_view.hpp"
 #include "gui/scenario_file.hpp"
 #include "gui/timeline_widget.hpp"
@@ -620,4 +622,44 @@ TEST_CASE("the window remembers its size and last scenario, and has Help and the
   CHECK(shortcuts.at("&Save scenario…") == QKeySequence(QKeySequence::Save));
   CHECK(shortcuts.at("&How to read the views") == QKeySequence(QKeySequence::HelpContents));
   CHECK(shortcuts.count("&About ringsim") == 1);
+}
+
+TEST_CASE("the attention matrix over every round colours each pair by the device that computes it", "[gui]") {
+  app();
+  gui::MainWindow w{models::Catalog()};
+  w.resize(1400, 900);
+  w.show();
+  gui::GuiScenario small;
+  small.spec.hardware = "a100-80gb";
+  small.spec.model = "ringattn-1b";
+  small.spec.sp = 4;
+  small.spec.n_seq = 32;
+  small.spec.tile = models::TileShape{4, 4};
+  w.set_scenario(small);
+  REQUIRE(run_and_wait(w));
+  auto* view = w.matrix_view();
+  view->all_rounds_box()->setChecked(true);
+  CHECK_FALSE(view->slider()->isEnabled());
+  for (int layout = 0; layout < 2; ++layout) {
+    w.view_layout_combo()->setCurrentIndex(layout);
+    CHECK_FALSE(view->slider()->isEnabled());  // switching layouts keeps every round shown
+    const auto& run = w.result()->layouts[static_cast<std::size_t>(layout)];
+    INFO(run.layout);
+    const auto& s = *run.scenario;
+    const QImage& img = view->matrix()->image();
+    REQUIRE(img.width() == 32);
+    // The oracle: the query's owner computes the pair (in the round the key's block reaches it);
+    // a masked pair is dark. Contiguous gives the owners' bands, striped interleaves them.
+    for (std::int64_t q = 0; q < 32; ++q)
+      for (std::int64_t k = 0; k < 32; ++k) {
+        const QColor want = s.mask->allowed(q, k, 0) ? gui::device_color(s.layout->place(q).device) : QColor(70, 70, 70);
+        if (img.pixelColor(static_cast<int>(k), static_cast<int>(q)) != want) {
+          FAIL("pixel (" << q << ", " << k << ")");
+        }
+      }
+  }
+  // Off again: one round, the slider back.
+  view->all_rounds_box()->setChecked(false);
+  CHECK(view->slider()->isEnabled());
+  CHECK_FALSE(view->matrix()->all_rounds());
 }
