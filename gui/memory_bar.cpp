@@ -13,6 +13,10 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // Distinct hues in the terms' order (MemoryEstimate::terms()).
 constexpr std::array<QRgb, 7> kColours{0xff4e79a7, 0xfff28e2b, 0xffe15759, 0xff76b7b2, 0xff59a14f, 0xffedc948, 0xffb07aa1};
 
+// The terms' keys (strategy_buffers, kv_cache: CSV columns) read as words, in the legend as drawn
+// and as listed.
+QString term_label(const models::MemoryTerm& t) { return QString::fromLatin1(t.name).replace('_', ' '); }
+
 }  // namespace
 
 MemoryBar::MemoryBar(QWidget* parent) : QWidget(parent) { setMinimumHeight(80); }
@@ -28,9 +32,8 @@ QStringList MemoryBar::legend() const {
   QStringList out;
   if (!e_) return out;
   for (const auto& t : e_->terms())
-    // The terms' keys (strategy_buffers, kv_cache: CSV columns) read as words here.
     if (t.bytes > 0)
-      out << QStringLiteral("%1 %2 GiB").arg(QString::fromLatin1(t.name).replace('_', ' ')).arg(t.bytes / kGiB, 0, 'f', 1);
+      out << QStringLiteral("%1 %2 GiB").arg(term_label(t)).arg(t.bytes / kGiB, 0, 'f', 1);
   return out;
 }
 
@@ -72,7 +75,7 @@ void MemoryBar::paintEvent(QPaintEvent*) {
   const QFontMetrics fm(font());
   for (std::size_t i = 0; i < terms.size(); ++i) {
     if (terms[i].bytes <= 0) continue;
-    const QString text = QStringLiteral("%1 %2 GiB").arg(QString::fromLatin1(terms[i].name)).arg(terms[i].bytes / kGiB, 0, 'f', 1);
+    const QString text = QStringLiteral("%1 %2 GiB").arg(term_label(terms[i])).arg(terms[i].bytes / kGiB, 0, 'f', 1);
     const int w = 14 + fm.horizontalAdvance(text) + 14;
     if (lx + w > right && lx > left) lx = left, ly += fm.height() + 2;
     p.fillRect(QRect(lx, ly + 2, 10, 10), QColor::fromRgb(kColours[i % kColours.size()]));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -19,6 +20,7 @@
 
 #include "gui/error_text.hpp"
 #include "gui/memory_bar.hpp"
+#include "io/output_file.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
 
@@ -50,6 +52,9 @@ QStringList columns_of(const planning::SweepResult& r) {
           QString::fromStdString(s.layout.text()),
           QString::fromStdString(r.impl) + (label.isEmpty() ? QString() : " " + label),
           QStringLiteral("%1x%2").arg(r.tile_q).arg(r.tile_k),
+          QString::fromUtf8(models::to_string(r.point.zero).data(), static_cast<qsizetype>(models::to_string(r.point.zero).size())),
+          QString::fromUtf8(models::to_string(r.recompute).data(), static_cast<qsizetype>(models::to_string(r.recompute).size())),
+          r.point.pipeline.pipelined() ? QString::fromStdString(r.point.pipeline.text()) : QStringLiteral("-"),
           human(r.tokens_per_s),
           QString::number(100 * r.prediction.mfu, 'f', 1) + " %",
           step,
@@ -70,6 +75,8 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   goal_->addItems({"max-throughput", "min-devices", "max-context"});
   devices_ = new QLineEdit(QStringLiteral("8"), this);
   n_seq_ = new QLineEdit(QStringLiteral("131072"), this);
+  // Wide enough for a million-token context without scrolling its digits out of view.
+  n_seq_->setMinimumWidth(n_seq_->fontMetrics().horizontalAdvance(QStringLiteral("10485760")) + 16);
   target_ = new QLineEdit(this);
   target_->setPlaceholderText(tr("min-devices: tokens/s"));
   for (const auto& [label, w] : std::initializer_list<std::pair<const char*, QWidget*>>{
@@ -81,8 +88,12 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   plan_btn_ = new QPushButton(tr("Plan"), this);
   cancel_btn_ = new QPushButton(tr("Cancel"), this);
   cancel_btn_->setEnabled(false);
+  export_ = new QPushButton(tr("Export JSON…"), this);
+  export_->setToolTip(tr("the answer as `ringsim plan --format json` writes it"));
+  export_->setEnabled(false);
   form->addWidget(plan_btn_);
   form->addWidget(cancel_btn_);
+  form->addWidget(export_);
   form->addStretch(1);
   v->addLayout(form);
   auto* line = new QHBoxLayout;
@@ -98,7 +109,8 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   auto* split = new QSplitter(Qt::Vertical, this);
   tree_ = new QTreeWidget(split);
   tree_->setHeaderLabels({tr("plan"), tr("strategy"), tr("dp x mp x sp"), tr("layout"), tr("implementation"), tr("tile"),
-                          tr("tokens/s"), tr("MFU"), tr("step (90 % interval)"), tr("memory per device"), tr("why")});
+                          tr("ZeRO"), tr("recompute"), tr("pipeline"), tr("tokens/s"), tr("MFU"), tr("step (90 % interval)"),
+                          tr("memory per device"), tr("why")});
   tree_->setAlternatingRowColors(true);
   tree_->setUniformRowHeights(true);
   tree_->header()->setStretchLastSection(true);
@@ -129,20 +141,67 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   connect(open_, &QPushButton::clicked, this, [this] {
     const auto* r = selected_row();
     if (!r) return;
-    // Compared with another layout its implementation runs (contiguous blocks, else zigzag or
-    // striped); an implementation with one layout is shown beside itself.
-    const auto spec = r->point.spec;
-    std::vector<models::LayoutSpec> layouts{spec.layout, spec.layout};
-    const auto impl = catalog_.implementation(r->impl);
+    emit open_plan(r->point.spec, compared_layouts(*r));
+  });
+  connect(export_, &QPushButton::clicked, this, &PlanView::export_json);
+  // Inputs edited after a search: the results shown answer the old ones.
+  for (auto* c : {hardware_, model_, goal_}) connect(c, &QComboBox::currentTextChanged, this, &PlanView::inputs_changed);
+  for (auto* e : {devices_, n_seq_, target_}) connect(e, &QLineEdit::textEdited, this, &PlanView::inputs_changed);
+}
+
+std::vector<models::LayoutSpec> PlanView::compared_layouts(const planning::SweepResult& row) const {
+  // Compared with another layout the plan's library runs on this hardware, mask and strategy
+  // (contiguous blocks first: the ring everyone starts from); a library with one layout is shown
+  // beside itself.
+  const auto& spec = row.point.spec;
+  std::vector<models::LayoutSpec> layouts{spec.layout, spec.layout};
+  try {
+    const auto impl = catalog_.implementation(row.impl);
+    const auto hw = catalog_.hardware(spec.hardware);
+    const auto mask = models::effective_mask(spec);
     for (const char* other : {"contiguous", "zigzag", "striped"}) {
       const auto l = models::LayoutSpec::parse(other);
-      if (l.text() != spec.layout.text() && impl.offers_layout(l)) {
+      if (l.text() != spec.layout.text() && impl.offers(hw.kind, l, mask, spec.cp)) {
         layouts[1] = l;
         break;
       }
     }
-    emit open_plan(spec, layouts);
-  });
+  } catch (const models::InputError&) {
+  }
+  return layouts;
+}
+
+void PlanView::set_status(const QString& text, bool error) {
+  showing_error_ = error;
+  status_->setText(text);
+  QPalette pal = status_->palette();
+  pal.setColor(QPalette::WindowText, error ? QColor(190, 30, 30) : palette().color(QPalette::WindowText));
+  status_->setPalette(pal);
+}
+
+void PlanView::inputs_changed() {
+  if (!found_ || running() || stale_) return;
+  stale_ = true;
+  tree_->setEnabled(false);
+  open_->setEnabled(false);
+  set_status(tr("the inputs changed: the plans below answer the previous ones; press Plan to search again"), true);
+}
+
+std::string PlanView::answer_json() const {
+  if (!found_ || !request_) return {};
+  return planning::plan_json(*request_, *found_).dump(2) + "\n";
+}
+
+void PlanView::export_json() {
+  const auto text = answer_json();
+  if (text.empty()) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plans"), QStringLiteral("plans.json"), tr("JSON (*.json)"));
+  if (path.isEmpty()) return;
+  try {
+    io::write_output(path.toStdString(), text);
+  } catch (const std::exception& e) {
+    set_status(tr("export failed: %1").arg(QString::fromUtf8(e.what())), true);
+  }
 }
 
 PlanView::~PlanView() {
@@ -179,14 +238,20 @@ void PlanView::start() {
     request_ = request();
     planning::check_request(*request_);
   } catch (const models::InputError& e) {
-    status_->setText(QString::fromStdString(field_message(e)));
+    // The old results no longer answer: greyed, the error in the error colour.
+    if (found_) {
+      stale_ = true;
+      tree_->setEnabled(false);
+      open_->setEnabled(false);
+    }
+    set_status(QString::fromStdString(field_message(e)), true);
     return;
   }
   cancel_ = false;
   pending_.reset();
   error_.clear();
   progress_->setValue(0);
-  status_->setText(tr("searching…"));
+  set_status(tr("searching…"), false);
   plan_btn_->setEnabled(false);
   cancel_btn_->setEnabled(true);
   const auto req = *request_;
@@ -216,7 +281,7 @@ void PlanView::start() {
 void PlanView::cancel() {
   if (!running()) return;
   cancel_ = true;
-  status_->setText(tr("cancelling…"));
+  set_status(tr("cancelling…"), false);
   cancel_btn_->setEnabled(false);
 }
 
@@ -230,13 +295,17 @@ void PlanView::done() {
     found_ = std::move(pending_);
     pending_.reset();
     progress_->setValue(1000);
+    stale_ = false;
+    tree_->setEnabled(true);
+    export_->setEnabled(true);
     fill();
-    status_->setText(tr("%1 configurations searched, %2 fit in memory, %3 feasible; production libraries only "
-                        "(`ringsim plan --include-research` adds research kernels)")
-                         .arg(found_->searched).arg(found_->fit_memory).arg(found_->feasible));
+    set_status(tr("%1 configurations searched, %2 fit in memory, %3 feasible; production libraries only "
+                  "(`ringsim plan --include-research` adds research kernels)")
+                   .arg(found_->searched).arg(found_->fit_memory).arg(found_->feasible),
+               false);
   } else {
     progress_->setValue(0);
-    status_->setText(error_.empty() ? tr("cancelled") : tr("failed: %1").arg(QString::fromStdString(error_)));
+    set_status(error_.empty() ? tr("cancelled") : tr("failed: %1").arg(QString::fromStdString(error_)), !error_.empty());
   }
   emit finished(ok);
 }

@@ -49,6 +49,15 @@ class PlanView : public QWidget {
   [[nodiscard]] MemoryBar* memory_bar() const noexcept { return memory_; }
   [[nodiscard]] QLabel* status() const noexcept { return status_; }
   [[nodiscard]] QPushButton* open_button() const noexcept { return open_; }
+  // Whether the results shown were searched with inputs since changed (the tree greys out).
+  [[nodiscard]] bool stale() const noexcept { return stale_; }
+  // Whether the status line shows an error (drawn in the error colour).
+  [[nodiscard]] bool showing_error() const noexcept { return showing_error_; }
+  // The answer as `ringsim plan --format json` writes it (planning::plan_json); empty without one.
+  [[nodiscard]] std::string answer_json() const;
+  // The layouts "Show this plan" compares: the plan's, and contiguous blocks of the same library
+  // where it runs them (else zigzag or striped; else the plan's again).
+  [[nodiscard]] std::vector<models::LayoutSpec> compared_layouts(const planning::SweepResult& row) const;
 
  signals:
   void finished(bool ok);
@@ -59,12 +68,16 @@ class PlanView : public QWidget {
   void done();
   void fill();
   void selection_changed();
+  void inputs_changed();
+  void set_status(const QString& text, bool error);
+  void export_json();
   [[nodiscard]] const planning::SweepResult* selected_row() const;
 
   const models::Catalog& catalog_;
   QComboBox *hardware_ = nullptr, *model_ = nullptr, *goal_ = nullptr;
   QLineEdit *devices_ = nullptr, *n_seq_ = nullptr, *target_ = nullptr;
-  QPushButton *plan_btn_ = nullptr, *cancel_btn_ = nullptr, *open_ = nullptr;
+  QPushButton *plan_btn_ = nullptr, *cancel_btn_ = nullptr, *open_ = nullptr, *export_ = nullptr;
+  bool stale_ = false, showing_error_ = false;
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* why_ = nullptr;

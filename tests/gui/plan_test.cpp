@@ -90,6 +90,32 @@ TEST_CASE("the Plan tab's first plan is ringsim plan's for the same inputs", "[g
   for (int i = 0; i < tree->topLevelItem(0)->childCount(); ++i) families << tree->topLevelItem(0)->child(i)->text(0);
   CHECK(families.contains("ring"));
   CHECK(families.contains("ulysses"));
+  // ZeRO, recomputation and pipeline columns, as the command's table has them.
+  const auto* header = tree->headerItem();
+  QStringList names;
+  for (int c = 0; c < header->columnCount(); ++c) names << header->text(c);
+  const auto zero_col = names.indexOf("ZeRO"), recompute_col = names.indexOf("recompute");
+  REQUIRE(zero_col > 0);
+  REQUIRE(recompute_col > 0);
+  CHECK(names.contains("pipeline"));
+  CHECK(ranked->child(0)->text(static_cast<int>(zero_col)).toStdString() == models::to_string(mine.point.zero));
+  CHECK(ranked->child(0)->text(static_cast<int>(recompute_col)).toStdString() == models::to_string(mine.recompute));
+  // The export is the command's JSON, figure for figure.
+  CHECK(nlohmann::json::parse(view.answer_json()) == j);
+  // "Show this plan" compares it with another layout its library runs here (contiguous blocks
+  // where it runs them), never with itself when there is one.
+  const auto layouts = view.compared_layouts(mine);
+  REQUIRE(layouts.size() == 2);
+  CHECK(layouts[0].text() == mine.point.spec.layout.text());
+  const auto hw = catalog.hardware("h100-sxm");
+  const auto impl = catalog.implementation(mine.impl);
+  CHECK(impl.offers(hw.kind, layouts[1], models::effective_mask(mine.point.spec), mine.point.spec.cp));
+  // Inputs edited after the search: the results are marked as the old inputs' answer.
+  CHECK_FALSE(view.stale());
+  view.set_inputs("h100-sxm", "llama3-8b", "16", "131072", "min-devices");
+  CHECK(view.stale());
+  CHECK(view.showing_error());
+  CHECK_FALSE(tree->isEnabled());
 }
 
 TEST_CASE("a plan search can be cancelled, bad inputs say which field", "[gui][plan]") {
@@ -107,6 +133,7 @@ TEST_CASE("a plan search can be cancelled, bad inputs say which field", "[gui][p
   view.start();
   CHECK_FALSE(view.running());
   CHECK(view.status()->text().startsWith("devices"));
+  CHECK(view.showing_error());  // in the error colour
 }
 
 TEST_CASE("the window opens on a scenario whose why lines are shown, a plan opens in the views", "[gui][plan]") {
