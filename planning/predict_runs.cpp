@@ -85,12 +85,6 @@ std::string kernel_on(const models::Implementation& im, const models::Hardware& 
 
 namespace {
 
-// For a comparison of strategies with no implementation named: one attention kernel for every
-// row when one can run them all, so the rows differ by strategy and not by kernel. The kernels
-// tried: each strategy's own default's, in the request's order; per strategy, the most preferred
-// implementation calling that kernel that offers the strategy, the mask and the layouts, at no
-// lower maturity than its default. Empty: no kernel runs them all (each keeps its default) or
-// they already share one.
 // Per strategy, the most preferred implementation calling `kernel` that offers the strategy, the
 // mask and the layouts, at no lower maturity than that strategy's default (`defaults`) and training
 // in the precision asked for; empty where none does.
@@ -109,6 +103,12 @@ models::Hardware request_hardware(const RunRequest& request, const models::Catal
   return base.hardware_file.empty() ? catalog.hardware(base.hardware) : models::Hardware::load_file(base.hardware_file);
 }
 
+// For a comparison of strategies with no implementation named: one attention kernel for every
+// row when one can run them all, so the rows differ by strategy and not by kernel. The kernels
+// tried: each strategy's own default's, in the request's order; per strategy, the most preferred
+// implementation calling that kernel that offers the strategy, the mask and the layouts, at no
+// lower maturity than its default. Empty: no kernel runs them all (each keeps its default) or
+// they already share one.
 std::vector<std::string> shared_kernel_choice(const RunRequest& request, const models::Catalog& catalog) {
   const auto& base = request.base;
   if (!base.impl.empty() || !request.impls.empty() || !base.profile.empty() || request.cps.size() < 2) return {};

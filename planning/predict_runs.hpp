@@ -59,10 +59,11 @@ void choose_implementation(RunRequest& request, const models::Catalog& catalog);
 
 // One scenario per (strategy, layout) to compare, in that order, each with its implementation:
 // the strategy's entry of `impls` when given; base.impl when named (which must offer every
-// strategy); else, where one attention kernel runs
-// every strategy, per strategy the most preferred implementation calling it (the rows then differ
-// by strategy, not by kernel); else per strategy the one choose_implementation picks. Without layouts given, each strategy keeps the default layouts its
-// implementation offers (the first only for Ulysses, whose work does not depend on the layout).
+// strategy); else, where one attention kernel runs every strategy, per strategy the most preferred
+// implementation calling it (the rows then differ by strategy, not by kernel); else per strategy
+// the one choose_implementation picks. Without layouts given, each strategy keeps the default
+// layouts its implementation offers (the first only for Ulysses, whose work does not depend on
+// the layout).
 // With `refused`, a strategy no implementation runs here is recorded there (its error, with the
 // strategy as its spec's cp) instead of thrown, so a comparison can show it as not runnable.
 struct RefusedRun {
