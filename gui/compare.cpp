@@ -78,19 +78,27 @@ std::vector<CompareRow> compare_strategies(const models::ScenarioSpec& base, con
       row.impl = spec.impl;
       row.kernel = planning::kernel_on(im, hw);
       std::optional<models::ResolvedScenario> best;
+      std::optional<models::InputError> first_error;  // a layout that does not fit the scenario
       for (const auto& l : layouts) {
         spec.layout = l;
         if (!im.offers(hw.kind, l, models::effective_mask(spec), st)) continue;
-        auto s = models::resolve(spec, catalog);
-        auto p = models::predict(s);
-        if (!best || p.step_s < row.prediction.step_s) {
-          best = std::move(s);
-          row.prediction = p;
-          row.layout = l.text();
+        try {
+          auto s = models::resolve(spec, catalog);
+          auto p = models::predict(s);
+          if (!best || p.step_s < row.prediction.step_s) {
+            best = std::move(s);
+            row.prediction = p;
+            row.layout = l.text();
+          }
+        } catch (const models::InputError& e) {
+          // Another layout may still run (a length zigzag's chunks do not divide, say).
+          if (!first_error) first_error = e;
+          continue;
         }
         if (st.kind == models::StrategyKind::Ulysses) break;
       }
       if (!best) {
+        if (first_error) throw *first_error;
         // None runs: the library's own reason for the form's layout.
         spec.layout = base.layout;
         im.check_offers(hw.kind, spec.layout, models::effective_mask(spec), st);

@@ -105,6 +105,11 @@ std::string why(const Prediction& p, const StepBreakdown& b) {
         // averaged over rounds): one definition for the table, this line, the GUI and the docs.
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.2f", p.imbalance);
+        // Balanced work that still waits: the devices' calls differ in shape (a zigzag ring's
+        // diagonal call against its half-block calls), so equal pairs take unequal kernel time.
+        if (p.imbalance < 1.005)
+          return "each round waits for its slowest device (" + share +
+                 " waiting): the work is balanced (imbalance " + buf + ") but the devices' kernel calls differ in shape and speed";
         return "imbalance " + std::string(buf) + ": each round waits for its busiest device (" + share + " waiting)";
       }
       case StepPart::AttentionOverhead:

@@ -248,6 +248,18 @@ TEST_CASE("the Compare tab breaks each strategy's step down exactly and says why
   CHECK(cmp->rows()[0].impl == "te-p2p");
   CHECK(cmp->rows()[1].kernel == cmp->rows()[0].kernel);
   CHECK(cmp->rows()[1].impl != "usp");
+  // A length zigzag cannot split (65544 tokens: 16 chunks of 4096.5): the ring still runs at a
+  // layout that can, instead of the whole row being refused for zigzag's reason.
+  w.impl_combo()->setCurrentText("default");
+  w.layout_a_combo()->setCurrentText("contiguous");
+  w.n_seq_edit()->setText("65544");  // the form's layout B (zigzag) cannot run it: Compare reads layout A
+  cmp->strategies_edit()->setText("ring");
+  cmp->start();
+  REQUIRE(done.wait(120000));
+  REQUIRE(done.takeFirst().at(0).toBool());
+  REQUIRE(cmp->rows().size() == 1);
+  REQUIRE_FALSE(cmp->rows()[0].refused.has_value());
+  CHECK(cmp->rows()[0].layout != "zigzag");
   // A strategy that does not parse is the status line, not a crash.
   cmp->strategies_edit()->setText("ring, bogus");
   cmp->start();

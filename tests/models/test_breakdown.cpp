@@ -174,3 +174,22 @@ TEST_CASE("step parts: a ring's fixed cost per round is its own part, rounds x l
   CHECK(after[StepPart::SimulatedDifference] == 0);
   CHECK(after.total() == Approx(p.step_s).epsilon(1e-12));
 }
+
+TEST_CASE("step parts: the why of a wait says imbalance, or balanced work in calls of unequal speed", "[breakdown]") {
+  Prediction p;
+  p.attention_mean_fwd_s = 1;
+  p.attention_mean_s = 3;
+  p.attention_busiest_s = 4;  // a second of every device's step waits for the slowest
+  p.attention_fwd_s = 1.3;
+  p.attention_bwd_s = 2.7;
+  p.other_compute_s = 1;
+  p.imbalance = 1.6;
+  const auto b = pass_breakdown(p);
+  REQUIRE(b.largest_cause() == StepPart::BusiestWait);
+  CHECK(why(p, b) == "imbalance 1.60: each round waits for its busiest device (20% of the step waiting)");
+  // Equal work per device, yet a wait: the calls' shapes, not the work, differ.
+  p.imbalance = 1.0;
+  const auto line = why(p, b);
+  CHECK(line.find("the work is balanced (imbalance 1.00)") != std::string::npos);
+  CHECK(line.find("20% of the step waiting") != std::string::npos);
+}
