@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -12,6 +11,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include "gui/axis_ticks.hpp"
 #include "gui/error_text.hpp"
 #include "gui/step_parts.hpp"
 #include "models/io/error.hpp"
@@ -25,23 +25,6 @@ namespace {
 QString row_label(const CompareRow& r) {
   return QString::fromStdString(r.strategy + " " + r.layout + "  " + r.impl +
                                 (r.kernel.empty() ? std::string() : " (" + r.kernel + ")"));
-}
-
-// A tick spacing of 1, 2 or 5 x 10^k giving about `ticks` intervals over [0, range].
-double nice_step(double range, int ticks) {
-  const double raw = range / ticks;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 5.0})
-    if (m * mag >= raw) return m * mag;
-  return 10 * mag;
-}
-
-// Seconds in the unit a tick label reads best in.
-QString tick_label(double s) {
-  if (s == 0) return QStringLiteral("0");
-  if (s >= 1) return QString::number(s, 'g', 4) + " s";
-  if (s >= 1e-3) return QString::number(s * 1e3, 'g', 4) + " ms";
-  return QString::number(s * 1e6, 'g', 4) + " us";
 }
 
 }  // namespace
@@ -125,12 +108,12 @@ class CompareBars : public QWidget {
     if (scale > 0) {
       p.setPen(palette().text().color());
       p.drawLine(QPointF(left, y), QPointF(right, y));
-      const double step = nice_step(scale, 5);
+      const double step = step_125(scale / 5);
       axis_ticks_.clear();
       for (int k = 0; k * step <= scale * (1 + 1e-9); ++k) {
         const double x = left + k * step * px;
         p.drawLine(QPointF(x, y), QPointF(x, y + 4));
-        const QString label = tick_label(k * step);
+        const QString label = seconds_label(k * step);
         p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2.0, y + 5 + fm.ascent()), label);
         axis_ticks_ << label;
       }

@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QToolTip>
 
+#include "gui/axis_ticks.hpp"
 #include "models/program/program.hpp"
 
 namespace ringsim::gui {
@@ -275,9 +276,7 @@ int HeatmapWidget::draw_rounds(QPainter& p, const QRect& g) {
   // Round numbers at round values (1, 2 or 5 x 10^k apart), never closer than their labels.
   round_ticks_.clear();
   const int label_w = fm.horizontalAdvance(QString::number(n - 1)) + 8;
-  std::int64_t step = 1;
-  for (const std::int64_t m : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000})
-    if (static_cast<double>(step = m) * cw >= label_w) break;
+  const std::int64_t step = std::max<std::int64_t>(1, std::llround(step_125(label_w / cw)));
   const int ty = top + h + 2;
   for (std::int64_t r = 0; r < n; r += step) {
     const double x = g.left() + (static_cast<double>(r) + 0.5) * cw;

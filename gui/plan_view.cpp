@@ -1,6 +1,7 @@
 #include "gui/plan_view.hpp"
 
 #include <cmath>
+#include <string_view>
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -41,6 +42,8 @@ QString human(double v) {
   return QString::number(v, 'f', 0);
 }
 
+QString text_of(std::string_view v) { return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size())); }
+
 QStringList columns_of(const planning::SweepResult& r) {
   const auto& s = r.point.spec;
   const QString label = QString::fromStdString(r.deployability());
@@ -52,8 +55,8 @@ QStringList columns_of(const planning::SweepResult& r) {
           QString::fromStdString(s.layout.text()),
           QString::fromStdString(r.impl) + (label.isEmpty() ? QString() : " " + label),
           QStringLiteral("%1x%2").arg(r.tile_q).arg(r.tile_k),
-          QString::fromUtf8(models::to_string(r.point.zero).data(), static_cast<qsizetype>(models::to_string(r.point.zero).size())),
-          QString::fromUtf8(models::to_string(r.recompute).data(), static_cast<qsizetype>(models::to_string(r.recompute).size())),
+          text_of(models::to_string(r.point.zero)),
+          text_of(models::to_string(r.recompute)),
           r.point.pipeline.pipelined() ? QString::fromStdString(r.point.pipeline.text()) : QStringLiteral("-"),
           human(r.tokens_per_s),
           QString::number(100 * r.prediction.mfu, 'f', 1) + " %",

@@ -7,6 +7,8 @@
 #include <QPainter>
 #include <QWheelEvent>
 
+#include "gui/axis_ticks.hpp"
+
 namespace ringsim::gui {
 
 namespace {
@@ -16,22 +18,6 @@ const QColor kOther(150, 150, 160);
 const QColor kWait(220, 80, 70);
 const QColor kTransfer(60, 170, 90);
 const QColor kGradTransfer(230, 150, 40);
-
-QString format_s(double s) {
-  if (s == 0) return QStringLiteral("0");
-  if (s >= 1) return QString::number(s, 'g', 4) + " s";
-  if (s >= 1e-3) return QString::number(s * 1e3, 'g', 4) + " ms";
-  return QString::number(s * 1e6, 'g', 4) + " µs";
-}
-
-// 1, 2 or 5 x 10^k: about `ticks` intervals over `span`.
-double nice_step(double span, int ticks) {
-  const double raw = span / ticks;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 5.0})
-    if (m * mag >= raw * (1 - 1e-9)) return m * mag;
-  return 10 * mag;
-}
 
 const char* kind_name(SpanKind k) {
   switch (k) {
@@ -96,7 +82,7 @@ QString TimelineWidget::span_details(QPointF pos) const {
   if (!hit) return {};
   return tr("%1: %2, %3 .. %4 (%5)")
       .arg(QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(lane)]), tr(kind_name(hit->kind)),
-           format_s(hit->start_s), format_s(hit->end_s), format_s(hit->end_s - hit->start_s));
+           seconds_label(hit->start_s), seconds_label(hit->end_s), seconds_label(hit->end_s - hit->start_s));
 }
 
 QRect TimelineWidget::plot_rect() const {
@@ -165,12 +151,12 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
   p.drawRect(g.adjusted(0, 0, -1, -1));
   // Time axis: ticks at round values across the visible window.
   ticks_.clear();
-  const double step = nice_step(view_span_s_, 5);
+  const double step = step_125(view_span_s_ / 5);
   for (double t = std::ceil(view_start_s_ / step - 1e-9) * step; t <= view_start_s_ + view_span_s_ * (1 + 1e-9); t += step) {
     const double tick = std::abs(t) < step * 1e-9 ? 0.0 : t;
     const int x = static_cast<int>(x_of(tick));
     p.drawLine(x, g.bottom(), x, g.bottom() + 4);
-    p.drawText(QRect(x - 50, g.bottom() + 4, 100, 16), Qt::AlignCenter, format_s(tick));
+    p.drawText(QRect(x - 50, g.bottom() + 4, 100, 16), Qt::AlignCenter, seconds_label(tick));
     ticks_.push_back(tick);
   }
   // Where this layout's step ends on the shared axis (the other layout may run longer).
@@ -180,7 +166,7 @@ void TimelineWidget::paintEvent(QPaintEvent*) {
       p.setPen(QPen(fg, 1, Qt::DashLine));
       p.drawLine(QPointF(xe, g.top()), QPointF(xe, g.bottom()));
       p.setPen(fg);
-      p.drawText(QRectF(xe + 4, g.top() + 2, 200, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("ends %1").arg(format_s(timeline_.end_s)));
+      p.drawText(QRectF(xe + 4, g.top() + 2, 200, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("ends %1").arg(seconds_label(timeline_.end_s)));
     }
   }
   int x = g.left();
