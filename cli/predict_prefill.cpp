@@ -25,7 +25,7 @@ namespace {
 struct InferenceSetup {
   models::ScenarioSpec spec;
   models::ResolvedScenario scenario;
-  std::string topology;  // --topology as given ("" or "default": the hardware's nodes)
+  std::string topology;  // --topology as given, or "default" (the hardware's nodes)
   std::int64_t cached = 0;
   double headroom_bytes = 0;
 };
@@ -41,14 +41,15 @@ InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catal
   // The nodes the devices sit in, as training's predict, sweep and plan place them.
   out.topology = r["topology"].as<std::string>();
   planning::apply_topology(out.scenario, out.topology);
+  if (out.topology.empty()) out.topology = "default";
   return out;
 }
 
 // Where the devices sit: the topology and whether the ring's hops cross nodes.
 std::string placement(const InferenceSetup& in) {
   const auto& s = in.scenario;
-  return fmt::format("topology {}: {} devices per node; the ring {}", in.topology.empty() ? "default" : in.topology,
-                     s.hardware.devices_per_node, s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node");
+  return fmt::format("topology {}: {} devices per node; the ring {}", in.topology, s.hardware.devices_per_node,
+                     s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node");
 }
 
 }  // namespace
@@ -66,7 +67,7 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
     nlohmann::json j{{"phase", "prefill"}, {"hardware", s.hardware.name}, {"model", s.model.name}, {"impl", s.impl.name},
                      {"kernel", planning::kernel_on(s.impl, s.hardware)}, {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
                      {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)},
-                     {"topology", in.topology.empty() ? "default" : in.topology},
+                     {"topology", in.topology},
                      {"devices_per_node", s.hardware.devices_per_node}};
     // The ring hop both variants send on (and pass-Q's all-to-all): the B of docs/inference.md's
     // closed forms, as the profile gives it.
@@ -148,15 +149,16 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
   const auto ring = models::predict_decode(in.scenario, context, in.headroom_bytes);
   auto alone_spec = spec;
   alone_spec.sp = 1;
+  // The same nodes, and a transport rebuilt on them (its tensor-parallel group may leave a node).
   auto alone_scenario = models::resolve(alone_spec, catalog);
-  alone_scenario.hardware.devices_per_node = in.scenario.hardware.devices_per_node;  // the same nodes
+  planning::place_in_nodes(alone_scenario, in.scenario.hardware.devices_per_node, in.topology);
   const auto alone = models::predict_decode(alone_scenario, context, in.headroom_bytes);
   constexpr double gib = 1024.0 * 1024 * 1024;
   if (format == "json") {
     nlohmann::json j{{"phase", "decode"}, {"hardware", spec.hardware}, {"model", spec.model}, {"impl", in.scenario.impl.name},
                      {"kernel", planning::kernel_on(in.scenario.impl, in.scenario.hardware)}, {"mp", spec.mp},
                      {"batch", spec.batch}, {"cached_tokens", context},
-                     {"topology", in.topology.empty() ? "default" : in.topology},
+                     {"topology", in.topology},
                      {"devices_per_node", in.scenario.hardware.devices_per_node}};
     for (const auto* p : {&ring, &alone})
       j["rows"].push_back({{"sp", p->devices},

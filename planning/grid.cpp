@@ -378,13 +378,17 @@ void apply_topology(models::ResolvedScenario& s, const std::string& topology) {
   if (topology.empty()) return;
   const auto shape = parse_topology_shape(topology);
   models::check_topology_hosts(topology, shape.devices, shape.devices_per_node, s.spec.mp * s.spec.sp);
-  if (shape.devices_per_node <= 0 || shape.devices_per_node == s.hardware.devices_per_node) return;
-  if (s.hardware.machine.described && !s.hardware.machine.supports_gpus_per_node(shape.devices_per_node))
+  if (shape.devices_per_node > 0) place_in_nodes(s, shape.devices_per_node, topology);
+}
+
+void place_in_nodes(models::ResolvedScenario& s, std::int64_t devices_per_node, const std::string& topology) {
+  if (devices_per_node == s.hardware.devices_per_node) return;
+  if (s.hardware.machine.described && !s.hardware.machine.supports_gpus_per_node(devices_per_node))
     throw InputError({}, 0, "topology",
                      fmt::format("topology {} puts {} GPUs in a node; {}'s machine is a PCIe tree of {} GPUs per node, "
                                  "which cannot hold more (describe the larger machine in a hardware file)",
-                                 topology, shape.devices_per_node, s.hardware.name, s.hardware.machine.gpus));
-  s.hardware.devices_per_node = shape.devices_per_node;
+                                 topology, devices_per_node, s.hardware.name, s.hardware.machine.gpus));
+  s.hardware.devices_per_node = devices_per_node;
   // The transport prices every transfer on the machine's nodes: rebuilt at the new node size.
   s.rebuild_cost();
 }

@@ -122,5 +122,9 @@ struct TopologyShape {
 // through its node size (which hops leave a node); InputError (field "topology") when the mesh
 // does not fit it. The simulator takes the topology itself (sim::StepOptions::topology).
 void apply_topology(models::ResolvedScenario& s, const std::string& topology);
+// The scenario's devices in nodes of `devices_per_node` GPUs: the machine cut or grown to that
+// size (MachineSpec::with_gpus_per_node) and the cost model and transport rebuilt on it;
+// InputError (field "topology", naming `topology`) when a PCIe tree would have to grow.
+void place_in_nodes(models::ResolvedScenario& s, std::int64_t devices_per_node, const std::string& topology);
 
 }  // namespace ringsim::planning

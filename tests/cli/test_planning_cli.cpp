@@ -491,6 +491,15 @@ TEST_CASE("cli predict --phase prefill and decode place the devices by --topolog
     tpot.push_back(j["rows"][0]["tpot_s"].get<double>());
   }
   CHECK(tpot[1] > tpot[0]);
+  // The one-device row beside the ring sits in the same nodes: with tensor parallelism over eight
+  // single-GPU nodes its all-reduces cross nodes as the ring row's do.
+  const auto apart = nlohmann::json::parse(run("predict --phase decode --hardware h100-sxm --model llama3-8b --mesh 8x2 "
+                                               "--cached-tokens 131072 --topology nodes:16x1 --format json")
+                                               .out);
+  REQUIRE(apart["rows"].size() == 2);
+  CHECK(apart["rows"][1]["sp"] == 1);
+  CHECK(apart["rows"][1]["tp_communication_s"].get<double>() ==
+        Approx(apart["rows"][0]["tp_communication_s"].get<double>()));
   expect_bad("predict " + decode + "--topology nodes:2x2", "topology");
   // TransformerEngine's ring shards a causal cache in zigzag only; decode takes that layout.
   const auto te = run("predict " + decode + "--impl te-p2p");
