@@ -110,27 +110,6 @@ CsvTable read_csv(const std::string& path, std::int64_t max_rows, std::string_vi
   return t;
 }
 
-std::string csv_escape(const std::string& f) {
-  // RFC 4180: a field with a comma, a quote or a line break (CR as well as LF) is quoted. A NUL
-  // is quoted too: some readers end a line at it.
-  if (f.find_first_of(std::string_view(",\"\n\r\0", 5)) == std::string::npos) return f;
-  std::string s = "\"";
-  for (char ch : f) {
-    if (ch == '"') s += '"';
-    s += ch;
-  }
-  return s + '"';
-}
-
-std::string csv_line(const std::vector<std::string>& fields) {
-  std::string s;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i) s += ',';
-    s += csv_escape(fields[i]);
-  }
-  return s + '\n';
-}
-
 void write_output(const std::string& path, const std::string& text) { io::write_output(path, text); }
 
 }  // namespace ringsim::cli

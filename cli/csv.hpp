@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/io/csv_text.hpp"
 #include "models/io/error.hpp"
 #include "planning/table.hpp"
 
@@ -44,8 +45,8 @@ auto CsvTable::parsed(std::size_t row, std::size_t col, Parse&& parse) const -> 
 // line and `field`, `why` saying what the bound is for) before the rest is read.
 [[nodiscard]] CsvTable read_csv(const std::string& path, std::int64_t max_rows = 0, std::string_view field = {},
                                 std::string_view why = {});
-[[nodiscard]] std::string csv_escape(const std::string& field);
-[[nodiscard]] std::string csv_line(const std::vector<std::string>& fields);
+using models::csv_escape;  // models/io/csv_text.hpp: one quoting rule for every front-end
+using models::csv_line;
 
 // Writes `text` to `path` atomically (io::write_output); "-" or empty means stdout.
 void write_output(const std::string& path, const std::string& text);

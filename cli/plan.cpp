@@ -13,7 +13,6 @@
 
 #include "cli/memory_flags.hpp"
 #include "cli/commands.hpp"
-#include "cli/csv.hpp"
 #include "cli/long_run.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
@@ -80,13 +79,6 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     j[k] = values;
   }
   return j;
-}
-
-std::string row_text(const planning::SweepResult& x, bool inference) {
-  std::string line;
-  planning::append_csv_row(x, line, inference);
-  line.pop_back();  // the newline
-  return line;
 }
 
 }  // namespace
@@ -223,15 +215,7 @@ int run_plan(int argc, char** argv) {
     const auto j = planning::plan_json(req, found);
     out = j.dump(2) + "\n";
   } else if (format == "csv") {
-    std::vector<std::string> header{"rank"};
-    const auto cols = planning::sweep_columns(inference);
-    header.insert(header.end(), cols.begin(), cols.end());
-    header.push_back("why");
-    header.push_back("ties");
-    out += csv_line(header);
-    for (std::size_t i = 0; i < best.size(); ++i)
-      out += std::to_string(i + 1) + "," + row_text(best[i].plan, inference) + "," + csv_escape(planning::explain(best[i].plan)) + "," +
-             csv_escape(planning::ties_text(best[i])) + "\n";
+    out = planning::plan_csv(req, found);
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
     out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "

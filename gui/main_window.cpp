@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include <QApplication>
-#include <QBuffer>
 #include <QCloseEvent>
 #include <QChartView>
 #include <QCheckBox>
@@ -22,7 +21,6 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QThread>
 #include <QTimer>
@@ -36,7 +34,6 @@
 #include "gui/plan_view.hpp"
 #include "gui/timeline_widget.hpp"
 #include "io/build_info.hpp"
-#include "io/output_file.hpp"
 #include "models/analytic/breakdown.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
@@ -85,6 +82,8 @@ MainWindow::MainWindow(models::Catalog catalog, QSettings* settings, QWidget* pa
   file->addSeparator();
   file->addAction(tr("Export view as &PNG…"), QKeySequence(tr("Ctrl+E")), this, [this] { export_current("png"); });
   file->addAction(tr("Export view as S&VG…"), this, [this] { export_current("svg"); });
+  file->addAction(tr("Export view &data as CSV…"), QKeySequence(tr("Ctrl+Shift+E")), this, &MainWindow::export_current_data);
+  file->addAction(tr("Open timeline in Pe&rfetto…"), QKeySequence(tr("Ctrl+T")), this, &MainWindow::open_in_perfetto);
   file->addSeparator();
   // Ctrl+Q on every platform (QKeySequence::Quit is empty on some desktops).
   file->addAction(tr("&Quit"), QKeySequence(tr("Ctrl+Q")), this, &QWidget::close);
@@ -169,7 +168,9 @@ void MainWindow::show_help() {
          "<b>Charts</b>: the step cut into its parts (docs/breakdown.md). "
          "<b>Compare</b>: the scenario under several strategies on one attention kernel. "
          "<b>Plan</b>: <tt>ringsim plan</tt> for the form's hardware and model.<br><br>"
-         "Shortcuts: Ctrl+O open, Ctrl+S save a scenario, Ctrl+E export the view, Ctrl+Q quit, F1 this page."));
+         "Hover or click a timeline span or a matrix tile for its device, round and K/V block.<br><br>"
+         "Shortcuts: Ctrl+O open, Ctrl+S save a scenario, Ctrl+E export the view, Ctrl+Shift+E its data as CSV, "
+         "Ctrl+T the timeline in Perfetto, Ctrl+Q quit, F1 this page."));
 }
 
 MainWindow::~MainWindow() {
@@ -453,8 +454,11 @@ void MainWindow::show_result() {
 void MainWindow::show_layout_views() {
   if (!result_ || result_->layouts.empty()) return;
   const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
-  const auto& run = result_->layouts[std::min(i, result_->layouts.size() - 1)];
-  matrix_->set_data(&run);
+  const auto shown = std::min(i, result_->layouts.size() - 1);
+  const auto& run = result_->layouts[shown];
+  // Beside it (when asked): the other layout of the pair.
+  const LayoutRun* other = result_->layouts.size() == 2 ? &result_->layouts[1 - shown] : nullptr;
+  matrix_->set_data(&run, other);
   // Computed on the worker (the simulation may take a while); the title carries its note. Every
   // layout on one time axis, the longest layout's: switching shows the speedup, not two full widths.
   double shared_end = 0;
@@ -462,76 +466,6 @@ void MainWindow::show_layout_views() {
   timeline_->set_timeline(run.timeline,
                           tr("%1: %2").arg(QString::fromStdString(run.layout), QString::fromStdString(run.timeline.note)),
                           shared_end);
-}
-
-QWidget* MainWindow::current_view() const {
-  QWidget* page = tabs_->currentWidget();
-  return page == matrix_ ? static_cast<QWidget*>(matrix_->matrix()) : page;
-}
-
-bool MainWindow::export_widget(QWidget* widget, const QString& path) {
-  // Rendered in memory, then written through io (complete or absent, never through a link).
-  QByteArray bytes;
-  QBuffer buffer(&bytes);
-  buffer.open(QIODevice::WriteOnly);
-  if (path.endsWith(".svg", Qt::CaseInsensitive)) {
-    QSvgGenerator gen;
-    gen.setOutputDevice(&buffer);
-    gen.setSize(widget->size());
-    gen.setViewBox(widget->rect());
-    gen.setTitle("ringsim");
-    QPainter p;
-    if (!p.begin(&gen)) return false;
-    widget->render(&p);
-    if (!p.end()) return false;
-  } else if (!widget->grab().save(&buffer, "PNG")) {
-    return false;
-  }
-  try {
-    io::write_output(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  } catch (const io::OutputError&) {
-    return false;
-  }
-  return true;
-}
-
-QStringList MainWindow::export_all(const QString& dir) {
-  QStringList written;
-  QDir().mkpath(dir);
-  auto save = [&](QWidget* w, const QString& name) {
-    QApplication::processEvents();
-    const QString path = QDir(dir).filePath(name);
-    if (export_widget(w, path)) written << path;
-  };
-  const int tab = tabs_->currentIndex();
-  tabs_->setCurrentWidget(heat_pair_);
-  save(heat_pair_, "heatmap.png");
-  tabs_->setCurrentWidget(charts_);
-  save(charts_->speedup_view(), "speedup.png");
-  save(charts_->breakdown_view(), "breakdown.png");
-  for (int i = 0; i < view_layout_->count(); ++i) {
-    view_layout_->setCurrentIndex(i);
-    const QString name = view_layout_->itemText(i).replace(':', '_');
-    tabs_->setCurrentWidget(matrix_);
-    save(matrix_->matrix(), "matrix_" + name + ".png");
-    // Every round at once, coloured by device (the paper's figures), then back to one round.
-    const bool all = matrix_->all_rounds_box()->isChecked();
-    matrix_->all_rounds_box()->setChecked(true);
-    save(matrix_->matrix(), "matrix_all_" + name + ".png");
-    matrix_->all_rounds_box()->setChecked(all);
-    tabs_->setCurrentWidget(timeline_);
-    save(timeline_, "timeline_" + name + ".png");
-  }
-  if (!compare_->rows().empty()) {
-    tabs_->setCurrentWidget(compare_);
-    save(compare_, "compare.png");
-  }
-  if (plan_->result()) {
-    tabs_->setCurrentWidget(plan_);
-    save(plan_, "plan.png");
-  }
-  tabs_->setCurrentIndex(tab);
-  return written;
 }
 
 void MainWindow::open_scenario() {
@@ -553,13 +487,6 @@ void MainWindow::save_scenario_as() {
   } catch (const std::exception& e) {
     QMessageBox::warning(this, tr("Save scenario"), QString::fromUtf8(e.what()));
   }
-}
-
-void MainWindow::export_current(const QString& suffix) {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), "view." + suffix,
-                                                    suffix == "svg" ? tr("SVG (*.svg)") : tr("PNG (*.png)"));
-  if (!path.isEmpty() && !export_widget(current_view(), path))
-    QMessageBox::warning(this, tr("Export view"), tr("Could not write %1").arg(path));
 }
 
 }  // namespace ringsim::gui

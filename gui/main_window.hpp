@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <QMainWindow>
 #include <QStringList>
@@ -56,8 +57,15 @@ class MainWindow : public QMainWindow {
 
   // Renders a widget to PNG or SVG (by suffix); false when the file could not be written.
   static bool export_widget(QWidget* widget, const QString& path);
-  // Every view to DIR/<name>.png, switching tabs and layouts as needed; the files written.
+  // Every view to DIR/<name>.png and the numbers behind it to DIR/<name>.csv, switching tabs and
+  // layouts as needed; the files written.
   QStringList export_all(const QString& dir);
+  // The current tab's numbers as CSV (gui/view_data.hpp) and a file name for them; an empty text
+  // where the view has no data yet. Throws models::InputError for a matrix too large to list.
+  [[nodiscard]] std::pair<QString, std::string> current_view_data() const;
+  // The one-layer simulation the timeline shows, as a Chrome trace (sim::chrome_trace_json) to
+  // `path`; false without a simulated timeline or when the file cannot be written.
+  bool write_chrome_trace(const QString& path);
 
   // For tests and scripting.
   [[nodiscard]] QLineEdit* mesh_edit() const noexcept { return mesh_; }
@@ -104,6 +112,10 @@ class MainWindow : public QMainWindow {
   void open_scenario();
   void save_scenario_as();
   void export_current(const QString& suffix);
+  void export_current_data();
+  void open_in_perfetto();
+  // The layout the matrix and timeline show (the view-layout box's), or null without a result.
+  [[nodiscard]] const LayoutRun* shown_run() const;
 
   models::Catalog catalog_;
   models::ScenarioSpec extra_;  // fields the form does not show (batch, seed), kept from files

@@ -9,6 +9,8 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QTimer>
+#include <QToolTip>
+#include <QMouseEvent>
 #include <QVBoxLayout>
 
 #include "gui/heatmap_widget.hpp"
@@ -18,6 +20,7 @@ namespace ringsim::gui {
 namespace {
 constexpr std::int64_t kMaxSide = 1024;         // pixels per axis; tiles beyond are sampled
 constexpr std::int64_t kMaxTiles = 4'000'000;   // per round, for the visited-tile table
+constexpr int kAxis = 30, kLegendH = 62;         // the axis labels' width, the key's height
 const QColor kMasked(70, 70, 70);
 const QColor kOtherRound(236, 236, 236);
 const QColor kAllowedSkipped(255, 221, 87);   // only index-based sparse masks produce these
@@ -25,7 +28,10 @@ const QColor kAllowedSkipped(255, 221, 87);   // only index-based sparse masks p
 QColor wasted(const QColor& c) { return c.darker(220); }
 }  // namespace
 
-MatrixWidget::MatrixWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(240, 260); }
+MatrixWidget::MatrixWidget(QWidget* parent) : QWidget(parent) {
+  setMinimumSize(240, 260);
+  setMouseTracking(true);  // hovering a pair or tile names it
+}
 
 void MatrixWidget::set_data(const LayoutRun* run) {
   run_ = run;
@@ -161,9 +167,8 @@ void MatrixWidget::paintEvent(QPaintEvent*) {
              all_rounds_ ? tr("%1, every round: %2").arg(QString::fromStdString(run_->layout), what)
                          : tr("%1, round %2: %3").arg(QString::fromStdString(run_->layout)).arg(round_).arg(what));
   const std::int64_t n = run_->scenario->layout->n_dev();
-  const int legend_h = 62, axis = 30;
-  const int side = std::max(10, std::min(width() - 20 - axis, height() - 24 - legend_h - 16));
-  const QRect target(axis + (width() - axis - side) / 2, 22, side, side);
+  const QRect target = image_rect();
+  const int axis = kAxis;
   if (!image_.isNull()) p.drawImage(target, image_);
   else p.drawText(target, Qt::AlignCenter, note_);
   // Axes: tokens (or tiles) from 0 at the top left to the last at the far edges.
@@ -209,15 +214,63 @@ void MatrixWidget::paintEvent(QPaintEvent*) {
     p.drawText(QRect(10, y + 14, width() - 20, 18), Qt::AlignLeft, note_);
 }
 
+QRect MatrixWidget::image_rect() const {
+  const int side = std::max(10, std::min(width() - 20 - kAxis, height() - 24 - kLegendH - 16));
+  return {kAxis + (width() - kAxis - side) / 2, 22, side, side};
+}
+
+QString MatrixWidget::cell_details(QPointF pos) const {
+  const QRect target = image_rect();
+  if (!run_ || image_.isNull() || !target.contains(pos.toPoint())) return {};
+  const auto& s = *run_->scenario;
+  const auto& l = *s.layout;
+  const std::int64_t n = l.n_dev();
+  // The pixel under the cursor, then the pair or tile it samples (as rebuild_image does).
+  const auto px = std::clamp<std::int64_t>(static_cast<std::int64_t>((pos.x() - target.left()) * image_.width() / target.width()), 0, image_.width() - 1);
+  const auto py = std::clamp<std::int64_t>(static_cast<std::int64_t>((pos.y() - target.top()) * image_.height() / target.height()), 0, image_.height() - 1);
+  auto round_of = [n](std::int64_t q_dev, std::int64_t k_dev) { return ((q_dev - k_dev) % n + n) % n; };
+  if (l.n_seq() <= kElementLimit) {
+    const auto pq = l.place(py), pk = l.place(px);
+    const bool allowed = s.mask->allowed(py, px, 0);
+    return tr("query %1 (device %2) x key %3 (device %4): %5 by device %2 in round %6")
+        .arg(py).arg(pq.device).arg(px).arg(pk.device)
+        .arg(allowed ? tr("computed") : tr("masked")).arg(round_of(pq.device, pk.device));
+  }
+  const auto tile = s.tile;
+  const std::int64_t tq = (l.block() + tile.q - 1) / tile.q, tk = (l.block() + tile.k - 1) / tile.k;
+  const std::int64_t row = py * n * tq / image_.height(), col = px * n * tk / image_.width();
+  const std::int64_t dev = row / tq, qt = row % tq, kd = col / tk, kt = col % tk;
+  const std::int64_t round = round_of(dev, kd);
+  bool visited = false;
+  s.workload->for_each_tile(round, dev, [&](std::int64_t, const models::TileCount& t) {
+    if (t.q_tile == qt && t.k_tile == kt && t.visited) visited = true;
+  });
+  return tr("Q tile %1 of device %2 x K/V tile %3 of device %4's block: round %5, %6")
+      .arg(qt).arg(dev).arg(kt).arg(kd).arg(round).arg(visited ? tr("computed") : tr("skipped (fully masked)"));
+}
+
+void MatrixWidget::mouseMoveEvent(QMouseEvent* event) {
+  if (const QString d = cell_details(event->position()); d.isEmpty()) QToolTip::hideText();
+  else QToolTip::showText(event->globalPosition().toPoint(), d, this);
+}
+
 MatrixView::MatrixView(QWidget* parent)
     : QWidget(parent),
-      matrix_(new MatrixWidget(this)),
+      pair_(new QWidget(this)),
+      matrix_(new MatrixWidget(pair_)),
+      other_(new MatrixWidget(pair_)),
+      both_(new QCheckBox(tr("side by side"), this)),
       slider_(new QSlider(Qt::Horizontal, this)),
       play_(new QPushButton(tr("Play"), this)),
       label_(new QLabel(this)),
       timer_(new QTimer(this)) {
   auto* v = new QVBoxLayout(this);
-  v->addWidget(matrix_, 1);
+  auto* pair = new QHBoxLayout(pair_);
+  pair->setContentsMargins(0, 0, 0, 0);
+  pair->addWidget(matrix_, 1);
+  pair->addWidget(other_, 1);
+  other_->hide();
+  v->addWidget(pair_, 1);
   auto* h = new QHBoxLayout;
   h->addWidget(play_);
   h->addWidget(new QLabel(tr("round"), this));
@@ -227,11 +280,15 @@ MatrixView::MatrixView(QWidget* parent)
   all_->setToolTip(tr("every pair in the colour of the device that computes it, in any round (the Striped Attention "
                       "paper's figures)"));
   h->addWidget(all_);
+  both_->setToolTip(tr("the other layout's matrix beside this one, on the same round (or every round)"));
+  h->addWidget(both_);
   v->addLayout(h);
+  connect(both_, &QCheckBox::toggled, this, [this] { show_other(); });
   connect(all_, &QCheckBox::toggled, this, [this](bool on) {
     // Every round at once has no round to step through.
     if (on && timer_->isActive()) toggle_play();
     matrix_->set_all_rounds(on);
+    other_->set_all_rounds(on);
     slider_->setEnabled(has_data_ && !on);
     play_->setEnabled(has_data_ && !on);
   });
@@ -240,6 +297,7 @@ MatrixView::MatrixView(QWidget* parent)
   timer_->setInterval(700);
   connect(slider_, &QSlider::valueChanged, this, [this](int r) {
     matrix_->set_round(r);
+    if (other_->isVisible()) other_->set_round(r);
     label_->setText(QString::number(r));
   });
   connect(play_, &QPushButton::clicked, this, &MatrixView::toggle_play);
@@ -248,10 +306,23 @@ MatrixView::MatrixView(QWidget* parent)
   });
 }
 
-void MatrixView::set_data(const LayoutRun* run) {
+void MatrixView::show_other() {
+  const bool on = both_->isChecked() && other_run_ != nullptr;
+  // Built only while shown: a hidden matrix costs nothing.
+  other_->set_data(on ? other_run_ : nullptr);
+  if (on) {
+    other_->set_all_rounds(all_->isChecked());
+    other_->set_round(std::min<std::int64_t>(slider_->value(), other_run_->n - 1));
+  }
+  other_->setVisible(on);
+}
+
+void MatrixView::set_data(const LayoutRun* run, const LayoutRun* other) {
   timer_->stop();
   play_->setText(tr("Play"));
   matrix_->set_data(run);
+  other_run_ = other;
+  both_->setEnabled(other != nullptr);
   const bool ok = run != nullptr;
   has_data_ = ok;
   slider_->setEnabled(ok && !all_->isChecked());
@@ -261,6 +332,7 @@ void MatrixView::set_data(const LayoutRun* run) {
   slider_->setValue(0);
   slider_->blockSignals(false);
   label_->setText("0");
+  show_other();
 }
 
 void MatrixView::toggle_play() {

@@ -91,8 +91,8 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
   plan_btn_ = new QPushButton(tr("Plan"), this);
   cancel_btn_ = new QPushButton(tr("Cancel"), this);
   cancel_btn_->setEnabled(false);
-  export_ = new QPushButton(tr("Export JSON…"), this);
-  export_->setToolTip(tr("the answer as `ringsim plan --format json` writes it"));
+  export_ = new QPushButton(tr("Export…"), this);
+  export_->setToolTip(tr("the answer as `ringsim plan --format json` (a .json file) or `--format csv` (a .csv file) writes it"));
   export_->setEnabled(false);
   form->addWidget(plan_btn_);
   form->addWidget(cancel_btn_);
@@ -146,7 +146,7 @@ PlanView::PlanView(const models::Catalog& catalog, QWidget* parent) : QWidget(pa
     if (!r) return;
     emit open_plan(r->point.spec, compared_layouts(*r));
   });
-  connect(export_, &QPushButton::clicked, this, &PlanView::export_json);
+  connect(export_, &QPushButton::clicked, this, &PlanView::export_answer);
   // Inputs edited after a search: the results shown answer the old ones.
   for (auto* c : {hardware_, model_, goal_}) connect(c, &QComboBox::currentTextChanged, this, &PlanView::inputs_changed);
   for (auto* e : {devices_, n_seq_, target_}) connect(e, &QLineEdit::textEdited, this, &PlanView::inputs_changed);
@@ -195,13 +195,19 @@ std::string PlanView::answer_json() const {
   return planning::plan_json(*request_, *found_).dump(2) + "\n";
 }
 
-void PlanView::export_json() {
-  const auto text = answer_json();
-  if (text.empty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export plans"), QStringLiteral("plans.json"), tr("JSON (*.json)"));
+std::string PlanView::answer_csv() const {
+  if (!found_ || !request_) return {};
+  return planning::plan_csv(*request_, *found_);
+}
+
+void PlanView::export_answer() {
+  if (!found_) return;
+  // The format by the file's suffix, as `ringsim plan --format json|csv` writes it.
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plans"), QStringLiteral("plans.json"),
+                                                    tr("JSON (*.json);;CSV (*.csv)"));
   if (path.isEmpty()) return;
   try {
-    io::write_output(path.toStdString(), text);
+    io::write_output(path.toStdString(), path.endsWith(".csv", Qt::CaseInsensitive) ? answer_csv() : answer_json());
   } catch (const std::exception& e) {
     set_status(tr("export failed: %1").arg(QString::fromUtf8(e.what())), true);
   }

@@ -55,6 +55,8 @@ class PlanView : public QWidget {
   [[nodiscard]] bool showing_error() const noexcept { return showing_error_; }
   // The answer as `ringsim plan --format json` writes it (planning::plan_json); empty without one.
   [[nodiscard]] std::string answer_json() const;
+  // The ranked plans as `ringsim plan --format csv` writes them (planning::plan_csv); empty without one.
+  [[nodiscard]] std::string answer_csv() const;
   // The layouts "Show this plan" compares: the plan's, and contiguous blocks of the same library
   // where it runs them (else zigzag or striped; else the plan's again).
   [[nodiscard]] std::vector<models::LayoutSpec> compared_layouts(const planning::SweepResult& row) const;
@@ -70,7 +72,7 @@ class PlanView : public QWidget {
   void selection_changed();
   void inputs_changed();
   void set_status(const QString& text, bool error);
-  void export_json();
+  void export_answer();
   [[nodiscard]] const planning::SweepResult* selected_row() const;
 
   const models::Catalog& catalog_;

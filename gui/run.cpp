@@ -9,6 +9,7 @@
 #include "models/io/error.hpp"
 #include "models/program/program.hpp"
 #include "sim/step.hpp"
+#include "sim/trace.hpp"
 
 namespace ringsim::gui {
 
@@ -146,30 +147,45 @@ Timeline timeline_from_prediction(const LayoutRun& run, std::int64_t max_devices
     for (std::int64_t j = 0; j < lanes; ++j) {
       const double comp = s.cost->attention_fwd_s(s.workload->block(r.round, j));
       const int lane = static_cast<int>(j);
-      if (comp > 0) tl.spans.push_back({lane, t, t + comp, SpanKind::Compute});
-      if (r.round_s > comp) tl.spans.push_back({lane, t + comp, t + r.round_s, SpanKind::Wait});
+      if (comp > 0) tl.spans.push_back({lane, t, t + comp, SpanKind::Compute, r.round, "attention fwd"});
+      if (r.round_s > comp) tl.spans.push_back({lane, t + comp, t + r.round_s, SpanKind::Wait, -1, {}});
     }
-    if (r.transfer_s > 0) tl.spans.push_back({link, t, t + r.transfer_s, SpanKind::Transfer});
+    if (r.transfer_s > 0) tl.spans.push_back({link, t, t + r.transfer_s, SpanKind::Transfer, r.round, "K/V"});
     t += r.round_s;
   }
   tl.end_s = t;
+  // The analytic rounds' lanes are the workload's devices: the ring stage's positions.
+  tl.ring_devices = run.n;
   return tl;
+}
+
+namespace {
+
+// One layer of the step, traced: the model cut to one layer (restored before returning, also when
+// the simulation throws), since the whole step repeats the same layer and its trace would be layers
+// times larger.
+sim::StepResult simulate_one_layer(models::ResolvedScenario& scenario, const sim::StepOptions& opt) {
+  struct Restore {
+    models::ResolvedScenario& s;
+    std::int64_t layers;
+    ~Restore() { s.model.layers = layers; }
+  } restore{scenario, scenario.model.layers};
+  scenario.model.layers = 1;
+  return sim::simulate_step(scenario, opt);
+}
+
+}  // namespace
+
+std::string chrome_trace_of(models::ResolvedScenario& scenario) {
+  sim::StepOptions opt;
+  opt.record_trace = true;
+  return sim::chrome_trace_json(simulate_one_layer(scenario, opt));
 }
 
 Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64_t max_devices) {
   sim::StepOptions opt;
   opt.record_trace = true;
-  sim::StepResult r;
-  {
-    // Restores the layer count even if the simulation throws.
-    struct Restore {
-      models::ResolvedScenario& s;
-      std::int64_t layers;
-      ~Restore() { s.model.layers = layers; }
-    } restore{scenario, scenario.model.layers};
-    scenario.model.layers = 1;
-    r = sim::simulate_step(scenario, opt);
-  }
+  const sim::StepResult r = simulate_one_layer(scenario, opt);
   Timeline tl;
   tl.simulated = true;
   tl.end_s = r.step_s;
@@ -191,8 +207,9 @@ Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64
     else if (sp.name.starts_with("attn"))
       kind = SpanKind::Compute;
     if (sp.lane % 2 == 0) busy[static_cast<std::size_t>(sp.lane / 2)].emplace_back(sp.start_s, end);
-    tl.spans.push_back({lane, sp.start_s, end, kind});
+    tl.spans.push_back({lane, sp.start_s, end, kind, sp.round, sp.name});
   }
+  if (scenario.strategy.kind == models::StrategyKind::Ring && scenario.spec.mp == 1) tl.ring_devices = r.devices;
   // Idle time is what the simulator does not record: the gaps between a compute stream's
   // spans, up to the end of the step.
   for (std::size_t d = 0; d < busy.size(); ++d) {
@@ -201,10 +218,10 @@ Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64
     double t = 0;
     const double eps = 1e-12 * r.step_s;  // rounding of tick -> second conversions, not waiting
     for (const auto& [start, end] : b) {
-      if (start - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, start, SpanKind::Wait});
+      if (start - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, start, SpanKind::Wait, -1, {}});
       t = std::max(t, end);
     }
-    if (r.step_s - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, r.step_s, SpanKind::Wait});
+    if (r.step_s - t > eps) tl.spans.push_back({static_cast<int>(2 * d), t, r.step_s, SpanKind::Wait, -1, {}});
   }
   tl.note = "one layer, discrete-event simulation (" + r.topology + ", " +
             (opt.sync == sim::Sync::Barrier ? "lock-step" : "asynchronous") + ", " + std::to_string(opt.buffers) +

@@ -33,6 +33,8 @@ struct TimelineSpan {
   double start_s = 0;
   double end_s = 0;
   SpanKind kind = SpanKind::Compute;
+  std::int64_t round = -1;  // an attention span's ring round; -1 otherwise
+  std::string name;         // the simulator's span name ("attn fwd r3", "K/V", ...); empty for a wait
 };
 struct Timeline {
   std::vector<std::string> lanes;
@@ -40,6 +42,10 @@ struct Timeline {
   double end_s = 0;
   bool simulated = false;  // from sim::simulate_step, not the analytic rounds
   std::string note;        // what is shown, or why it is the analytic fallback
+  // The ring's size where a lane's device d holds, in round r, the K/V block of device
+  // models::Workload::kv_block_of(d, r, ring_devices): one plain ring (not Ulysses, a hybrid or
+  // a double ring) without tensor parallelism; 0 where lanes and ring positions differ.
+  std::int64_t ring_devices = 0;
 };
 
 // Above this many devices (mp x sp) the timeline falls back to the analytic rounds: the
@@ -90,6 +96,10 @@ void validate(const models::ScenarioSpec& base, const std::vector<models::Layout
 // simulated with its model cut to one layer (restored before returning), because the whole
 // step repeats the same layer and its trace would be layers times larger.
 [[nodiscard]] Timeline timeline_from_simulation(models::ResolvedScenario& scenario, std::int64_t max_devices = 64);
+
+// The Chrome trace (sim::chrome_trace_json) of the same one-layer simulation the timeline shows,
+// every device and span (no lane limit): what "Open in Perfetto" writes.
+[[nodiscard]] std::string chrome_trace_of(models::ResolvedScenario& scenario);
 
 // Parses "MPxSP" (e.g. "1x8") and "QxK" tile text; throw InputError naming `field`.
 [[nodiscard]] std::pair<std::int64_t, std::int64_t> parse_pair(const std::string& text, const std::string& field);

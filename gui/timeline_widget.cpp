@@ -5,9 +5,11 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QWheelEvent>
 
 #include "gui/axis_ticks.hpp"
+#include "models/workload/workload.hpp"
 
 namespace ringsim::gui {
 
@@ -51,7 +53,10 @@ std::vector<int> labelled_lanes(int lanes, double lane_h, double min_gap_px, int
   return out;
 }
 
-TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) { setMinimumSize(300, 200); }
+TimelineWidget::TimelineWidget(QWidget* parent) : QWidget(parent) {
+  setMinimumSize(300, 200);
+  setMouseTracking(true);  // hovering a span shows its details as a tooltip
+}
 
 void TimelineWidget::set_timeline(Timeline timeline, QString title, double shared_end_s) {
   timeline_ = std::move(timeline);
@@ -80,8 +85,25 @@ QString TimelineWidget::span_details(QPointF pos) const {
   for (const auto& sp : timeline_.spans)
     if (sp.lane == lane && sp.start_s <= t && t <= sp.end_s && (!hit || (lower && sp.kind == SpanKind::GradTransfer))) hit = &sp;
   if (!hit) return {};
+  QString what = tr(kind_name(hit->kind));
+  if (!hit->name.empty()) what += QStringLiteral(" \u201c%1\u201d").arg(QString::fromStdString(hit->name));
+  // An attention span's round, and whose K/V block it works on; a wait names the round it follows.
+  std::int64_t round = hit->round;
+  if (hit->kind == SpanKind::Wait)
+    for (const auto& sp : timeline_.spans)
+      if (sp.lane == hit->lane && sp.kind == SpanKind::Compute && sp.round >= 0 &&
+          std::abs(sp.end_s - hit->start_s) <= 1e-9 * timeline_.end_s)
+        round = sp.round;
+  if (round >= 0) {
+    if (hit->kind == SpanKind::Wait) what += tr(" after round %1").arg(round);
+    else what += tr(", round %1").arg(round);
+    // The lane's device: the simulated timeline has a compute and a copy-engine lane per device.
+    const std::int64_t device = timeline_.simulated ? lane / 2 : lane;
+    if (hit->kind == SpanKind::Compute && timeline_.ring_devices > 0)
+      what += tr(" on the K/V block of device %1").arg(models::Workload::kv_block_of(device, round, timeline_.ring_devices));
+  }
   return tr("%1: %2, %3 .. %4 (%5)")
-      .arg(QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(lane)]), tr(kind_name(hit->kind)),
+      .arg(QString::fromStdString(timeline_.lanes[static_cast<std::size_t>(lane)]), what,
            seconds_label(hit->start_s), seconds_label(hit->end_s), seconds_label(hit->end_s - hit->start_s));
 }
 
@@ -214,7 +236,11 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event) {
 }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
-  if (!dragging_) return;
+  if (!dragging_) {
+    if (const QString d = span_details(event->position()); d.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(event->globalPosition().toPoint(), d, this);
+    return;
+  }
   const double dx = event->position().x() - drag_x_;
   view_start_s_ = drag_start_s_ - dx / plot_rect().width() * view_span_s_;
   update();

@@ -155,6 +155,9 @@ struct PlanSearch {
 // rank, why, maturity, profile origin and ties) and the best row of each strategy family and of
 // each implementation.
 [[nodiscard]] nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found);
+// The ranked plans as CSV (`ringsim plan --format csv`, the GUI's export): rank, the sweep's
+// columns, why and ties, one row per plan.
+[[nodiscard]] std::string plan_csv(const PlanRequest& r, const PlanSearch& found);
 
 // What the labels of the plans' rows mean (SweepResult::deployability), one line naming only
 // those that occur; empty when every plan is a production library on a fitted profile.

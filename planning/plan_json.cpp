@@ -1,9 +1,12 @@
-// The planner's answer as JSON: one builder for `ringsim plan --format json` and ringsim.plan.
+// The planner's answer as JSON and CSV: one builder each for `ringsim plan --format json|csv`,
+// ringsim.plan and the GUI's Plan tab.
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "models/io/csv_text.hpp"
+#include "planning/evaluate.hpp"
 #include "planning/plan.hpp"
 
 namespace ringsim::planning {
@@ -62,6 +65,23 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
     }
   }
   return j;
+}
+
+std::string plan_csv(const PlanRequest& r, const PlanSearch& found) {
+  const bool inference = r.phase != models::RunPhase::Train;
+  std::vector<std::string> header{"rank"};
+  const auto cols = sweep_columns(inference);
+  header.insert(header.end(), cols.begin(), cols.end());
+  header.push_back("why");
+  header.push_back("ties");
+  std::string out = models::csv_line(header);
+  for (std::size_t i = 0; i < found.plans.size(); ++i) {
+    out += std::to_string(i + 1) + ",";
+    append_csv_row(found.plans[i].plan, out, inference);
+    out.back() = ',';  // the row's newline
+    out += models::csv_escape(explain(found.plans[i].plan)) + "," + models::csv_escape(ties_text(found.plans[i])) + "\n";
+  }
+  return out;
 }
 
 }  // namespace ringsim::planning

@@ -17,6 +17,5 @@ done
 cp "$tmp/paper/matrix_contiguous.png" docs/images/gui-matrix_tiles_contiguous.png
 cp "$tmp/small/matrix_contiguous.png" docs/images/gui-matrix_small_contiguous.png
 cp "$tmp/small/matrix_striped.png" docs/images/gui-matrix_small_striped.png
-cp "$tmp/small/matrix_all_contiguous.png" docs/images/gui-matrix_all_contiguous.png
-cp "$tmp/small/matrix_all_striped.png" docs/images/gui-matrix_all_striped.png
+cp "$tmp/small/matrix_side_by_side.png" docs/images/gui-matrix_side_by_side.png
 ls -l docs/images/gui-*.png

@@ -62,12 +62,12 @@ PassOutcome PassSim::run() {
   return std::move(out_);
 }
 
-void PassSim::span(std::int64_t lane, std::string name, Tick start, Tick end) {
+void PassSim::span(std::int64_t lane, std::string name, Tick start, Tick end, std::int64_t round) {
   if (static_cast<std::int64_t>(trace_->spans.size()) >= trace_->limit) {
     trace_->truncated = true;
     return;
   }
-  trace_->spans.push_back({lane, std::move(name), engine_.to_seconds(origin_ + start), engine_.to_seconds(end - start)});
+  trace_->spans.push_back({lane, std::move(name), engine_.to_seconds(origin_ + start), engine_.to_seconds(end - start), round});
 }
 
 void PassSim::enter(std::uint32_t d) {
@@ -204,7 +204,8 @@ void PassSim::start_compute(std::int64_t d, Tick t, std::int64_t tiles) {
   const Tick start = engine_.now();
   if (tracing()) {
     const auto& name = p_.phases[dv.phase].name;
-    span(2 * d, ring_phase(dv) ? name + " r" + std::to_string(dv.round) : name, start, start + t);
+    if (ring_phase(dv)) span(2 * d, name + " r" + std::to_string(dv.round), start, start + t, dv.round);
+    else span(2 * d, name, start, start + t);
   }
   const auto arg = static_cast<std::uint32_t>(d);
   if (o_.granularity == Granularity::Tile && tiles > 1) {

@@ -96,7 +96,7 @@ class PassSim {
   }
   [[nodiscard]] bool backward(const Dev& dv) const { return phase_of(dv).kind == PhaseKind::RingBwd; }
   [[nodiscard]] bool tracing() const { return trace_ != nullptr && !trace_->truncated; }
-  void span(std::int64_t lane, std::string name, Tick start, Tick end);
+  void span(std::int64_t lane, std::string name, Tick start, Tick end, std::int64_t round = -1);
 
   void enter(std::uint32_t d);
   [[nodiscard]] bool barrier(std::int64_t d);

@@ -61,6 +61,7 @@ struct TraceSpan {
   std::string name;
   double start_s = 0;
   double duration_s = 0;
+  std::int64_t round = -1;  // the ring round of an attention span; -1 for every other span
 };
 
 struct LinkBytes {

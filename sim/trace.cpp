@@ -10,13 +10,12 @@ std::string chrome_trace_json(const StepResult& r) {
   nlohmann::json events = nlohmann::json::array();
   for (std::size_t lane = 0; lane < r.lanes.size(); ++lane)
     events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", lane}, {"args", {{"name", r.lanes[lane]}}}});
-  for (const auto& s : r.trace)
-    events.push_back({{"ph", "X"},
-                      {"name", s.name},
-                      {"pid", 0},
-                      {"tid", s.lane},
-                      {"ts", s.start_s * 1e6},
-                      {"dur", s.duration_s * 1e6}});
+  for (const auto& s : r.trace) {
+    nlohmann::json e = {{"ph", "X"}, {"name", s.name}, {"pid", 0}, {"tid", s.lane}, {"ts", s.start_s * 1e6}, {"dur", s.duration_s * 1e6}};
+    // Perfetto shows an event's args on click: the round of an attention span.
+    if (s.round >= 0) e["args"] = {{"round", s.round}};
+    events.push_back(std::move(e));
+  }
   nlohmann::json doc;
   doc["traceEvents"] = std::move(events);
   doc["displayTimeUnit"] = "ns";

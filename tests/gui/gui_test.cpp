@@ -33,6 +33,7 @@
 #include <QTest>
 
 #include "gui/charts_view.hpp"
+#include "tests/gui/gui_fixtures.hpp"
 #include "gui/heatmap_widget.hpp"
 #include "gui/main_window.hpp"
 #include "gui/matrix_view.hpp"
@@ -46,15 +47,8 @@ using namespace ringsim;
 
 namespace {
 
-QApplication& app() {
-  static int argc = 1;
-  static char name[] = "ringsim_gui_tests";
-  static char* argv[] = {name, nullptr};
-  // Never destroyed: a static QApplication outliving main() crashes in Qt's own teardown. One per
-  // process, whichever test file's cases run first (plan_test.cpp makes it the same way).
-  static auto* a = QApplication::instance() ? static_cast<QApplication*>(QApplication::instance()) : new QApplication(argc, argv);
-  return *a;
-}
+using test::app;
+using test::run_and_wait;
 
 gui::GuiScenario paper_scenario() {
   gui::GuiScenario s;
@@ -65,14 +59,6 @@ gui::GuiScenario paper_scenario() {
   s.spec.n_seq = 65536;
   s.spec.tile = models::TileShape{2048, 2048};
   return s;
-}
-
-// Runs and waits for the worker (bounded; the run itself takes well under a second).
-bool run_and_wait(gui::MainWindow& w) {
-  QSignalSpy done(&w, &gui::MainWindow::run_finished);
-  w.run_button()->click();
-  if (!done.wait(120000)) return false;
-  return done.takeFirst().at(0).toBool();
 }
 
 int distance(const QColor& a, const QColor& b) {
@@ -321,12 +307,15 @@ TEST_CASE("export writes every view as a non-empty PNG and SVG", "[gui]") {
   w.set_scenario(paper_scenario());
   REQUIRE(run_and_wait(w));
   const auto files = w.export_all(dir.path());
-  // heatmap, speedup, breakdown; per layout its round-0 matrix, its all-rounds matrix and its timeline.
-  CHECK(files.size() == 3 + 2 * 3);
+  // Pictures: heatmap, speedup, breakdown; per layout its round-0 matrix, its all-rounds matrix and
+  // its timeline; the two all-rounds matrices side by side. Data: heatmap and charts, per layout
+  // its matrix and timeline.
+  CHECK(files.filter(".png").size() == 3 + 2 * 3 + 1);
+  CHECK(files.filter(".csv").size() == 2 + 2 * 2);
   for (const auto& f : files) {
     INFO(f.toStdString());
     CHECK(QFileInfo(f).size() > 1000);
-    CHECK(QImage(f).width() > 100);
+    if (f.endsWith(".png")) CHECK(QImage(f).width() > 100);
   }
   const QString svg = QDir(dir.path()).filePath("heatmap.svg");
   REQUIRE(gui::MainWindow::export_widget(w.heatmap(0), svg));
@@ -541,7 +530,7 @@ TEST_CASE("timeline lane labels stay a font height apart at 64 and 1024 lanes", 
       gui::Timeline tl;
       tl.simulated = simulated;
       for (int l = 0; l < lanes; ++l) tl.lanes.push_back("dev " + std::to_string(l));
-      tl.spans.push_back({lanes - 1, 0, 1, gui::SpanKind::Compute});
+      tl.spans.push_back({lanes - 1, 0, 1, gui::SpanKind::Compute, 0, "attn fwd r0"});
       tl.end_s = 1;
       gui::TimelineWidget w;
       w.resize(900, 500);
@@ -623,6 +612,8 @@ TEST_CASE("the window remembers its size and last scenario, and has Help and the
   CHECK(shortcuts.at("&Save scenario…") == QKeySequence(QKeySequence::Save));
   CHECK(shortcuts.at("&How to read the views") == QKeySequence(QKeySequence::HelpContents));
   CHECK(shortcuts.count("&About ringsim") == 1);
+  CHECK(shortcuts.at("Export view &data as CSV…") == QKeySequence(QObject::tr("Ctrl+Shift+E")));
+  CHECK(shortcuts.at("Open timeline in Pe&rfetto…") == QKeySequence(QObject::tr("Ctrl+T")));
 }
 
 TEST_CASE("the attention matrix over every round colours each pair by the device that computes it", "[gui]") {

@@ -2,6 +2,7 @@
 // inputs (the command run as a process), a selected plan's memory bar is its estimate, a plan
 // opens in the scenario views, a search can be cancelled, and the window opens on a scenario
 // whose "why" lines are shown.
+#include <algorithm>
 #include <QApplication>
 #include <QComboBox>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/compare_view.hpp"
+#include "tests/gui/gui_fixtures.hpp"
 #include "gui/main_window.hpp"
 #include "gui/memory_bar.hpp"
 #include "gui/plan_view.hpp"
@@ -25,13 +27,7 @@ using namespace ringsim;
 
 namespace {
 
-QApplication& plan_app() {
-  static int argc = 1;
-  static char name[] = "ringsim_gui_tests";
-  static char* argv[] = {name, nullptr};
-  static auto* a = QApplication::instance() ? static_cast<QApplication*>(QApplication::instance()) : new QApplication(argc, argv);
-  return *a;
-}
+QApplication& plan_app() { return test::app(); }
 
 bool plan_and_wait(gui::PlanView& v) {
   QSignalSpy done(&v, &gui::PlanView::finished);
@@ -102,6 +98,15 @@ TEST_CASE("the Plan tab's first plan is ringsim plan's for the same inputs", "[g
   CHECK(ranked->child(0)->text(static_cast<int>(recompute_col)).toStdString() == models::to_string(mine.recompute));
   // The export is the command's JSON, figure for figure.
   CHECK(nlohmann::json::parse(view.answer_json()) == j);
+  // And its CSV is the command's `--format csv`, byte for byte (one row per ranked plan).
+  QProcess csv;
+  csv.start(RINGSIM_BIN, {"plan", "--hardware", "h100-sxm", "--model", "llama3-8b", "--devices", "8", "--seq", "131072",
+                          "--format", "csv"});
+  REQUIRE(csv.waitForFinished(120000));
+  REQUIRE(csv.exitCode() == 0);
+  const auto csv_text = csv.readAllStandardOutput().toStdString();
+  CHECK(view.answer_csv() == csv_text);
+  CHECK(std::count(csv_text.begin(), csv_text.end(), '\n') == 1 + static_cast<std::ptrdiff_t>(view.result()->plans.size()));
   // "Show this plan" compares it with another layout its library runs here (contiguous blocks
   // where it runs them), never with itself when there is one.
   const auto layouts = view.compared_layouts(mine);

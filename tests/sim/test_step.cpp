@@ -236,7 +236,8 @@ TEST_CASE("the Chrome trace parses back as Trace Event JSON", "[step][trace]") {
   REQUIRE(doc.contains("traceEvents"));
   const auto& ev = doc["traceEvents"];
   REQUIRE(ev.is_array());
-  std::size_t complete = 0;
+  std::size_t complete = 0, with_round = 0;
+  std::int64_t max_round = -1;
   for (const auto& e : ev) {
     REQUIRE(e.contains("ph"));
     if (e["ph"] == "X") {
@@ -244,10 +245,25 @@ TEST_CASE("the Chrome trace parses back as Trace Event JSON", "[step][trace]") {
       CHECK(e["ts"].get<double>() >= 0);
       CHECK(e["dur"].get<double>() >= 0);
       CHECK(e["tid"].get<std::int64_t>() < static_cast<std::int64_t>(r.lanes.size()));
+      // An attention span of round r is named "... rR" and carries the round for Perfetto's
+      // details; no other span carries one.
+      const auto name = e["name"].get<std::string>();
+      const auto at = name.rfind(" r");
+      const bool ring_span = name.starts_with("attn") && at != std::string::npos;
+      if (ring_span) {
+        REQUIRE(e.contains("args"));
+        CHECK(std::to_string(e["args"]["round"].get<std::int64_t>()) == name.substr(at + 2));
+        ++with_round;
+        max_round = std::max(max_round, e["args"]["round"].get<std::int64_t>());
+      } else {
+        CHECK_FALSE(e.contains("args"));
+      }
     }
   }
   CHECK(complete == r.trace.size());
   CHECK(complete > 0);
+  CHECK(with_round > 0);
+  CHECK(max_round == 3);  // a ring of 4 has rounds 0..3, and the last device computes in its last
   const auto csv = sim::matrices_csv(r);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 4 * 4);
 }
