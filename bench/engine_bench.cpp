@@ -325,6 +325,30 @@ void BM_TrainingStep(benchmark::State& state) {
 }
 BENCHMARK(BM_TrainingStep)->Arg(64)->Arg(1024)->Iterations(1)->Unit(benchmark::kSecond);
 
+// Tensor parallelism 2 beside a ring of 512 (1024 H100s, 128 nodes of 8, llama2-7b, 1M tokens,
+// striped): the tensor-parallel all-reduces share each device's NVLink port with the ring's hops,
+// so layers go apart only while no link carries two layers at once (checked); arg 1: the same
+// step as one engine pass (LayerPasses::Whole), the result it must equal.
+void BM_TrainingStepTp(benchmark::State& state) {
+  ringsim::models::ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama2-7b";
+  spec.mp = 2;
+  spec.sp = 512;
+  spec.n_seq = 1024 * 1024;
+  spec.layout = ringsim::models::LayoutSpec::parse("striped");
+  const auto s = ringsim::models::resolve(spec, ringsim::models::Catalog());
+  ringsim::sim::StepOptions o;
+  if (state.range(0) == 1) o.layer_passes = ringsim::sim::LayerPasses::Whole;
+  ringsim::sim::StepResult r;
+  for (auto _ : state) r = ringsim::sim::simulate_step(s, o);
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["sim_step_s"] = r.step_s;
+  state.counters["passes_simulated"] = static_cast<double>(r.passes_simulated);
+  state.counters["passes_replayed"] = static_cast<double>(r.passes_reused);
+}
+BENCHMARK(BM_TrainingStepTp)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kSecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

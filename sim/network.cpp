@@ -90,6 +90,7 @@ FlowId Network::start(std::span<const std::int64_t> route, std::int64_t bytes, C
   double bottleneck = links_[static_cast<std::size_t>(route.front())].capacity_bytes_per_s;
   for (const auto id : route) {
     auto& l = links_[static_cast<std::size_t>(id)];
+    if (l.first_use == kNeverUsed) l.first_use = engine_.now();
     l.flows.push_back(slot);
     alone = alone && l.flows.size() == 1;
     bottleneck = std::min(bottleneck, l.capacity_bytes_per_s);
@@ -232,6 +233,7 @@ void Network::on_drain(std::uint64_t tok) {
     auto& l = links_[static_cast<std::size_t>(id)];
     l.carried_bytes += f.remaining_bytes;  // rounding leftovers: per flow, carried sums to bytes
     l.sent_bytes += f.bytes;
+    l.last_use = engine_.now();
     const auto it = std::find(l.flows.begin(), l.flows.end(), slot);
     l.flows.erase(it);  // keeps the order of the others, which the water-filling order uses
     if (!l.flows.empty()) mark_dirty(static_cast<std::size_t>(id));

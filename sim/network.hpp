@@ -16,6 +16,7 @@
 // The network registers its own handlers on the engine and captures itself: it must outlive
 // the engine's run and cannot be moved.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -66,6 +67,12 @@ class Network {
   [[nodiscard]] std::int64_t link_flow_count(std::int64_t link) const {
     return static_cast<std::int64_t>(at(link).flows.size());
   }
+  // When the link first had a flow drawing bandwidth over it (kNeverUsed if never), and when the
+  // last one so far stopped (drained; -1 if none has). Between them is the only time another
+  // pass's traffic could have shared it (sim/step.cpp: layers simulated apart).
+  static constexpr Tick kNeverUsed = std::numeric_limits<Tick>::max();
+  [[nodiscard]] Tick link_first_use(std::int64_t link) const { return at(link).first_use; }
+  [[nodiscard]] Tick link_last_use(std::int64_t link) const { return at(link).last_use; }
 
  private:
   enum class State : std::uint8_t { Free, Draining, InFlight };
@@ -77,6 +84,8 @@ class Network {
     std::int64_t sent_bytes = 0;
     std::int64_t received_bytes = 0;
     double carried_bytes = 0;
+    Tick first_use = kNeverUsed;
+    Tick last_use = -1;
     // Water-filling scratch.
     double residual_bytes_per_s = 0;
     std::int64_t unfrozen = 0;

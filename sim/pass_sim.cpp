@@ -58,6 +58,12 @@ PassOutcome PassSim::run() {
     out_.link_sent[static_cast<std::size_t>(l)] += network_.link_bytes_sent(l);
     out_.link_received[static_cast<std::size_t>(l)] += network_.link_bytes_received(l);
   }
+  out_.link_first_use.resize(out_.link_sent.size());
+  out_.link_last_use.resize(out_.link_sent.size());
+  for (std::size_t l = 0; l < out_.link_sent.size(); ++l) {
+    out_.link_first_use[l] = network_.link_first_use(static_cast<std::int64_t>(l));
+    out_.link_last_use[l] = network_.link_last_use(static_cast<std::int64_t>(l));
+  }
   out_.events = engine_.executed();
   return std::move(out_);
 }

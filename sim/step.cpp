@@ -44,8 +44,9 @@ std::string default_topology(const models::Hardware& hw, std::int64_t devices) {
 // and since the simulation is invariant under a shift of all its inputs (it only ever adds
 // durations and subtracts times), a layer whose relative entry times equal those of an earlier,
 // identical layer repeats that layer's outcome shifted in time: exactly, in integer ticks.
-// Rings whose hops share links (tori with mp > 1, crossing routes) may interact across layers
-// and are simulated as one pass.
+// Rings whose hops share links (tensor-parallel rings beside the ring, tori with mp > 1,
+// crossing routes) may interact across layers: they are simulated layer by layer while no link
+// is used by two layers at once (checked), else as one pass.
 StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& options) {
   check_step_memory(s, options);  // before the plan's (round x device) tables are allocated
   const StepPlan plan(s, options);
@@ -118,13 +119,15 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
     r.tiles_executed += out.tiles;
   };
 
-  if (!plan.isolated || options.layer_passes == LayerPasses::Whole) {
-    PassOutcome out = PassSim(plan, 0, plan.phases.size(), 0, entry, last_end, trace).run();
-    r.events += out.events;
-    ++r.passes_simulated;
-    advance(out, 0);
-    add_cells(out, 1);
-  } else {
+  // Layer by layer where layers cannot interact; where links are shared (tensor-parallel rings
+  // beside the context-parallel ring, crossing routes), layer by layer too, as long as no link
+  // carries traffic of two layer passes at once: then the flows of different passes never share
+  // a link, the max-min sharing of the whole step splits into the passes' own, and the passes
+  // simulated apart are the step. Each pass's first and last use of every link (absolute, a
+  // replayed pass's shifted) is checked against the passes before it; at the first overlap the
+  // step is simulated again as one pass.
+  const bool check_links = !plan.isolated;
+  auto layer_by_layer = [&]() -> bool {
     struct Memo {
       std::vector<Tick> entry, last_end;  // relative to the origin
       PassOutcome out;
@@ -132,6 +135,17 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
     };
     std::vector<std::optional<Memo>> memo(plan.segments.size());
     std::vector<Tick> rel_entry(dn), rel_last(dn);
+    // Per link: the end of the last use by an earlier pass (absolute ticks).
+    std::vector<Tick> busy_until(check_links ? links : 0, -1);
+    auto apart = [&](const PassOutcome& out, Tick origin) {
+      if (!check_links) return true;
+      for (std::size_t l = 0; l < links; ++l) {
+        if (out.link_first_use[l] == Network::kNeverUsed) continue;
+        if (origin + out.link_first_use[l] < busy_until[l]) return false;
+        busy_until[l] = std::max(busy_until[l], origin + out.link_last_use[l]);
+      }
+      return true;
+    };
     const bool replay = options.layer_passes == LayerPasses::Replay;
     std::vector<std::size_t> last_use(plan.segments.size(), 0);  // per signature: its last segment
     for (std::size_t k = 0; k < plan.segments.size(); ++k) last_use[plan.segments[k].signature] = k;
@@ -145,6 +159,7 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
       auto& m = memo[seg.signature];
       // A trace being recorded needs every span, so replay waits until it is full.
       if (replay && (trace == nullptr || sink.truncated) && m && m->entry == rel_entry && m->last_end == rel_last) {
+        if (!apart(m->out, origin)) return false;
         ++r.passes_reused;
         ++m->pending;
         advance(m->out, origin);
@@ -164,6 +179,7 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
       PassOutcome out = PassSim(plan, seg.begin, seg.end, origin, rel_entry, rel_last, trace, std::move(recycled)).run();
       r.events += out.events;
       ++r.passes_simulated;
+      if (!apart(out, origin)) return false;
       if (options.progress) options.progress(static_cast<std::int64_t>(k + 1), static_cast<std::int64_t>(plan.segments.size()));
       advance(out, origin);
       if (replay)
@@ -173,6 +189,32 @@ StepResult simulate_step(const models::ResolvedScenario& s, const StepOptions& o
     }
     for (auto& m : memo)
       if (m) add_cells(m->out, m->pending);
+    return true;
+  };
+  bool done = false;
+  if (options.layer_passes != LayerPasses::Whole) {
+    done = layer_by_layer();
+    if (!done) {
+      // Start over: what the abandoned passes added goes.
+      std::fill(entry.begin(), entry.end(), 0);
+      std::fill(last_end.begin(), last_end.end(), 0);
+      std::fill(busy.begin(), busy.end(), 0);
+      std::fill(sent.begin(), sent.end(), 0);
+      std::fill(received.begin(), received.end(), 0);
+      std::fill(r.wait_s.begin(), r.wait_s.end(), 0.0);
+      std::fill(r.transfer_s.begin(), r.transfer_s.end(), 0.0);
+      r.tiles_executed = 0;
+      r.passes_reused = 0;
+      sink.spans.clear();
+      sink.truncated = false;
+    }
+  }
+  if (!done) {
+    PassOutcome out = PassSim(plan, 0, plan.phases.size(), 0, entry, last_end, trace).run();
+    r.events += out.events;
+    ++r.passes_simulated;
+    advance(out, 0);
+    add_cells(out, 1);
   }
   const Tick end = *std::max_element(entry.begin(), entry.end());
   r.step_s = plan.clock.to_seconds(end);

@@ -30,8 +30,9 @@ namespace ringsim::sim {
 enum class Sync { Async, Barrier };
 enum class Granularity { Round, Tile };
 // How the layers of a step go through the engine; all three give the same step (see
-// simulate_step), so the choice is speed only. Replay and PerLayer apply where every ring hop
-// has its links to itself; elsewhere the step is one pass.
+// simulate_step), so the choice is speed only. Where traffic kinds share links, Replay and
+// PerLayer hold only while no link carries two layers' traffic at once (checked as they go);
+// at the first overlap the step is simulated again as one pass.
 // - Replay: a layer whose devices enter it at the same relative times as the previous
 //   identical layer did repeats that layer's outcome, shifted: replayed, not simulated;
 // - PerLayer: one engine pass per layer, each simulated;

@@ -144,6 +144,9 @@ struct PassOutcome {
   std::vector<Tick> wait, transfer;  // round x device cells (compute is known in advance)
   std::vector<Tick> busy;            // per device
   std::vector<std::int64_t> link_sent, link_received;
+  // Per link, relative to the pass's origin: the first and last tick a flow drew bandwidth on it
+  // (Network::link_first_use / link_last_use; kNeverUsed / -1 where none did).
+  std::vector<Tick> link_first_use, link_last_use;
   std::int64_t events = 0, tiles = 0;
 };
 

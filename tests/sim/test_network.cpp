@@ -95,6 +95,31 @@ TEST_CASE("A lone transfer takes latency + bytes / bandwidth", "[sim][network]")
   CHECK(net.link_bytes_received(1) == 50'000'000);
 }
 
+TEST_CASE("A link's first and last use bound the time its bandwidth was drawn", "[sim][network]") {
+  // Link 0 carries a flow from 1 ms to its drain; link 1 a later one; link 2 nothing; a
+  // zero-byte message uses no bandwidth. Latency (delivery after the drain) is not use.
+  Engine eng;
+  const auto links = make_links({1e9, 1e9, 1e9}, 5e-6);
+  Network net(eng, links);
+  const auto h = eng.add_handler<int>([](int) {});
+  const auto start = eng.add_handler<int>([&](int which) {
+    const std::vector<std::int64_t> r0{0}, r1{1}, r2{2};
+    if (which == 0) (void)net.start(r0, 1'000'000, eng.bind(h, 0));
+    if (which == 1) (void)net.start(r1, 2'000'000, eng.bind(h, 1));
+    if (which == 2) (void)net.start(r2, 0, eng.bind(h, 2));
+  });
+  eng.schedule_at(eng.to_ticks(1e-3), start, 0);
+  eng.schedule_at(eng.to_ticks(4e-3), start, 1);
+  eng.schedule_at(eng.to_ticks(5e-3), start, 2);
+  eng.run();
+  CHECK(net.link_first_use(0) == eng.to_ticks(1e-3));
+  CHECK(net.link_last_use(0) == eng.to_ticks(1e-3) + eng.to_ticks(1e-3));  // 1 MB at 1 GB/s
+  CHECK(net.link_first_use(1) == eng.to_ticks(4e-3));
+  CHECK(net.link_last_use(1) == eng.to_ticks(4e-3) + eng.to_ticks(2e-3));
+  CHECK(net.link_first_use(2) == Network::kNeverUsed);
+  CHECK(net.link_last_use(2) == -1);
+}
+
 TEST_CASE("Max-min fairness on hand-computed cases", "[sim][network]") {
   Engine eng;
   SECTION("two flows on one link get half each; a third elsewhere is unaffected") {
