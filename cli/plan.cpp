@@ -51,6 +51,8 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
   if (!j.is_object()) throw InputError(file, 1, "plan", "expected a JSON object");
   for (const char* k : {"hardware", "model", "goal", "mask", "engine", "phase"})
     if (r.count(k)) j[k] = r[k].as<std::string>();
+  if (r.count("weights")) j["weights"] = r["weights"].as<std::string>();
+  if (r.count("kv-cache")) j["kv_cache"] = r["kv-cache"].as<std::string>();
   const std::pair<const char*, const char*> counts[] = {
       {"devices", "devices"}, {"batch", "batch"}, {"top", "top"}, {"global-batch", "global_batch"}};
   for (const auto& [flag, field] : counts)
@@ -100,6 +102,9 @@ int run_plan(int argc, char** argv) {
                  ("phase", "train | prefill | decode (default train; docs/inference.md)", cxxopts::value<std::string>())
                  ("cached-tokens", "prefill: tokens already in the KV cache; decode: the tokens in each sequence's cache",
                   cxxopts::value<std::string>())
+                 ("weights", "prefill and decode: bf16 | fp8-ffn (the feed-forward matrices row-wise in FP8, as Llama 3's FP8 inference)",
+                  cxxopts::value<std::string>())
+                 ("kv-cache", "prefill and decode: the K/V cache in bf16 | fp8", cxxopts::value<std::string>())
                  ("ttft", "prefill: the time to first token to meet, e.g. 5s or 800ms (the min-devices goal)",
                   cxxopts::value<std::string>())
                  ("tpot", "decode: the time per output token to meet, e.g. 50ms (the min-devices goal)",

@@ -50,6 +50,11 @@ int run_predict(int argc, char** argv) {
                  ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to; --phase decode: "
                                    "tokens in each sequence's cache",
                   cxxopts::value<std::string>()->default_value("0"))
+                 ("weights", "--phase prefill|decode: bf16 | fp8-ffn (the feed-forward matrices row-wise in FP8 as Llama 3's FP8 "
+                             "inference: half their bytes, FP8 GEMMs; docs/inference.md)",
+                  cxxopts::value<std::string>()->default_value("bf16"))
+                 ("kv-cache", "--phase prefill|decode: the K/V cache in bf16 | fp8 (one byte per element)",
+                  cxxopts::value<std::string>()->default_value("bf16"))
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -72,6 +77,8 @@ int run_predict(int argc, char** argv) {
     return finish(phase == "prefill" ? predict_prefill_text(r, catalog, format) : predict_decode_text(r, catalog, format));
   }
   if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill or decode");
+  if (r.count("weights")) throw InputError({}, 0, "weights", "--weights is for --phase prefill or decode (training: --precision)");
+  if (r.count("kv-cache")) throw InputError({}, 0, "kv-cache", "--kv-cache is for --phase prefill or decode");
   auto args = parse_scenario_args(r);
   Training training;
   training.dp = models::parse_positive_int(r["dp"].as<std::string>(), "dp");

@@ -37,6 +37,8 @@ InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catal
   out.cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
   out.headroom_bytes = memory_settings_from(r).headroom_bytes;
   out.spec = models::inference_spec(args.base, phase, out.cached, catalog);
+  out.spec.formats.weights = models::parse_weight_format(r["weights"].as<std::string>());
+  out.spec.formats.cache = models::parse_cache_format(r["kv-cache"].as<std::string>());
   out.scenario = models::resolve(out.spec, catalog);
   // The nodes the devices sit in, as training's predict, sweep and plan place them.
   out.topology = r["topology"].as<std::string>();
@@ -45,11 +47,13 @@ InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catal
   return out;
 }
 
-// Where the devices sit: the topology and whether the ring's hops cross nodes.
+// Where the devices sit (the topology, whether the ring's hops cross nodes) and what the weights and
+// the K/V cache are stored in.
 std::string placement(const InferenceSetup& in) {
   const auto& s = in.scenario;
-  return fmt::format("topology {}: {} devices per node; the ring {}", in.topology, s.hardware.devices_per_node,
-                     s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node");
+  return fmt::format("topology {}: {} devices per node; the ring {}; weights {}, K/V cache {}", in.topology,
+                     s.hardware.devices_per_node, s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node",
+                     models::to_string(in.spec.formats.weights), models::to_string(in.spec.formats.cache));
 }
 
 }  // namespace
@@ -68,6 +72,8 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                      {"kernel", planning::kernel_on(s.impl, s.hardware)}, {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
                      {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)},
                      {"topology", in.topology},
+                     {"weights", std::string(models::to_string(in.spec.formats.weights))},
+                     {"kv_cache", std::string(models::to_string(in.spec.formats.cache))},
                      {"devices_per_node", s.hardware.devices_per_node}};
     // The ring hop both variants send on (and pass-Q's all-to-all): the B of docs/inference.md's
     // closed forms, as the profile gives it.
@@ -159,6 +165,8 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
                      {"kernel", planning::kernel_on(in.scenario.impl, in.scenario.hardware)}, {"mp", spec.mp},
                      {"batch", spec.batch}, {"cached_tokens", context},
                      {"topology", in.topology},
+                     {"weights", std::string(models::to_string(in.spec.formats.weights))},
+                     {"kv_cache", std::string(models::to_string(in.spec.formats.cache))},
                      {"devices_per_node", in.scenario.hardware.devices_per_node}};
     for (const auto* p : {&ring, &alone})
       j["rows"].push_back({{"sp", p->devices},

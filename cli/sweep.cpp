@@ -88,6 +88,8 @@ planning::SweepGrid sweep_grid_from(const std::string& file, const cxxopts::Pars
   }
   if (r.count("engine")) j["engine"] = r["engine"].as<std::string>();
   if (r.count("no-intervals")) j["intervals"] = false;
+  if (r.count("weights")) j["weights"] = r["weights"].as<std::string>();
+  if (r.count("kv-cache")) j["kv_cache"] = r["kv-cache"].as<std::string>();
   auto grid = planning::SweepGrid::from_json(j, file.empty() ? "command line" : file);
   grid.memory = memory_settings_from(r, grid.memory);
   return grid;
@@ -103,6 +105,9 @@ void add_sweep_axis_options(cxxopts::Options& o) {
                         cxxopts::value<std::string>())
                        ("kv-buffers", "K/V blocks held at once (memory; the simulator's buffers)", cxxopts::value<std::string>())
                        ("engine", "analytic | des (discrete-event simulation per point)", cxxopts::value<std::string>())
+                       ("weights", "prefill and decode points: bf16 | fp8-ffn (the feed-forward matrices row-wise in FP8)",
+                        cxxopts::value<std::string>())
+                       ("kv-cache", "prefill and decode points: the K/V cache in bf16 | fp8", cxxopts::value<std::string>())
                        ("no-intervals", "leave step_s_lo/hi empty: skips the 2 predictions per fitted parameter of "
                                         "each point whose profile is fitted");
   add_memory_flags(o);

@@ -185,6 +185,7 @@ SweepPoint SweepGrid::point(std::int64_t index) const {
   (hw.ends_with(".json") ? p.spec.hardware_file : p.spec.hardware) = hw;
   p.phase = take(phase, kPhase);
   p.spec.profile = profile;
+  p.spec.formats = formats;
   return p;
 }
 
@@ -239,13 +240,21 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else if (k == "intervals") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       g.intervals = v.get<bool>();
+    } else if (k == "weights" || k == "kv_cache") {
+      if (!v.is_string()) throw InputError(file, 0, k, "expected one format for the whole sweep (not an axis), got " + v.dump());
+      try {
+        if (k == "weights") g.formats.weights = models::parse_weight_format(v.get<std::string>());
+        else g.formats.cache = models::parse_cache_format(v.get<std::string>());
+      } catch (const InputError& e) {
+        throw InputError(file, 0, k, e.message());
+      }
     } else if (g.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected phase, hardware, model, impl, cp, mesh or mp and sp, dp, pp, pp_schedule, n_seq, "
                        "cached_tokens, batch, micro_batches, global_batch, layout, "
                        "mask, tile, topology, zero, recompute, profile, kv_buffers, engine, intervals, precision, "
-                       "sequence_parallel, offload_optimizer, headroom_gib)");
+                       "sequence_parallel, offload_optimizer, headroom_gib, weights, kv_cache)");
     }
   }
   if (g.global_batch > 0 && j.contains("micro_batches"))
@@ -302,6 +311,8 @@ json SweepGrid::to_json() const {
     for (const auto x : phase) j["phase"].push_back(models::to_string(x));
   }
   if (cached_tokens != std::vector<std::int64_t>{0}) j["cached_tokens"] = cached_tokens;
+  if (formats.weights != models::WeightFormat::Bf16) j["weights"] = std::string(models::to_string(formats.weights));
+  if (formats.cache != models::CacheFormat::Bf16) j["kv_cache"] = std::string(models::to_string(formats.cache));
   if (pp != std::vector<std::int64_t>{1}) j["pp"] = pp;
   if (pp_schedule != std::vector<std::string>{"1f1b"}) j["pp_schedule"] = pp_schedule;
   if (micro_batches != std::vector<std::int64_t>{1}) j["micro_batches"] = micro_batches;

@@ -83,6 +83,9 @@ struct SweepGrid {
   std::int64_t global_batch = 0;
   // Precision, sequence parallelism, optimizer offload, headroom (models/memory/memory.hpp).
   models::MemorySettings memory;
+  // What prefill and decode points store weights and K/V cache in (models/workload/inference_formats.hpp;
+  // "weights", "kv_cache" in the file); training points ignore it.
+  models::InferenceFormats formats;
   Engine engine = Engine::Analytic;
   // Rows carry the 90 % interval of the step where the profile is fitted (models/analytic/interval.hpp):
   // two more predictions per fitted parameter, each point. Off for sweeps where speed matters more.

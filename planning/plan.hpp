@@ -71,6 +71,7 @@ struct PlanRequest {
   // the fewest devices whose latency is at most it.
   models::RunPhase phase = models::RunPhase::Train;
   std::int64_t cached_tokens = 0;
+  models::InferenceFormats formats;  // prefill and decode: weights and K/V cache (flags --weights, --kv-cache)
   double target_latency_s = 0;
 };
 

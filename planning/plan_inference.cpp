@@ -28,6 +28,10 @@ void check_inference_request(const PlanRequest& r) {
   if (r.phase == RunPhase::Train) {
     if (r.cached_tokens > 0) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill or decode");
     if (r.target_latency_s > 0) throw InputError({}, 0, "ttft", "--ttft and --tpot are for --phase prefill and decode");
+    if (r.formats.weights != models::WeightFormat::Bf16)
+      throw InputError({}, 0, "weights", "--weights is for --phase prefill or decode (training: --precision)");
+    if (r.formats.cache != models::CacheFormat::Bf16)
+      throw InputError({}, 0, "kv-cache", "--kv-cache is for --phase prefill or decode");
     return;
   }
   const char* phase = models::to_string(r.phase);
@@ -56,6 +60,7 @@ void apply_inference_axes(const PlanRequest& r, SweepGrid& g) {
   if (r.phase == RunPhase::Train) return;
   g.phase = {r.phase};
   g.cached_tokens = {r.cached_tokens};
+  g.formats = r.formats;
   g.cp = {models::Strategy::parse("ring")};
   g.layout = {r.phase == RunPhase::Prefill ? models::LayoutSpec::parse("zigzag") : models::LayoutSpec{}};
   g.tile = {std::nullopt};
@@ -78,6 +83,14 @@ bool read_inference_field(PlanRequest& r, const std::string& k, const nlohmann::
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (std::int64_t{1} << 40))
       throw InputError(file, 0, k, "expected a number of cached tokens from 0 to 2^40, got " + v.dump());
     r.cached_tokens = v.get<std::int64_t>();
+  } else if (k == "weights" || k == "kv_cache") {
+    if (!v.is_string()) throw InputError(file, 0, k, "expected a string, got " + v.dump());
+    try {
+      if (k == "weights") r.formats.weights = models::parse_weight_format(v.get<std::string>());
+      else r.formats.cache = models::parse_cache_format(v.get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(file, 0, k, e.message());
+    }
   } else if (k == "ttft" || k == "tpot") {
     // A duration with its unit ("5s", "50ms"), or seconds as a number.
     double seconds = 0;

@@ -25,6 +25,8 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
   if (r.phase != models::RunPhase::Train) {
     j["phase"] = models::to_string(r.phase);
     j["cached_tokens"] = r.cached_tokens;
+    j["weights"] = std::string(models::to_string(r.formats.weights));
+    j["kv_cache"] = std::string(models::to_string(r.formats.cache));
     if (r.target_latency_s > 0) j[r.phase == models::RunPhase::Prefill ? "ttft_s" : "tpot_s"] = r.target_latency_s;
     j["smaller"] = nlohmann::json::array();
     for (const auto& x : found.smaller) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/workload/inference_formats.hpp"
 #include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
 #include "models/io/error.hpp"
@@ -12,6 +13,7 @@ namespace ringsim::models {
 DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context, double headroom_bytes) {
   if (s.strategy.kind != StrategyKind::Ring || s.ring_part)
     throw InputError({}, 0, "cp", "decode is modelled on a ring's sharded cache: use --cp ring");
+  check_formats(s.spec.formats, s.hardware.peak_fp8_per_s.has_value(), s.hardware.name);
   const std::int64_t n = s.spec.sp;
   if (context <= 0 || context % n != 0)
     throw InputError({}, 0, "cached-tokens",
@@ -38,7 +40,8 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   // Split-KV attention of one query token per sequence against the device's shard: the K/V are
   // read once (memory-bound); its FLOPs (4 d per key and head) at the attention rate, whichever
   // is longer.
-  r.cache_bytes_read_per_layer = b * shard * h_kv * d * 2 * kInferenceWireBytes;
+  const double cache_bytes = cache_element_bytes(s.spec.formats.cache);
+  r.cache_bytes_read_per_layer = b * shard * h_kv * d * 2 * cache_bytes;
   r.attention_layer_s = std::max(r.cache_bytes_read_per_layer / hbm, 4.0 * d * h * shard * b / attn_rate);
   if (n > 1) {
     // Broadcast of the query and all-gather of the partial outputs (and log-sum-exp): each a
@@ -52,9 +55,11 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   }
   // The rest of the step: every weight read once (batch-1 decode is a matrix-vector product per
   // weight: memory-bound) or its FLOPs for the batch, whichever is longer; the LM head included.
-  r.weights_bytes = kInferenceWireBytes * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
-  r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * static_cast<double>(m.parameters()) /
-                                                          static_cast<double>(s.spec.mp) * b / matmul_rate);
+  // FP8 weights (fp8-ffn) halve their bytes and run their products on FP8 tensor cores.
+  const auto w = weight_bytes(m, s.spec.mp, s.spec.formats.weights);
+  const double fp8_rate = s.hardware.peak_fp8_per_s ? *s.hardware.peak_fp8_per_s * s.profile.matmul_efficiency : matmul_rate;
+  r.weights_bytes = w.bytes;
+  r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * b * (w.bf16_parameters / matmul_rate + w.fp8_parameters / fp8_rate));
   // The token's element-wise ops and, at mp > 1, the two tensor-parallel all-reduces per layer
   // (models/inference/forward_rest.hpp); its matrix products are the weights' streaming above.
   const auto rest = forward_rest(s, 1, s.spec.batch);
@@ -64,7 +69,7 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   r.tpot_s = layers * (r.attention_layer_s + r.merge_s) + comm + r.weights_read_s + r.elementwise_s;
   r.tokens_per_s = b / r.tpot_s;
   r.communication_share = comm / r.tpot_s;
-  r.kv_cache_bytes = b * shard * layers * h_kv * d * 2 * kInferenceWireBytes;
+  r.kv_cache_bytes = b * shard * layers * h_kv * d * 2 * cache_bytes;
   r.memory_bytes = r.weights_bytes + r.kv_cache_bytes;
   r.fits_memory = r.memory_bytes + headroom_bytes <= s.hardware.hbm_bytes;
   const double attention = layers * r.attention_layer_s;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/families/kernel_time.hpp"
+#include "models/workload/inference_formats.hpp"
 #include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
 #include "models/io/checked.hpp"
@@ -111,6 +112,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
                                   double headroom_bytes) {
   if (s.strategy.kind != StrategyKind::Ring || s.ring_part)
     throw InputError({}, 0, "cp", "prefill is modelled on a ring (pass-KV or pass-Q): use --cp ring");
+  check_formats(s.spec.formats, s.hardware.peak_fp8_per_s.has_value(), s.hardware.name);
   if (!s.impl.kernel_model)
     throw InputError({}, 0, "impl",
                      "implementation " + s.impl.name + " has no flash kernel model; prefill times each call with it "
@@ -235,8 +237,8 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.tokens_per_s = static_cast<double>(t) * batch / r.ttft_s;
 
   // Memory per device.
-  r.weights_bytes = 2.0 * static_cast<double>(m.parameters()) / static_cast<double>(s.spec.mp);
-  r.kv_cache_bytes = kv_block_tokens * layers * kv_heads * d * 2 * kInferenceWireBytes * batch;
+  r.weights_bytes = weight_bytes(m, s.spec.mp, s.spec.formats.weights).bytes;
+  r.kv_cache_bytes = kv_block_tokens * layers * kv_heads * d * 2 * cache_element_bytes(s.spec.formats.cache) * batch;
   r.activations_bytes = q_block_tokens * batch *
                         activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None, PrecisionBytes::of(TrainingPrecision::Bf16), false);
   r.buffer_bytes = 2 * r.message_bytes + r.return_bytes;

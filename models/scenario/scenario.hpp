@@ -13,6 +13,7 @@
 #include "models/cost/cost.hpp"
 #include "models/hardware/hardware.hpp"
 #include "models/implementations/implementation.hpp"
+#include "models/workload/inference_formats.hpp"
 #include "models/workload/documents_spec.hpp"
 #include "models/workload/layout.hpp"
 #include "models/workload/layout_spec.hpp"
@@ -56,6 +57,9 @@ struct ScenarioSpec {
   // lognormal:MEAN:SIGMA:SEED[:Q]); they set the mask to per-document causal. None: one sequence.
   std::optional<DocumentsSpec> docs;
   std::uint64_t seed = 1;         // for generated sparse masks
+  // Prefill and decode: what the weights and the K/V cache are stored in (models/workload/inference_formats.hpp);
+  // a training step ignores it (its precision is models::TrainingPrecision's).
+  InferenceFormats formats;
 };
 
 struct ResolvedScenario {

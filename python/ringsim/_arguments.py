@@ -30,7 +30,7 @@ KINDS = {
     "headroom_gib": NUMBER, "target_tokens_per_s": NUMBER, "max_rows": NUMBER, "max_events": NUMBER,
     "hardware": TEXT, "model": TEXT, "impl": TEXT, "cp": TEXT, "layout": TEXT, "mask": TEXT, "tile": TEXT,
     "topology": TEXT, "recompute": TEXT, "profile": TEXT, "engine": TEXT, "precision": TEXT, "phase": TEXT,
-    "goal": TEXT, "sync": TEXT, "granularity": TEXT, "trace": TEXT,
+    "goal": TEXT, "sync": TEXT, "granularity": TEXT, "trace": TEXT, "weights": TEXT, "kv_cache": TEXT,
     "intervals": BOOL, "sequence_parallel": BOOL, "offload_optimizer": BOOL, "include_research": BOOL,
     "per_implementation": BOOL,
     "zero": ZERO, "mesh": MESH,

@@ -59,3 +59,19 @@ def test_results_frame_of_prefill_results_keeps_the_inference_columns():
     # Training rows alone keep the training sweep's columns.
     assert "ttft_s" not in ringsim.results_frame(train).columns
     assert list(ringsim.results_frame(train).columns) == ringsim._core.sweep_columns(False)
+
+
+def test_fp8_weights_and_cache_reach_decode_as_on_the_command_line(tmp_path):
+    # Llama 3 405B decoding on 16 H100s (8-way tensor parallelism, a ring of 2): its bf16 weights do
+    # not fit; with the feed-forward matrices in FP8 (weights="fp8-ffn") they do, as `ringsim sweep`
+    # says for the same point.
+    point = {"phase": "decode", "hardware": "h100-sxm", "model": "llama3-405b", "mesh": "8x2",
+             "cached_tokens": 131072, "layout": "contiguous", "intervals": False}
+    bf16 = ringsim.sweep(point)
+    fp8 = ringsim.sweep(dict(point, weights="fp8-ffn", kv_cache="fp8"))
+    assert not bf16.fits_memory[0] and fp8.fits_memory[0]
+    assert fp8.tpot_s[0] < bf16.tpot_s[0]
+    expected = pandas.read_csv(io.StringIO(cli_frame(tmp_path, dict(point, weights="fp8-ffn", kv_cache="fp8"))))
+    assert fp8.tpot_s[0] == pytest.approx(expected.tpot_s[0], rel=1e-5)
+    with pytest.raises(ringsim.InputError, match="weights"):
+        ringsim.sweep(dict(point, weights="int4"))

@@ -507,6 +507,44 @@ TEST_CASE("cli predict --phase prefill and decode place the devices by --topolog
   CHECK(te.out.find("te-p2p") != std::string::npos);
 }
 
+TEST_CASE("cli --weights fp8-ffn and --kv-cache fp8: predict, sweep and plan agree, and a 405B decode fits on 16 H100s",
+          "[cli][inference][formats]") {
+  const TempDir dir;
+  const std::string decode = "--phase decode --hardware h100-sxm --model llama3-405b --mesh 8x2 --cached-tokens 131072 ";
+  const auto bf = nlohmann::json::parse(run("predict " + decode + "--format json").out);
+  const auto f8 = nlohmann::json::parse(run("predict " + decode + "--weights fp8-ffn --kv-cache fp8 --format json").out);
+  CHECK(bf["weights"] == "bf16");
+  CHECK(f8["weights"] == "fp8-ffn");
+  CHECK(f8["kv_cache"] == "fp8");
+  // Llama 3 405B's bf16 weights over 8-way tensor parallelism (~101 GB per GPU) leave no room on an
+  // 80 GB H100; with the feed-forward matrices in FP8 they take ~61 GB.
+  CHECK_FALSE(bf["rows"][0]["fits_memory"].get<bool>());
+  CHECK(f8["rows"][0]["fits_memory"].get<bool>());
+  CHECK(f8["rows"][0]["tpot_s"].get<double>() < bf["rows"][0]["tpot_s"].get<double>());
+  CHECK(f8["rows"][0]["kv_cache_bytes"].get<double>() == Approx(bf["rows"][0]["kv_cache_bytes"].get<double>() / 2));
+  // The sweep row of the same point: the same TPOT.
+  REQUIRE(run("sweep " + decode + "--weights fp8-ffn --kv-cache fp8 --layout contiguous --no-intervals -o " + dir.file("d.csv")).code == 0);
+  const auto rows = split_lines(read_file(dir.file("d.csv")));
+  REQUIRE(rows.size() == 3);
+  const auto header = fields(rows.at(1)), f = fields(rows.at(2));
+  const auto col = std::find(header.begin(), header.end(), "tpot_s") - header.begin();
+  CHECK(std::stod(f.at(static_cast<std::size_t>(col))) == Approx(f8["rows"][0]["tpot_s"].get<double>()).epsilon(1e-5));
+  // plan: the 16-GPU decode meshes that fit are the FP8 ones.
+  const std::string plan = "plan --phase decode --hardware h100-sxm --model llama3-405b --cached-tokens 131072 --devices 16 "
+                           "--impl ring-flash-attn --format json ";
+  const auto p_bf = nlohmann::json::parse(run(plan).out);
+  const auto p_f8 = nlohmann::json::parse(run(plan + "--weights fp8-ffn").out);
+  CHECK(p_f8["weights"] == "fp8-ffn");
+  CHECK(p_f8["fit_memory"].get<std::int64_t>() > p_bf["fit_memory"].get<std::int64_t>());
+  // Refused where they do not apply, or with a bad name.
+  expect_bad("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 65536 --weights fp8-ffn", "weights");
+  expect_bad("predict " + decode + "--weights int4", "weights");
+  expect_bad("predict " + decode + "--kv-cache fp16", "kv-cache");
+  expect_bad("predict --phase decode --hardware a100-80gb --model llama3-8b --mesh 1x8 --cached-tokens 131072 --weights fp8-ffn",
+             "FP8");
+  expect_bad("plan --hardware h100-sxm --model llama3-8b --weights fp8-ffn", "weights");
+}
+
 TEST_CASE("cli plan --ttft / --tpot: the fewest devices, and why fewer fail", "[cli][plan][inference]") {
   const TempDir dir;
   const std::string common = "plan --hardware h100-sxm --model llama3-8b --impl ring-flash-attn --devices 64 ";
