@@ -240,14 +240,7 @@ SweepGrid SweepGrid::from_json(const json& j, const std::string& file) {
     } else if (k == "intervals") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       g.intervals = v.get<bool>();
-    } else if (k == "weights" || k == "kv_cache") {
-      if (!v.is_string()) throw InputError(file, 0, k, "expected one format for the whole sweep (not an axis), got " + v.dump());
-      try {
-        if (k == "weights") g.formats.weights = models::parse_weight_format(v.get<std::string>());
-        else g.formats.cache = models::parse_cache_format(v.get<std::string>());
-      } catch (const InputError& e) {
-        throw InputError(file, 0, k, e.message());
-      }
+    } else if (g.formats.read_field(k, v, file)) {
     } else if (g.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,

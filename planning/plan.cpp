@@ -125,7 +125,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
-                       "phase, cached_tokens, ttft, tpot, "
+                       "phase, cached_tokens, ttft, tpot, weights, kv_cache, "
                        "batch, global_batch, mp, pp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }

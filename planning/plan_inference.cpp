@@ -83,14 +83,7 @@ bool read_inference_field(PlanRequest& r, const std::string& k, const nlohmann::
     if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (std::int64_t{1} << 40))
       throw InputError(file, 0, k, "expected a number of cached tokens from 0 to 2^40, got " + v.dump());
     r.cached_tokens = v.get<std::int64_t>();
-  } else if (k == "weights" || k == "kv_cache") {
-    if (!v.is_string()) throw InputError(file, 0, k, "expected a string, got " + v.dump());
-    try {
-      if (k == "weights") r.formats.weights = models::parse_weight_format(v.get<std::string>());
-      else r.formats.cache = models::parse_cache_format(v.get<std::string>());
-    } catch (const InputError& e) {
-      throw InputError(file, 0, k, e.message());
-    }
+  } else if (r.formats.read_field(k, v, file)) {
   } else if (k == "ttft" || k == "tpot") {
     // A duration with its unit ("5s", "50ms"), or seconds as a number.
     double seconds = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "models/io/error.hpp"
 #include "models/workload/transformer.hpp"
 
@@ -30,6 +32,18 @@ void check_formats(const InferenceFormats& f, bool fp8_tensor_cores, std::string
     throw InputError({}, 0, "weights",
                      "fp8-ffn runs FP8 GEMMs, which " + std::string(hardware) +
                          " has no tensor cores for (its hardware file gives no FP8 peak): use bf16");
+}
+
+bool InferenceFormats::read_field(const std::string& key, const nlohmann::json& v, const std::string& file) {
+  if (key != "weights" && key != "kv_cache") return false;
+  if (!v.is_string()) throw InputError(file, 0, key, "expected one format as a string (not a list), got " + v.dump());
+  try {
+    if (key == "weights") weights = parse_weight_format(v.get<std::string>());
+    else cache = parse_cache_format(v.get<std::string>());
+  } catch (const InputError& e) {
+    throw InputError(file, 0, key, e.message());
+  }
+  return true;
 }
 
 double cache_element_bytes(CacheFormat f) noexcept { return f == CacheFormat::Fp8 ? 1.0 : 2.0; }

@@ -16,7 +16,10 @@
 //   stored and read in one byte per element; what travels between devices stays bf16 (the ring's
 //   messages carry the K/V the prefill computes; models/inference/wire.hpp).
 #include <cstdint>
+#include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace ringsim::models {
 
@@ -29,6 +32,9 @@ struct InferenceFormats {
   WeightFormat weights = WeightFormat::Bf16;
   CacheFormat cache = CacheFormat::Bf16;
   friend bool operator==(const InferenceFormats&, const InferenceFormats&) = default;
+  // Reads a sweep or plan file's "weights" or "kv_cache" (one string); false for another key.
+  // InputError naming `file` and the key for a value that is not a known format.
+  bool read_field(const std::string& key, const nlohmann::json& v, const std::string& file);
 };
 
 // "bf16" | "fp8-ffn"; InputError (field "weights") otherwise.

@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 
 #include "gui/main_window.hpp"
+#include "gui/scenario_file.hpp"
 
 namespace ringsim::test {
 
@@ -16,6 +17,29 @@ inline QApplication& app() {
   // Never destroyed: a static QApplication outliving main() crashes in Qt's own teardown.
   static auto* a = QApplication::instance() ? static_cast<QApplication*>(QApplication::instance()) : new QApplication(argc, argv);
   return *a;
+}
+
+// The Striped Attention paper's 8-GPU scenario: a 1B model over 64k tokens on 8 A100s, 2048 x 2048 tiles.
+inline gui::GuiScenario paper_scenario() {
+  gui::GuiScenario s;
+  s.spec.hardware = "a100-80gb";
+  s.spec.model = "ringattn-1b";
+  s.spec.mp = 1;
+  s.spec.sp = 8;
+  s.spec.n_seq = 65536;
+  s.spec.tile = models::TileShape{2048, 2048};
+  return s;
+}
+
+// 32 tokens on 4 devices in 4 x 4 tiles: the matrix is drawn pair by pair in token order.
+inline gui::GuiScenario small_matrix_scenario() {
+  gui::GuiScenario s;
+  s.spec.hardware = "a100-80gb";
+  s.spec.model = "ringattn-1b";
+  s.spec.sp = 4;
+  s.spec.n_seq = 32;
+  s.spec.tile = models::TileShape{4, 4};
+  return s;
 }
 
 // Presses Run and waits for the worker (the runs of these tests take well under a second; the

@@ -50,16 +50,7 @@ namespace {
 using test::app;
 using test::run_and_wait;
 
-gui::GuiScenario paper_scenario() {
-  gui::GuiScenario s;
-  s.spec.hardware = "a100-80gb";
-  s.spec.model = "ringattn-1b";
-  s.spec.mp = 1;
-  s.spec.sp = 8;
-  s.spec.n_seq = 65536;
-  s.spec.tile = models::TileShape{2048, 2048};
-  return s;
-}
+using test::paper_scenario;
 
 int distance(const QColor& a, const QColor& b) {
   return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue());
@@ -621,13 +612,7 @@ TEST_CASE("the attention matrix over every round colours each pair by the device
   gui::MainWindow w{models::Catalog()};
   w.resize(1400, 900);
   w.show();
-  gui::GuiScenario small;
-  small.spec.hardware = "a100-80gb";
-  small.spec.model = "ringattn-1b";
-  small.spec.sp = 4;
-  small.spec.n_seq = 32;
-  small.spec.tile = models::TileShape{4, 4};
-  w.set_scenario(small);
+  w.set_scenario(test::small_matrix_scenario());
   REQUIRE(run_and_wait(w));
   auto* view = w.matrix_view();
   view->all_rounds_box()->setChecked(true);

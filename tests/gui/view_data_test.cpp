@@ -53,15 +53,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   return rows;
 }
 
-gui::GuiScenario ring8() {
-  gui::GuiScenario s;
-  s.spec.hardware = "a100-80gb";
-  s.spec.model = "ringattn-1b";
-  s.spec.sp = 8;
-  s.spec.n_seq = 65536;
-  s.spec.tile = models::TileShape{2048, 2048};
-  return s;  // layouts: contiguous and striped (GuiScenario's defaults)
-}
 
 std::string read_file(const QString& path) {
   QFile f(path);
@@ -74,7 +65,7 @@ std::string read_file(const QString& path) {
 TEST_CASE("view data: the heatmap, matrix, charts and timeline CSVs hold the run's own numbers", "[gui]") {
   test::app();
   gui::MainWindow w{models::Catalog()};
-  w.set_scenario(ring8());
+  w.set_scenario(test::paper_scenario());
   REQUIRE(test::run_and_wait(w));
   const auto& result = *w.result();
   REQUIRE(result.layouts.size() == 2);
@@ -146,7 +137,7 @@ TEST_CASE("export view data follows the tab, and the headless export writes the 
   gui::MainWindow w{models::Catalog()};
   w.resize(1400, 900);
   w.show();
-  w.set_scenario(ring8());
+  w.set_scenario(test::paper_scenario());
   CHECK(w.current_view_data().second.empty());  // nothing run yet
   REQUIRE(test::run_and_wait(w));
   w.tabs()->setCurrentIndex(0);
@@ -175,7 +166,7 @@ TEST_CASE("timeline details name the round and the K/V block; the Chrome trace i
   gui::MainWindow w{models::Catalog()};
   w.resize(1400, 900);
   w.show();
-  w.set_scenario(ring8());
+  w.set_scenario(test::paper_scenario());
   REQUIRE(test::run_and_wait(w));
   auto* tl = w.timeline_view();
   w.tabs()->setCurrentWidget(tl);
@@ -229,13 +220,7 @@ TEST_CASE("the matrix names the pair under the cursor and shows the other layout
   gui::MainWindow w{models::Catalog()};
   w.resize(1400, 900);
   w.show();
-  gui::GuiScenario small;
-  small.spec.hardware = "a100-80gb";
-  small.spec.model = "ringattn-1b";
-  small.spec.sp = 4;
-  small.spec.n_seq = 32;
-  small.spec.tile = models::TileShape{4, 4};
-  w.set_scenario(small);
+  w.set_scenario(test::small_matrix_scenario());
   REQUIRE(test::run_and_wait(w));
   w.tabs()->setCurrentWidget(w.matrix_view());
   auto* view = w.matrix_view();
