@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <cstdio>
 #include <span>
 
@@ -22,6 +23,7 @@
 #include "models/io/error.hpp"
 #include "models/io/json_fields.hpp"
 #include "models/io/parse.hpp"
+#include "planning/emit.hpp"
 #include "planning/plan.hpp"
 #include "planning/predict_runs.hpp"
 #include "planning/prefilter.hpp"
@@ -133,6 +135,8 @@ int run_plan(int argc, char** argv) {
                  ("max-points", "refuse to search more configurations than this",
                   cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxPoints)))
                  ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
+                 ("emit", "megatron: print the first plan as Megatron-LM's launch flags instead of the table (docs/planning.md)",
+                  cxxopts::value<std::string>())
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -141,6 +145,12 @@ int run_plan(int argc, char** argv) {
   const auto r = parse_or_throw(o, argc, argv);
   if (help_requested(o, r)) return 0;
   const auto format = one_of(r, "format", {"table", "csv", "json"});
+  // Parsed before the search: a bad stack name fails at once.
+  std::optional<planning::Stack> stack;
+  if (r.count("emit")) {
+    stack = planning::parse_stack(r["emit"].as<std::string>());
+    if (r.count("format")) throw InputError({}, 0, "emit", "--emit prints the stack's flags: give it or --format, not both");
+  }
   // Opened before the search: an unusable -o fails at once, not after it.
   io::Output output(r["output"].as<std::string>());
   const auto emit_path = r["emit-sweep"].as<std::string>();
@@ -216,7 +226,11 @@ int run_plan(int argc, char** argv) {
                            planning::shortfall(x, req));
   if (!smaller.empty()) smaller = "\nfewer devices:\n" + smaller;
   std::string out;
-  if (format == "json") {
+  if (stack) {
+    if (best.empty())
+      throw InputError({}, 0, "emit", "no configuration answers the request, so there is no plan to emit (see ringsim plan's table)");
+    out = planning::emit_launch(best.front().plan, req, *stack);
+  } else if (format == "json") {
     const auto j = planning::plan_json(req, found);
     out = j.dump(2) + "\n";
   } else if (format == "csv") {

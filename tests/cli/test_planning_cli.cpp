@@ -545,6 +545,20 @@ TEST_CASE("cli --weights fp8-ffn and --kv-cache fp8: predict, sweep and plan agr
   expect_bad("plan --hardware h100-sxm --model llama3-8b --weights fp8-ffn", "weights");
 }
 
+TEST_CASE("cli plan --emit megatron prints the first plan's Megatron-LM flags", "[cli][plan][emit]") {
+  const std::string ask = "plan --hardware h100-sxm --model llama3-8b --devices 16 --impl te-p2p,te-a2a-p2p ";
+  const auto emitted = run(ask + "--emit megatron");
+  REQUIRE(emitted.code == 0);
+  const auto json = nlohmann::json::parse(run(ask + "--format json").out);
+  const auto& first = json.at("plans").at(0);
+  CHECK(emitted.out.find("--context-parallel-size " + std::to_string(first.at("sp").get<std::int64_t>())) != std::string::npos);
+  CHECK(emitted.out.find("--tensor-model-parallel-size " + std::to_string(first.at("mp").get<std::int64_t>())) != std::string::npos);
+  CHECK(emitted.out.find("--seq-length 131072") != std::string::npos);
+  expect_bad(ask + "--emit deepspeed", "emit");
+  expect_bad(ask + "--emit megatron --format json", "emit");
+  expect_bad("plan --hardware h100-sxm --model llama3-8b --devices 16 --impl ring-flash-attn --cp ring --emit megatron", "te-p2p");
+}
+
 TEST_CASE("cli plan --ttft / --tpot: the fewest devices, and why fewer fail", "[cli][plan][inference]") {
   const TempDir dir;
   const std::string common = "plan --hardware h100-sxm --model llama3-8b --impl ring-flash-attn --devices 64 ";

@@ -1,0 +1,24 @@
+#pragma once
+// A plan as a training stack takes it: the command-line flags of the chosen configuration for
+// Megatron-LM (`ringsim plan --emit megatron`), every flag one Megatron's parser defines at the
+// commit data/stacks/megatron_flags.csv cites. A plan whose implementation the stack does not run
+// (a context-parallel ring of another library) is refused, naming what to plan with instead.
+#include <string>
+#include <string_view>
+
+#include "planning/evaluate.hpp"
+
+namespace ringsim::planning {
+
+struct PlanRequest;
+
+enum class Stack { Megatron };
+
+// "megatron"; InputError (field "emit") otherwise, naming the stacks.
+[[nodiscard]] Stack parse_stack(std::string_view text);
+
+// The launch flags of `plan` for `stack`, with comment lines (#) for what the flags do not say:
+// the world size they imply and where the stack's run differs from the plan's figures.
+[[nodiscard]] std::string emit_launch(const SweepResult& plan, const PlanRequest& request, Stack stack);
+
+}  // namespace ringsim::planning
