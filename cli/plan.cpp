@@ -135,7 +135,8 @@ int run_plan(int argc, char** argv) {
                  ("max-points", "refuse to search more configurations than this",
                   cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxPoints)))
                  ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
-                 ("emit", "megatron: print the first plan as Megatron-LM's launch flags instead of the table (docs/planning.md)",
+                 ("emit", "megatron | torchtitan: print the first plan as Megatron-LM's launch flags or torchtitan's configuration "
+                          "function instead of the table (docs/planning.md)",
                   cxxopts::value<std::string>())
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
@@ -229,7 +230,9 @@ int run_plan(int argc, char** argv) {
   if (stack) {
     if (best.empty())
       throw InputError({}, 0, "emit", "no configuration answers the request, so there is no plan to emit (see ringsim plan's table)");
-    out = planning::emit_launch(best.front().plan, req, *stack);
+    const auto& spec = best.front().plan.point.spec;
+    const auto model = spec.model_file.empty() ? catalog.model(spec.model) : models::ModelConfig::load_file(spec.model_file);
+    out = planning::emit_launch(best.front().plan, req, model, *stack);
   } else if (format == "json") {
     const auto j = planning::plan_json(req, found);
     out = j.dump(2) + "\n";

@@ -11,7 +11,10 @@ using models::InputError;
 
 Stack parse_stack(std::string_view text) {
   if (text == "megatron") return Stack::Megatron;
-  throw InputError({}, 0, "emit", "expected megatron (Megatron-LM's flags for the plan), got '" + std::string(text) + "'");
+  if (text == "torchtitan") return Stack::Torchtitan;
+  throw InputError({}, 0, "emit",
+                   "expected megatron (Megatron-LM's flags for the plan) or torchtitan (its configuration function), got '" +
+                       std::string(text) + "'");
 }
 
 namespace {
@@ -92,11 +95,77 @@ std::string megatron(const SweepResult& x, const PlanRequest& r) {
   return out;
 }
 
+// torchtitan runs context parallelism through PyTorch's context_parallel (configs/implementations/
+// torch-cp.json): the SDPA ring with the head-tail (zigzag) load balancer, or FlexAttention's
+// all-gather with the processing-time round-robin one.
+std::string torchtitan(const SweepResult& x, const PlanRequest& r, const models::ModelConfig& model) {
+  const auto& p = x.point;
+  const auto& spec = p.spec;
+  if (spec.sp > 1 && x.impl != "torch-cp")
+    throw InputError({}, 0, "emit",
+                     fmt::format("the plan runs its context parallelism on {}, which torchtitan does not: torchtitan's is "
+                                 "PyTorch's context_parallel (plan with --impl torch-cp)",
+                                 x.impl));
+  const std::int64_t world = x.devices();
+  const bool flex = spec.cp.family_name() == "allgather";
+  std::string out = fmt::format(
+      "# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+      "# torchtitan (pytorch/torchtitan @ b5bcd76): a configuration function (torchtitan/config/README.md), each field\n"
+      "# cited in ringsim's data/stacks/torchtitan_fields.csv; NGPU={} (the product of the degrees); the model built with\n"
+      "# attn_backend=\"{}\" ({})\n",
+      x.model, x.hardware, world, p.dp, spec.mp, spec.sp, p.pipeline.stages, spec.cp.text(), x.step_s, x.tokens_per_s, world,
+      flex ? "flex" : "sdpa", flex ? "context parallelism all-gathers K/V for FlexAttention" : "the SDPA ring");
+  out += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n\n\n"
+         "def ringsim_plan(config):\n";
+  const auto set = [&](const std::string& field, const std::string& value) { out += "    config." + field + " = " + value + "\n"; };
+  // ZeRO-3 is FSDP over the data-parallel (and context-parallel) ranks; below it the replicas are
+  // DDP's, except that FSDP2 without resharding after the forward keeps parameters gathered
+  // through the step as ZeRO-1 and ZeRO-2 do (their gradient and optimizer sharding is FSDP's).
+  const bool sharded = p.zero != models::Sharding::None;
+  set("parallelism.data_parallel_replicate_degree", std::to_string(sharded ? 1 : p.dp));
+  set("parallelism.data_parallel_shard_degree", std::to_string(sharded ? p.dp : 1));
+  if (p.zero == models::Sharding::Zero1 || p.zero == models::Sharding::Zero2)
+    set("parallelism.fsdp_reshard_after_forward", "\"never\"");
+  set("parallelism.tensor_parallel_degree", std::to_string(spec.mp));
+  if (spec.mp > 1) set("parallelism.enable_sequence_parallel", r.memory.sequence_parallel ? "True" : "False");
+  set("parallelism.context_parallel_degree", std::to_string(spec.sp));
+  if (spec.sp > 1) {
+    const auto layout = spec.layout.family_name();
+    set("parallelism.context_parallel_load_balancer",
+        layout == "zigzag" || layout == "doc-zigzag" ? "\"headtail\"" : layout == "ptrr" ? "\"ptrr\"" : "None");
+  }
+  if (p.pipeline.pipelined()) {
+    set("parallelism.pipeline_parallel_degree", std::to_string(p.pipeline.stages));
+    const bool interleaved = p.pipeline.kind == models::PipelineKind::Interleaved;
+    set("parallelism.pipeline_parallel_schedule", interleaved ? "\"Interleaved1F1B\"" : "\"1F1B\"");
+    set("parallelism.pipeline_parallel_layers_per_stage", std::to_string(model.layers / p.pipeline.chunks()));
+    set("parallelism.num_pp_microbatches", std::to_string(p.pipeline.micro_batches));
+  }
+  set("training.max_context_length", std::to_string(spec.n_seq));
+  set("training.num_tokens_per_microbatch_per_dp_rank", std::to_string(spec.n_seq * spec.batch));
+  switch (x.recompute) {
+    case models::Recompute::None: set("activation_checkpoint", "None"); break;
+    case models::Recompute::Full: set("activation_checkpoint", "FullAC.Config()"); break;
+    case models::Recompute::Selective: set("activation_checkpoint", "SelectiveAC.Config()"); break;
+    case models::Recompute::Attention:
+      set("activation_checkpoint", "SelectiveAC.Config()");
+      out += "    # ringsim's 'attention' policy recomputes the attention core only; torchtitan's selective\n"
+             "    # checkpointing saves matmul outputs (ringsim's 'selective'): re-plan with --recompute selective\n";
+      break;
+  }
+  if (r.memory.precision == models::TrainingPrecision::Fp8)
+    out += "    # FP8: the plan's GEMMs are FP8 (TransformerEngine's recipe); torchtitan's own float8 training is a\n"
+           "    # model converter this emitter does not configure\n";
+  out += "    return config\n";
+  return out;
+}
+
 }  // namespace
 
-std::string emit_launch(const SweepResult& plan, const PlanRequest& request, Stack stack) {
+std::string emit_launch(const SweepResult& plan, const PlanRequest& request, const models::ModelConfig& model, Stack stack) {
   switch (stack) {
     case Stack::Megatron: return megatron(plan, request);
+    case Stack::Torchtitan: return torchtitan(plan, request, model);
   }
   return {};
 }

@@ -1,8 +1,10 @@
 #pragma once
 // A plan as a training stack takes it: the command-line flags of the chosen configuration for
-// Megatron-LM (`ringsim plan --emit megatron`), every flag one Megatron's parser defines at the
-// commit data/stacks/megatron_flags.csv cites. A plan whose implementation the stack does not run
-// (a context-parallel ring of another library) is refused, naming what to plan with instead.
+// Megatron-LM (`ringsim plan --emit megatron`, every flag one Megatron's parser defines at the commit
+// data/stacks/megatron_flags.csv cites) or the configuration function torchtitan runs (`--emit
+// torchtitan`, every field one data/stacks/torchtitan_fields.csv cites). A plan whose implementation
+// the stack does not run (a context-parallel ring of another library) is refused, naming what to
+// plan with instead.
 #include <string>
 #include <string_view>
 
@@ -12,13 +14,15 @@ namespace ringsim::planning {
 
 struct PlanRequest;
 
-enum class Stack { Megatron };
+enum class Stack { Megatron, Torchtitan };
 
-// "megatron"; InputError (field "emit") otherwise, naming the stacks.
+// "megatron" | "torchtitan"; InputError (field "emit") otherwise, naming the stacks.
 [[nodiscard]] Stack parse_stack(std::string_view text);
 
 // The launch flags of `plan` for `stack`, with comment lines (#) for what the flags do not say:
 // the world size they imply and where the stack's run differs from the plan's figures.
-[[nodiscard]] std::string emit_launch(const SweepResult& plan, const PlanRequest& request, Stack stack);
+// `model` is the plan's (torchtitan places layers on pipeline stages by count).
+[[nodiscard]] std::string emit_launch(const SweepResult& plan, const PlanRequest& request, const models::ModelConfig& model,
+                                      Stack stack);
 
 }  // namespace ringsim::planning

@@ -554,6 +554,10 @@ TEST_CASE("cli plan --emit megatron prints the first plan's Megatron-LM flags", 
   CHECK(emitted.out.find("--context-parallel-size " + std::to_string(first.at("sp").get<std::int64_t>())) != std::string::npos);
   CHECK(emitted.out.find("--tensor-model-parallel-size " + std::to_string(first.at("mp").get<std::int64_t>())) != std::string::npos);
   CHECK(emitted.out.find("--seq-length 131072") != std::string::npos);
+  const auto titan = run("plan --hardware h100-sxm --model llama3-8b --devices 16 --impl torch-cp --emit torchtitan");
+  REQUIRE(titan.code == 0);
+  CHECK(titan.out.find("def ringsim_plan(config):") != std::string::npos);
+  CHECK(titan.out.find("config.parallelism.context_parallel_degree") != std::string::npos);
   expect_bad(ask + "--emit deepspeed", "emit");
   expect_bad(ask + "--emit megatron --format json", "emit");
   expect_bad("plan --hardware h100-sxm --model llama3-8b --devices 16 --impl ring-flash-attn --cp ring --emit megatron", "te-p2p");

@@ -1,8 +1,8 @@
-// `plan --emit megatron`: every flag the emitter prints is one Megatron's parser defines at the
-// cited commit (data/stacks/megatron_flags.csv), over plans that take every branch (context
-// parallelism by each TE comm type, USP's hierarchy, tensor and sequence parallelism, 1F1B and
-// interleaved pipelines, each recomputation and ZeRO stage, FP8); the values are the plan's; a
-// plan Megatron cannot run is refused.
+// `plan --emit megatron|torchtitan`: every flag or field the emitter prints is one the stack
+// defines at the cited commit (data/stacks/megatron_flags.csv, torchtitan_fields.csv), over plans
+// that take every branch (context parallelism by each TE comm type, USP's hierarchy, tensor and
+// sequence parallelism, 1F1B and interleaved pipelines, each recomputation and ZeRO stage, FP8,
+// each load balancer); the values are the plan's; a plan the stack cannot run is refused.
 #include <fstream>
 #include <map>
 #include <set>
@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
 #include "planning/emit.hpp"
 #include "planning/plan.hpp"
@@ -42,6 +43,11 @@ std::map<std::string, std::string> flags_of(const std::string& text) {
     out[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
   }
   return out;
+}
+
+const models::ModelConfig& model() {
+  static const models::ModelConfig m = models::Catalog().model("llama3-70b");
+  return m;
 }
 
 planning::SweepResult plan(const std::string& impl, const std::string& cp, std::int64_t mp, std::int64_t sp, std::int64_t dp) {
@@ -78,7 +84,7 @@ TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values"
     auto x = plan(impl, cp, 2, 8, 4);
     cases.push_back({x, models::TrainingPrecision::Bf16});
     INFO(impl);
-    const auto f = flags_of(planning::emit_launch(x, r, planning::Stack::Megatron));
+    const auto f = flags_of(planning::emit_launch(x, r, model(), planning::Stack::Megatron));
     CHECK(f.at("--cp-comm-type") == comm);
     CHECK(f.at("--context-parallel-size") == "8");
     CHECK(f.at("--tensor-model-parallel-size") == "2");
@@ -104,7 +110,7 @@ TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values"
   cases.push_back({no_cp, models::TrainingPrecision::Bf16});
   for (const auto& c : cases) {
     r.memory.precision = c.precision;
-    const auto text = planning::emit_launch(c.x, r, planning::Stack::Megatron);
+    const auto text = planning::emit_launch(c.x, r, model(), planning::Stack::Megatron);
     INFO(text);
     for (const auto& [flag, value] : flags_of(text)) {
       INFO(flag);
@@ -112,7 +118,7 @@ TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values"
     }
   }
   r.memory.precision = models::TrainingPrecision::Fp8;
-  const auto p = flags_of(planning::emit_launch(piped, r, planning::Stack::Megatron));
+  const auto p = flags_of(planning::emit_launch(piped, r, model(), planning::Stack::Megatron));
   CHECK(p.at("--pipeline-model-parallel-size") == "4");
   CHECK(p.at("--num-virtual-stages-per-pipeline-rank") == "2");
   CHECK(p.at("--recompute-granularity") == "full");
@@ -120,21 +126,89 @@ TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values"
   CHECK(p.at("--fp8-format") == "hybrid");
   CHECK(p.count("--use-distributed-optimizer") == 1);
   r.memory.precision = models::TrainingPrecision::Bf16;
-  const auto o = flags_of(planning::emit_launch(one_f, r, planning::Stack::Megatron));
+  const auto o = flags_of(planning::emit_launch(one_f, r, model(), planning::Stack::Megatron));
   CHECK(o.at("--pipeline-model-parallel-size") == "2");
   CHECK(o.count("--num-virtual-stages-per-pipeline-rank") == 0);
   CHECK(o.at("--recompute-granularity") == "selective");
-  CHECK(flags_of(planning::emit_launch(no_cp, r, planning::Stack::Megatron)).count("--cp-comm-type") == 0);
+  CHECK(flags_of(planning::emit_launch(no_cp, r, model(), planning::Stack::Megatron)).count("--cp-comm-type") == 0);
 }
 
 TEST_CASE("plan --emit megatron refuses a ring Megatron does not run, and an unknown stack", "[plan][emit]") {
   const planning::PlanRequest r;
   try {
-    (void)planning::emit_launch(plan("ring-flash-attn", "ring", 1, 8, 1), r, planning::Stack::Megatron);
+    (void)planning::emit_launch(plan("ring-flash-attn", "ring", 1, 8, 1), r, model(), planning::Stack::Megatron);
     FAIL("ring-flash-attn's ring emitted as Megatron flags");
   } catch (const models::InputError& e) {
     CHECK(e.field() == "emit");
     CHECK(std::string(e.what()).find("te-p2p") != std::string::npos);
   }
   CHECK_THROWS_AS(planning::parse_stack("deepspeed"), models::InputError);
+  try {
+    (void)planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::Torchtitan);
+    FAIL("TransformerEngine's ring emitted as a torchtitan configuration");
+  } catch (const models::InputError& e) {
+    CHECK(std::string(e.what()).find("torch-cp") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan --emit torchtitan sets only cited fields, with the plan's values", "[plan][emit]") {
+  std::set<std::string> cited;
+  {
+    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/torchtitan_fields.csv");
+    REQUIRE(in);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] != '#' && line.rfind("field,", 0) != 0) cited.insert(line.substr(0, line.find(',')));
+  }
+  REQUIRE(cited.size() >= 12);
+  // field -> value from the emitted "    config.FIELD = VALUE" lines.
+  const auto fields_of = [](const std::string& text) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    const std::string prefix = "    config.";
+    while (std::getline(in, line))
+      if (line.rfind(prefix, 0) == 0) {
+        const auto eq = line.find(" = ");
+        out[line.substr(prefix.size(), eq - prefix.size())] = line.substr(eq + 3);
+      }
+    return out;
+  };
+  planning::PlanRequest r;
+  auto ring = plan("torch-cp", "ring", 2, 8, 4);
+  ring.point.zero = models::Sharding::Zero3;
+  ring.recompute = models::Recompute::Selective;
+  auto piped = plan("torch-cp", "allgather", 1, 4, 2);
+  piped.point.spec.layout = models::LayoutSpec::parse("ptrr");
+  piped.point.pipeline = models::PipelineSchedule::parse("interleaved:2", 4, 8);
+  piped.point.zero = models::Sharding::Zero2;
+  piped.recompute = models::Recompute::Full;
+  auto ddp = plan("ring-flash-attn", "ring", 1, 1, 8);  // no context parallelism: any library's attention
+  for (const auto* x : {&ring, &piped, &ddp}) {
+    const auto text = planning::emit_launch(*x, r, model(), planning::Stack::Torchtitan);
+    INFO(text);
+    CHECK(text.find("def ringsim_plan(config):") != std::string::npos);
+    for (const auto& [field, value] : fields_of(text)) {
+      INFO(field);
+      CHECK(cited.count(field) == 1);
+    }
+  }
+  const auto f = fields_of(planning::emit_launch(ring, r, model(), planning::Stack::Torchtitan));
+  CHECK(f.at("parallelism.data_parallel_shard_degree") == "4");  // ZeRO-3: FSDP over the replicas
+  CHECK(f.at("parallelism.data_parallel_replicate_degree") == "1");
+  CHECK(f.at("parallelism.context_parallel_degree") == "8");
+  CHECK(f.at("parallelism.context_parallel_load_balancer") == "\"headtail\"");  // zigzag
+  CHECK(f.at("parallelism.tensor_parallel_degree") == "2");
+  CHECK(f.at("training.num_tokens_per_microbatch_per_dp_rank") == "131072");
+  CHECK(f.at("activation_checkpoint") == "SelectiveAC.Config()");
+  const auto p = fields_of(planning::emit_launch(piped, r, model(), planning::Stack::Torchtitan));
+  CHECK(p.at("parallelism.pipeline_parallel_schedule") == "\"Interleaved1F1B\"");
+  CHECK(p.at("parallelism.pipeline_parallel_layers_per_stage") == std::to_string(model().layers / 8));  // 4 stages x 2 chunks
+  CHECK(p.at("parallelism.num_pp_microbatches") == "8");
+  CHECK(p.at("parallelism.fsdp_reshard_after_forward") == "\"never\"");
+  CHECK(p.at("parallelism.context_parallel_load_balancer") == "\"ptrr\"");
+  CHECK(p.at("activation_checkpoint") == "FullAC.Config()");
+  const auto d = fields_of(planning::emit_launch(ddp, r, model(), planning::Stack::Torchtitan));
+  CHECK(d.at("parallelism.data_parallel_replicate_degree") == "8");  // ZeRO 0: DDP replicas
+  CHECK(d.count("parallelism.context_parallel_load_balancer") == 0);
 }
