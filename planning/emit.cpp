@@ -12,9 +12,10 @@ using models::InputError;
 Stack parse_stack(std::string_view text) {
   if (text == "megatron") return Stack::Megatron;
   if (text == "torchtitan") return Stack::Torchtitan;
+  if (text == "ring-flash-attn") return Stack::RingFlashAttn;
   throw InputError({}, 0, "emit",
-                   "expected megatron (Megatron-LM's flags for the plan) or torchtitan (its configuration function), got '" +
-                       std::string(text) + "'");
+                   "expected megatron (Megatron-LM's flags for the plan), torchtitan (its configuration function) or "
+                   "ring-flash-attn (its attention call and sharding), got '" + std::string(text) + "'");
 }
 
 namespace {
@@ -160,12 +161,62 @@ std::string torchtitan(const SweepResult& x, const PlanRequest& r, const models:
   return out;
 }
 
+// ring-flash-attention is an attention function, not a trainer: what it takes is the ring's process
+// group, the sequence sharded as the function expects, and the call; the rest of the plan (tensor
+// parallelism, ZeRO, recomputation, pipeline) is the training framework's, said in comments.
+std::string ring_flash_attn(const SweepResult& x) {
+  const auto& p = x.point;
+  const auto& spec = p.spec;
+  if (x.impl != "ring-flash-attn" || spec.cp.kind != models::StrategyKind::Ring)
+    throw InputError({}, 0, "emit",
+                     fmt::format("the plan runs {} on {}; ring-flash-attention runs rings (plan with --impl ring-flash-attn "
+                                 "--cp ring)",
+                                 spec.cp.text(), x.impl));
+  const auto layout = spec.layout.family_name();
+  const char* fn = layout == "zigzag" ? "zigzag_ring_flash_attn_func" : layout == "striped" ? "stripe_flash_attn_func" : "ring_flash_attn_func";
+  const char* shard = layout == "zigzag"    ? "    c = x.chunk(2 * world, dim=1)  # chunks r and 2N-1-r of 2N\n"
+                                              "    return torch.cat([c[rank], c[2 * world - 1 - rank]], dim=1)\n"
+                      : layout == "striped" ? "    return x[:, rank::world]  # tokens r, r + N, r + 2N, ...\n"
+                                            : "    return x.chunk(world, dim=1)[rank]  # the r-th of N equal chunks\n";
+  std::string out = fmt::format(
+      "# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+      "# ring-flash-attention (zhuzilin/ring-flash-attention @ 8996282; data/stacks/ring_flash_attn_api.csv): each ring is\n"
+      "# {} ranks, every TP-th of a block of RING x TP (tensor parallelism innermost, inside a node, as ringsim places\n"
+      "# it); tensor parallelism {}, model-state sharding {}, recomputation '{}' and {} pipeline stage(s) are the\n"
+      "# training framework's (the library shards only the sequence)\n"
+      "import torch\n"
+      "import torch.distributed as dist\n"
+      "from ring_flash_attn import {}\n\n"
+      "RING = {}  # sequence-parallel ranks per ring\n"
+      "TP = {}\n"
+      "SEQ_LEN = {}\n\n\n"
+      "def ring_group():\n"
+      "    # every rank creates every group (torch.distributed), then keeps its own\n"
+      "    mine = None\n"
+      "    for start in range(0, dist.get_world_size(), RING * TP):\n"
+      "        for t in range(TP):\n"
+      "            ranks = [start + t + j * TP for j in range(RING)]\n"
+      "            g = dist.new_group(ranks)\n"
+      "            if dist.get_rank() in ranks:\n"
+      "                mine = g\n"
+      "    return mine\n\n\n"
+      "def shard(x, rank, world):  # x: [batch, SEQ_LEN, heads, head_dim]\n"
+      "{}\n\n"
+      "def attention(q, k, v, group):  # this rank's shards of q, k, v\n"
+      "    return {}(q, k, v, causal=True, group=group)\n",
+      x.model, x.hardware, x.devices(), p.dp, spec.mp, spec.sp, p.pipeline.stages, spec.cp.text(), x.step_s, x.tokens_per_s,
+      spec.sp, spec.mp, models::to_string(p.zero), models::to_string(x.recompute), p.pipeline.stages, fn, spec.sp, spec.mp,
+      spec.n_seq, shard, fn);
+  return out;
+}
+
 }  // namespace
 
 std::string emit_launch(const SweepResult& plan, const PlanRequest& request, const models::ModelConfig& model, Stack stack) {
   switch (stack) {
     case Stack::Megatron: return megatron(plan, request);
     case Stack::Torchtitan: return torchtitan(plan, request, model);
+    case Stack::RingFlashAttn: return ring_flash_attn(plan);
   }
   return {};
 }

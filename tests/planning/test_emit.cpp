@@ -212,3 +212,38 @@ TEST_CASE("plan --emit torchtitan sets only cited fields, with the plan's values
   CHECK(d.at("parallelism.data_parallel_replicate_degree") == "8");  // ZeRO 0: DDP replicas
   CHECK(d.count("parallelism.context_parallel_load_balancer") == 0);
 }
+
+TEST_CASE("plan --emit ring-flash-attn calls the cited function of the plan's layout and shards as its tests do",
+          "[plan][emit]") {
+  std::map<std::string, std::string> api;  // function -> layout
+  {
+    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/ring_flash_attn_api.csv");
+    REQUIRE(in);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#' || line.rfind("function,", 0) == 0) continue;
+      const auto a = line.find(','), b = line.find(',', a + 1);
+      api[line.substr(0, a)] = line.substr(a + 1, b - a - 1);
+    }
+  }
+  REQUIRE(api.size() == 3);
+  const planning::PlanRequest r;
+  for (const char* layout : {"contiguous", "zigzag", "striped"}) {
+    auto x = plan("ring-flash-attn", "ring", 2, 8, 1);
+    x.point.spec.layout = models::LayoutSpec::parse(layout);
+    const auto text = planning::emit_launch(x, r, model(), planning::Stack::RingFlashAttn);
+    INFO(text);
+    const auto at = text.find("from ring_flash_attn import ");
+    REQUIRE(at != std::string::npos);
+    const auto fn = text.substr(at + 28, text.find('\n', at) - at - 28);
+    REQUIRE(api.count(fn) == 1);
+    CHECK(api.at(fn) == layout);
+    CHECK(text.find("RING = 8") != std::string::npos);
+    CHECK(text.find("TP = 2") != std::string::npos);
+    CHECK(text.find("return " + fn + "(q, k, v, causal=True, group=group)") != std::string::npos);
+  }
+  CHECK_THROWS_AS(planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::RingFlashAttn),
+                  models::InputError);
+  CHECK_THROWS_AS(planning::emit_launch(plan("ring-flash-attn", "ulysses", 1, 8, 1), r, model(), planning::Stack::RingFlashAttn),
+                  models::InputError);
+}
