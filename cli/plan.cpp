@@ -135,9 +135,9 @@ int run_plan(int argc, char** argv) {
                  ("max-points", "refuse to search more configurations than this",
                   cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxPoints)))
                  ("emit-sweep", "also write the equivalent sweep file (JSON) here", cxxopts::value<std::string>()->default_value(""))
-                 ("emit", "megatron | torchtitan | ring-flash-attn: print the first plan as Megatron-LM's launch flags, "
-                          "torchtitan's configuration function or ring-flash-attention's call instead of the table "
-                          "(docs/planning.md)",
+                 ("emit", "megatron | torchtitan | ring-flash-attn | deepspeed: print the first plan as Megatron-LM's "
+                          "launch flags, torchtitan's configuration function, ring-flash-attention's call or DeepSpeed's "
+                          "configuration instead of the table (docs/planning.md)",
                   cxxopts::value<std::string>())
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))

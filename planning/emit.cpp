@@ -1,6 +1,7 @@
 #include "planning/emit.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "models/io/error.hpp"
 #include "planning/plan.hpp"
@@ -13,9 +14,11 @@ Stack parse_stack(std::string_view text) {
   if (text == "megatron") return Stack::Megatron;
   if (text == "torchtitan") return Stack::Torchtitan;
   if (text == "ring-flash-attn") return Stack::RingFlashAttn;
+  if (text == "deepspeed") return Stack::DeepSpeed;
   throw InputError({}, 0, "emit",
-                   "expected megatron (Megatron-LM's flags for the plan), torchtitan (its configuration function) or "
-                   "ring-flash-attn (its attention call and sharding), got '" + std::string(text) + "'");
+                   "expected megatron (Megatron-LM's flags for the plan), torchtitan (its configuration function), "
+                   "ring-flash-attn (its attention call and sharding) or deepspeed (its configuration and Ulysses "
+                   "attention), got '" + std::string(text) + "'");
 }
 
 namespace {
@@ -210,6 +213,46 @@ std::string ring_flash_attn(const SweepResult& x) {
   return out;
 }
 
+// DeepSpeed: ZeRO over the data-parallel ranks and DeepSpeed-Ulysses (DistributedAttention: an
+// all-to-all of the heads around the local attention the model passes in). No tensor or pipeline
+// parallelism in this emitter: ZeRO's engine runs neither (Megatron-DeepSpeed does; emit megatron).
+std::string deepspeed(const SweepResult& x) {
+  const auto& p = x.point;
+  const auto& spec = p.spec;
+  if (spec.sp > 1 && spec.cp.kind != models::StrategyKind::Ulysses)
+    throw InputError({}, 0, "emit",
+                     fmt::format("the plan runs {}; DeepSpeed's sequence parallelism is Ulysses (plan with --cp ulysses)",
+                                 spec.cp.text()));
+  if (spec.mp > 1 || p.pipeline.pipelined())
+    throw InputError({}, 0, "emit",
+                     "the plan uses tensor or pipeline parallelism, which DeepSpeed's ZeRO engine does not run (plan with "
+                     "--mp 1 --pp 1, or emit megatron)");
+  std::string out = fmt::format(
+      "# ringsim plan: {} on {}, {} devices (dp {} x sp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+      "# DeepSpeed (deepspeedai/DeepSpeed @ edaa722; each key cited in ringsim's data/stacks/deepspeed_config.csv). The plan\n"
+      "# was predicted with {}'s attention kernel: DistributedAttention wraps whatever local attention the model gives it.\n"
+      "# ds_config.json:\n",
+      x.model, x.hardware, x.devices(), p.dp, spec.sp, spec.cp.text(), x.step_s, x.tokens_per_s, x.impl);
+  nlohmann::json j;
+  j["train_micro_batch_size_per_gpu"] = spec.batch;
+  j["gradient_accumulation_steps"] = p.pipeline.micro_batches;
+  j["zero_optimization"] = {{"stage", static_cast<int>(p.zero)}};
+  j["bf16"] = {{"enabled", true}};
+  if (spec.sp > 1) j["sequence_parallel_size"] = spec.sp;
+  out += j.dump(2) + "\n";
+  if (spec.sp > 1)
+    out += fmt::format(
+        "# the attention of each layer, over a sequence-parallel group of {} ranks (q, k, v as [seq, batch, heads, dim]):\n"
+        "# from deepspeed.sequence.layer import DistributedAttention\n"
+        "# attention = DistributedAttention(local_attention, sequence_process_group, scatter_idx=2, gather_idx=0)\n",
+        spec.sp);
+  if (x.recompute == models::Recompute::Full)
+    out += "# full recomputation: each layer through deepspeed.checkpointing.checkpoint (the model's code)\n";
+  else if (x.recompute != models::Recompute::None)
+    out += fmt::format("# recomputation '{}': the model's own checkpointing (not a DeepSpeed setting)\n", models::to_string(x.recompute));
+  return out;
+}
+
 }  // namespace
 
 std::string emit_launch(const SweepResult& plan, const PlanRequest& request, const models::ModelConfig& model, Stack stack) {
@@ -217,6 +260,7 @@ std::string emit_launch(const SweepResult& plan, const PlanRequest& request, con
     case Stack::Megatron: return megatron(plan, request);
     case Stack::Torchtitan: return torchtitan(plan, request, model);
     case Stack::RingFlashAttn: return ring_flash_attn(plan);
+    case Stack::DeepSpeed: return deepspeed(plan);
   }
   return {};
 }

@@ -3,7 +3,8 @@
 // Megatron-LM (`ringsim plan --emit megatron`, every flag one Megatron's parser defines at the commit
 // data/stacks/megatron_flags.csv cites) or the configuration function torchtitan runs (`--emit
 // torchtitan`, every field one data/stacks/torchtitan_fields.csv cites) or the calls of
-// ring-flash-attention (`--emit ring-flash-attn`, data/stacks/ring_flash_attn_api.csv). A plan whose implementation
+// ring-flash-attention (`--emit ring-flash-attn`, data/stacks/ring_flash_attn_api.csv) or DeepSpeed's
+// configuration and Ulysses attention (`--emit deepspeed`, data/stacks/deepspeed_config.csv). A plan whose implementation
 // the stack does not run (a context-parallel ring of another library) is refused, naming what to
 // plan with instead.
 #include <string>
@@ -15,9 +16,9 @@ namespace ringsim::planning {
 
 struct PlanRequest;
 
-enum class Stack { Megatron, Torchtitan, RingFlashAttn };
+enum class Stack { Megatron, Torchtitan, RingFlashAttn, DeepSpeed };
 
-// "megatron" | "torchtitan" | "ring-flash-attn"; InputError (field "emit") otherwise, naming them.
+// "megatron" | "torchtitan" | "ring-flash-attn" | "deepspeed"; InputError (field "emit") otherwise, naming them.
 [[nodiscard]] Stack parse_stack(std::string_view text);
 
 // The launch flags of `plan` for `stack`, with comment lines (#) for what the flags do not say:

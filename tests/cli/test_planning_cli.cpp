@@ -558,7 +558,10 @@ TEST_CASE("cli plan --emit megatron prints the first plan's Megatron-LM flags", 
   REQUIRE(titan.code == 0);
   CHECK(titan.out.find("def ringsim_plan(config):") != std::string::npos);
   CHECK(titan.out.find("config.parallelism.context_parallel_degree") != std::string::npos);
-  expect_bad(ask + "--emit deepspeed", "emit");
+  const auto ds = run("plan --hardware h100-sxm --model llama3-8b --devices 16 --cp ulysses --mp 1 --emit deepspeed");
+  REQUIRE(ds.code == 0);
+  CHECK(ds.out.find("\"sequence_parallel_size\": 8") != std::string::npos);
+  expect_bad(ask + "--emit nemo", "emit");
   expect_bad(ask + "--emit megatron --format json", "emit");
   expect_bad("plan --hardware h100-sxm --model llama3-8b --devices 16 --impl ring-flash-attn --cp ring --emit megatron", "te-p2p");
 }

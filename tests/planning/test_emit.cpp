@@ -10,6 +10,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "models/catalog/catalog.hpp"
 #include "models/io/error.hpp"
@@ -142,7 +143,7 @@ TEST_CASE("plan --emit megatron refuses a ring Megatron does not run, and an unk
     CHECK(e.field() == "emit");
     CHECK(std::string(e.what()).find("te-p2p") != std::string::npos);
   }
-  CHECK_THROWS_AS(planning::parse_stack("deepspeed"), models::InputError);
+  CHECK_THROWS_AS(planning::parse_stack("nemo"), models::InputError);
   try {
     (void)planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::Torchtitan);
     FAIL("TransformerEngine's ring emitted as a torchtitan configuration");
@@ -245,5 +246,39 @@ TEST_CASE("plan --emit ring-flash-attn calls the cited function of the plan's la
   CHECK_THROWS_AS(planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::RingFlashAttn),
                   models::InputError);
   CHECK_THROWS_AS(planning::emit_launch(plan("ring-flash-attn", "ulysses", 1, 8, 1), r, model(), planning::Stack::RingFlashAttn),
+                  models::InputError);
+}
+
+TEST_CASE("plan --emit deepspeed writes only cited keys, with the plan's ZeRO stage and Ulysses group", "[plan][emit]") {
+  std::set<std::string> cited;
+  {
+    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/deepspeed_config.csv");
+    REQUIRE(in);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty() && line[0] != '#' && line.rfind("key,", 0) != 0) cited.insert(line.substr(0, line.find(',')));
+  }
+  const planning::PlanRequest r;
+  auto x = plan("usp", "ulysses", 1, 8, 4);
+  x.point.zero = models::Sharding::Zero3;
+  x.point.pipeline = models::PipelineSchedule::parse("1f1b", 1, 4);  // 4 micro-batches, no pipeline
+  const auto text = planning::emit_launch(x, r, model(), planning::Stack::DeepSpeed);
+  INFO(text);
+  // The JSON between the "# ds_config.json:" line and the next comment.
+  const auto start = text.find('{');
+  const auto end = text.find("\n#", start);
+  const auto j = nlohmann::json::parse(text.substr(start, end - start));
+  for (const auto& [key, value] : j.items()) {
+    INFO(key);
+    CHECK(cited.count(key) == 1);
+  }
+  CHECK(j.at("zero_optimization").at("stage") == 3);
+  CHECK(j.at("sequence_parallel_size") == 8);
+  CHECK(j.at("gradient_accumulation_steps") == 4);
+  CHECK(text.find("DistributedAttention(") != std::string::npos);
+  CHECK(cited.count("DistributedAttention") == 1);
+  CHECK_THROWS_AS(planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::DeepSpeed),
+                  models::InputError);
+  CHECK_THROWS_AS(planning::emit_launch(plan("usp", "ulysses", 2, 4, 1), r, model(), planning::Stack::DeepSpeed),
                   models::InputError);
 }
