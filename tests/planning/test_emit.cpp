@@ -1,5 +1,5 @@
 // `plan --emit megatron|torchtitan`: every flag or field the emitter prints is one the stack
-// defines at the cited commit (data/stacks/megatron_flags.csv, torchtitan_fields.csv), over plans
+// defines at the cited commit (data/stacks/: megatron_flags.csv, torchtitan_fields.csv, ring_flash_attn_api.csv, deepspeed_config.csv), over plans
 // that take every branch (context parallelism by each TE comm type, USP's hierarchy, tensor and
 // sequence parallelism, 1F1B and interleaved pipelines, each recomputation and ZeRO stage, FP8,
 // each load balancer); the values are the plan's; a plan the stack cannot run is refused.
@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -21,14 +22,18 @@ using namespace ringsim;
 
 namespace {
 
-std::set<std::string> cited_flags() {
-  std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/megatron_flags.csv");
+// The first column of a data/stacks/ file: what it cites (comment lines and the header left out).
+std::set<std::string> cited(const std::string& file) {
+  std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/" + file);
   REQUIRE(in);
-  std::set<std::string> flags;
+  std::set<std::string> out;
   std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("--", 0) == 0) flags.insert(line.substr(0, line.find(',')));
-  return flags;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (!std::exchange(header, false)) out.insert(line.substr(0, line.find(',')));
+  }
+  return out;
 }
 
 // flag -> its value ("" for a switch), from the emitted lines that are not comments.
@@ -72,8 +77,8 @@ planning::SweepResult plan(const std::string& impl, const std::string& cp, std::
 }  // namespace
 
 TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values", "[plan][emit]") {
-  const auto cited = cited_flags();
-  REQUIRE(cited.size() >= 15);
+  const auto flags = cited("megatron_flags.csv");
+  REQUIRE(flags.size() >= 15);
   planning::PlanRequest r;
   struct Case {
     planning::SweepResult x;
@@ -115,7 +120,7 @@ TEST_CASE("plan --emit megatron prints only cited flags, with the plan's values"
     INFO(text);
     for (const auto& [flag, value] : flags_of(text)) {
       INFO(flag);
-      CHECK(cited.count(flag) == 1);
+      CHECK(flags.count(flag) == 1);
     }
   }
   r.memory.precision = models::TrainingPrecision::Fp8;
@@ -153,15 +158,8 @@ TEST_CASE("plan --emit megatron refuses a ring Megatron does not run, and an unk
 }
 
 TEST_CASE("plan --emit torchtitan sets only cited fields, with the plan's values", "[plan][emit]") {
-  std::set<std::string> cited;
-  {
-    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/torchtitan_fields.csv");
-    REQUIRE(in);
-    std::string line;
-    while (std::getline(in, line))
-      if (!line.empty() && line[0] != '#' && line.rfind("field,", 0) != 0) cited.insert(line.substr(0, line.find(',')));
-  }
-  REQUIRE(cited.size() >= 12);
+  const auto fields = cited("torchtitan_fields.csv");
+  REQUIRE(fields.size() >= 12);
   // field -> value from the emitted "    config.FIELD = VALUE" lines.
   const auto fields_of = [](const std::string& text) {
     std::map<std::string, std::string> out;
@@ -191,7 +189,7 @@ TEST_CASE("plan --emit torchtitan sets only cited fields, with the plan's values
     CHECK(text.find("def ringsim_plan(config):") != std::string::npos);
     for (const auto& [field, value] : fields_of(text)) {
       INFO(field);
-      CHECK(cited.count(field) == 1);
+      CHECK(fields.count(field) == 1);
     }
   }
   const auto f = fields_of(planning::emit_launch(ring, r, model(), planning::Stack::Torchtitan));
@@ -250,14 +248,7 @@ TEST_CASE("plan --emit ring-flash-attn calls the cited function of the plan's la
 }
 
 TEST_CASE("plan --emit deepspeed writes only cited keys, with the plan's ZeRO stage and Ulysses group", "[plan][emit]") {
-  std::set<std::string> cited;
-  {
-    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/stacks/deepspeed_config.csv");
-    REQUIRE(in);
-    std::string line;
-    while (std::getline(in, line))
-      if (!line.empty() && line[0] != '#' && line.rfind("key,", 0) != 0) cited.insert(line.substr(0, line.find(',')));
-  }
+  const auto keys = cited("deepspeed_config.csv");
   const planning::PlanRequest r;
   auto x = plan("usp", "ulysses", 1, 8, 4);
   x.point.zero = models::Sharding::Zero3;
@@ -270,13 +261,13 @@ TEST_CASE("plan --emit deepspeed writes only cited keys, with the plan's ZeRO st
   const auto j = nlohmann::json::parse(text.substr(start, end - start));
   for (const auto& [key, value] : j.items()) {
     INFO(key);
-    CHECK(cited.count(key) == 1);
+    CHECK(keys.count(key) == 1);
   }
   CHECK(j.at("zero_optimization").at("stage") == 3);
   CHECK(j.at("sequence_parallel_size") == 8);
   CHECK(j.at("gradient_accumulation_steps") == 4);
   CHECK(text.find("DistributedAttention(") != std::string::npos);
-  CHECK(cited.count("DistributedAttention") == 1);
+  CHECK(keys.count("DistributedAttention") == 1);
   CHECK_THROWS_AS(planning::emit_launch(plan("te-p2p", "ring", 1, 8, 1), r, model(), planning::Stack::DeepSpeed),
                   models::InputError);
   CHECK_THROWS_AS(planning::emit_launch(plan("usp", "ulysses", 2, 4, 1), r, model(), planning::Stack::DeepSpeed),
