@@ -1,8 +1,9 @@
-// `plan --emit megatron|torchtitan`: every flag or field the emitter prints is one the stack
-// defines at the cited commit (data/stacks/: megatron_flags.csv, torchtitan_fields.csv, ring_flash_attn_api.csv, deepspeed_config.csv), over plans
-// that take every branch (context parallelism by each TE comm type, USP's hierarchy, tensor and
-// sequence parallelism, 1F1B and interleaved pipelines, each recomputation and ZeRO stage, FP8,
-// each load balancer); the values are the plan's; a plan the stack cannot run is refused.
+// `plan --emit megatron|torchtitan|ring-flash-attn|deepspeed`: every flag, field, function or key
+// the emitter prints is one the stack defines at the cited commit (data/stacks/: megatron_flags.csv,
+// torchtitan_fields.csv, ring_flash_attn_api.csv, deepspeed_config.csv), over plans that take every
+// branch (context parallelism by each TE comm type, USP's hierarchy, tensor and sequence
+// parallelism, 1F1B and interleaved pipelines, each recomputation and ZeRO stage, FP8, each load
+// balancer and layout); the values are the plan's; a plan the stack cannot run is refused.
 #include <fstream>
 #include <map>
 #include <set>
