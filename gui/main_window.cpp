@@ -451,13 +451,19 @@ void MainWindow::show_result() {
   show_layout_views();
 }
 
-void MainWindow::show_layout_views() {
-  if (!result_ || result_->layouts.empty()) return;
+const LayoutRun* MainWindow::shown_run() const {
+  if (!result_ || result_->layouts.empty()) return nullptr;
   const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
-  const auto shown = std::min(i, result_->layouts.size() - 1);
-  const auto& run = result_->layouts[shown];
+  return &result_->layouts[std::min(i, result_->layouts.size() - 1)];
+}
+
+void MainWindow::show_layout_views() {
+  const LayoutRun* shown = shown_run();
+  if (!shown) return;
+  const auto& run = *shown;
   // Beside it (when asked): the other layout of the pair.
-  const LayoutRun* other = result_->layouts.size() == 2 ? &result_->layouts[1 - shown] : nullptr;
+  const auto& layouts = result_->layouts;
+  const LayoutRun* other = layouts.size() == 2 ? &layouts[shown == &layouts[0] ? 1 : 0] : nullptr;
   matrix_->set_data(&run, other);
   // Computed on the worker (the simulation may take a while); the title carries its note. Every
   // layout on one time axis, the longest layout's: switching shows the speedup, not two full widths.

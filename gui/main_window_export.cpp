@@ -31,7 +31,7 @@ namespace ringsim::gui {
 namespace {
 
 // Written through io (complete or absent, never through a link); false when it could not be.
-bool write_text(const QString& path, const std::string& text) {
+bool write_text(const QString& path, std::string_view text) {
   try {
     io::write_output(path.toStdString(), text);
   } catch (const io::OutputError&) {
@@ -67,12 +67,7 @@ bool MainWindow::export_widget(QWidget* widget, const QString& path) {
   } else if (!widget->grab().save(&buffer, "PNG")) {
     return false;
   }
-  try {
-    io::write_output(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  } catch (const io::OutputError&) {
-    return false;
-  }
-  return true;
+  return write_text(path, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
 }
 
 QStringList MainWindow::export_all(const QString& dir) {
@@ -142,12 +137,6 @@ QStringList MainWindow::export_all(const QString& dir) {
   return written;
 }
 
-
-const LayoutRun* MainWindow::shown_run() const {
-  if (!result_ || result_->layouts.empty()) return nullptr;
-  const auto i = static_cast<std::size_t>(std::max(0, view_layout_->currentIndex()));
-  return &result_->layouts[std::min(i, result_->layouts.size() - 1)];
-}
 
 std::pair<QString, std::string> MainWindow::current_view_data() const {
   QWidget* page = tabs_->currentWidget();

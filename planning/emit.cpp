@@ -34,6 +34,15 @@ const char* cp_comm_type(const std::string& impl) {
   return nullptr;
 }
 
+// The first comment line of every emitted configuration: the plan it is, and its figures.
+std::string plan_line(const SweepResult& x) {
+  const auto& p = x.point;
+  return fmt::format("# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, "
+                     "{:.4g} tokens/s\n",
+                     x.model, x.hardware, x.devices(), p.dp, p.spec.mp, p.spec.sp, p.pipeline.stages, p.spec.cp.text(),
+                     x.step_s, x.tokens_per_s);
+}
+
 std::string megatron(const SweepResult& x, const PlanRequest& r) {
   const auto& p = x.point;
   const auto& spec = p.spec;
@@ -44,11 +53,9 @@ std::string megatron(const SweepResult& x, const PlanRequest& r) {
                                  "TransformerEngine's (plan with --impl te-p2p,te-a2a,te-a2a-p2p,te-all-gather)",
                                  x.impl));
   const std::int64_t world = x.devices();
-  std::string out = fmt::format(
-      "# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+  std::string out = plan_line(x) + fmt::format(
       "# Megatron-LM flags (NVIDIA/Megatron-LM @ d98e8a6, each cited in ringsim's data/stacks/megatron_flags.csv);\n"
       "# launch on {} ranks: the data-parallel size is what is left, {}\n",
-      x.model, x.hardware, world, p.dp, spec.mp, spec.sp, p.pipeline.stages, spec.cp.text(), x.step_s, x.tokens_per_s,
       world, p.dp);
   std::vector<std::string> flags;
   const auto add = [&](std::string f) { flags.push_back(std::move(f)); };
@@ -112,13 +119,11 @@ std::string torchtitan(const SweepResult& x, const PlanRequest& r, const models:
                                  x.impl));
   const std::int64_t world = x.devices();
   const bool flex = spec.cp.family_name() == "allgather";
-  std::string out = fmt::format(
-      "# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+  std::string out = plan_line(x) + fmt::format(
       "# torchtitan (pytorch/torchtitan @ b5bcd76): a configuration function (torchtitan/config/README.md), each field\n"
       "# cited in ringsim's data/stacks/torchtitan_fields.csv; NGPU={} (the product of the degrees); the model built with\n"
       "# attn_backend=\"{}\" ({})\n",
-      x.model, x.hardware, world, p.dp, spec.mp, spec.sp, p.pipeline.stages, spec.cp.text(), x.step_s, x.tokens_per_s, world,
-      flex ? "flex" : "sdpa", flex ? "context parallelism all-gathers K/V for FlexAttention" : "the SDPA ring");
+      world, flex ? "flex" : "sdpa", flex ? "context parallelism all-gathers K/V for FlexAttention" : "the SDPA ring");
   out += "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n\n\n"
          "def ringsim_plan(config):\n";
   const auto set = [&](const std::string& field, const std::string& value) { out += "    config." + field + " = " + value + "\n"; };
@@ -181,8 +186,7 @@ std::string ring_flash_attn(const SweepResult& x) {
                                               "    return torch.cat([c[rank], c[2 * world - 1 - rank]], dim=1)\n"
                       : layout == "striped" ? "    return x[:, rank::world]  # tokens r, r + N, r + 2N, ...\n"
                                             : "    return x.chunk(world, dim=1)[rank]  # the r-th of N equal chunks\n";
-  std::string out = fmt::format(
-      "# ringsim plan: {} on {}, {} devices (dp {} x tp {} x cp {} x pp {}): {}, predicted step {:.4g} s, {:.4g} tokens/s\n"
+  std::string out = plan_line(x) + fmt::format(
       "# ring-flash-attention (zhuzilin/ring-flash-attention @ 8996282; data/stacks/ring_flash_attn_api.csv): each ring is\n"
       "# {} ranks, every TP-th of a block of RING x TP (tensor parallelism innermost, inside a node, as ringsim places\n"
       "# it); tensor parallelism {}, model-state sharding {}, recomputation '{}' and {} pipeline stage(s) are the\n"
@@ -207,7 +211,6 @@ std::string ring_flash_attn(const SweepResult& x) {
       "{}\n\n"
       "def attention(q, k, v, group):  # this rank's shards of q, k, v\n"
       "    return {}(q, k, v, causal=True, group=group)\n",
-      x.model, x.hardware, x.devices(), p.dp, spec.mp, spec.sp, p.pipeline.stages, spec.cp.text(), x.step_s, x.tokens_per_s,
       spec.sp, spec.mp, models::to_string(p.zero), models::to_string(x.recompute), p.pipeline.stages, fn, spec.sp, spec.mp,
       spec.n_seq, shard, fn);
   return out;

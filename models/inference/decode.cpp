@@ -7,6 +7,7 @@
 #include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
 #include "models/io/error.hpp"
+#include "models/workload/transformer.hpp"
 
 namespace ringsim::models {
 
@@ -56,10 +57,11 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   // The rest of the step: every weight read once (batch-1 decode is a matrix-vector product per
   // weight: memory-bound) or its FLOPs for the batch, whichever is longer; the LM head included.
   // FP8 weights (fp8-ffn) halve their bytes and run their products on FP8 tensor cores.
+  // The FP8 products at the cost model's FP8 rate (CostModel::op_s of an FP8 matmul).
   const auto w = weight_bytes(m, s.spec.mp, s.spec.formats.weights);
-  const double fp8_rate = s.hardware.peak_fp8_per_s ? *s.hardware.peak_fp8_per_s * s.profile.matmul_efficiency : matmul_rate;
+  const Op fp8_products{"fp8_weights", Phase::Forward, OpKind::Matmul, true, 2.0 * b * w.fp8_parameters, 0, true};
   r.weights_bytes = w.bytes;
-  r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * b * (w.bf16_parameters / matmul_rate + w.fp8_parameters / fp8_rate));
+  r.weights_read_s = std::max(r.weights_bytes / hbm, 2.0 * b * w.bf16_parameters / matmul_rate + cost.op_s(fp8_products, false));
   // The token's element-wise ops and, at mp > 1, the two tensor-parallel all-reduces per layer
   // (models/inference/forward_rest.hpp); its matrix products are the weights' streaming above.
   const auto rest = forward_rest(s, 1, s.spec.batch);
