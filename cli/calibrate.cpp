@@ -84,7 +84,7 @@ int run_calibrate(int argc, char** argv) {
                  ("impl", "implementation the profile is for (default: the profile's, else the hardware's default for ring vs striped; scfa with --from-scfa)",
                   cxxopts::value<std::string>()->default_value(""))
                  ("profile", "base profile (name, IMPL/NAME or path); default: the (hardware, implementation) profile", cxxopts::value<std::string>()->default_value(""))
-                 ("free", "parameters to fit (speedups; --from-kernels: instead of its defaults; --from-times: none scores the base profiles)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
+                 ("free", "parameters to fit (speedups; --from-kernels: instead of its defaults; --from-times, --from-kernels: none scores the profiles as they are)", cxxopts::value<std::string>()->default_value("masked_tile_penalty,skipped_tile_cost"))
                  ("engine", "analytic | des: what predicts each step during the fit", cxxopts::value<std::string>()->default_value("analytic"))
                  ("date", "provenance date (default: today)", cxxopts::value<std::string>()->default_value(""))
                  ("o,output", "write the fitted profile JSON here (atomically)", cxxopts::value<std::string>()->default_value(""))

@@ -44,12 +44,13 @@ bool truth(const CsvTable& t, std::size_t i, std::size_t c) {
 
 // A benchmark chart (data/components/kernels/flash_*.csv): one (method, pass, shape) per row, its
 // TFLOP/s as printed (or, where the source printed times, time_ms); self-attention, q_len = k_len
-// = seqlen. Only `method`'s rows; the shape group is the sequence length.
+// = seqlen; an optional kv_heads column for grouped-query rows (else n_heads). Only `method`'s
+// rows; the shape group is the sequence length.
 std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) {
   const auto c_gpu = t.require_column("gpu"), c_method = t.require_column("method"), c_pass = t.require_column("pass");
   const auto c_causal = t.require_column("causal"), c_d = t.require_column("head_dim"), c_h = t.require_column("n_heads");
   const auto c_s = t.require_column("seqlen"), c_b = t.require_column("batch");
-  const auto c_tflops = t.column("tflops"), c_ms = t.column("time_ms");
+  const auto c_tflops = t.column("tflops"), c_ms = t.column("time_ms"), c_kv = t.column("kv_heads");
   if (!c_tflops && !c_ms) throw InputError(t.file, 1, "tflops", "a chart needs a tflops or a time_ms column");
   std::vector<KernelRow> rows;
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
@@ -64,6 +65,7 @@ std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) 
     r.causal = truth(t, i, c_causal);
     r.head_dim = t.positive_int(i, c_d);
     r.heads = r.kv_heads = t.positive_int(i, c_h);
+    if (c_kv) r.kv_heads = t.positive_int(i, *c_kv);
     r.q_len = r.k_len = t.positive_int(i, c_s);
     r.batch = t.positive_int(i, c_b);
     r.line = t.lines[i];
@@ -76,8 +78,9 @@ std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) 
       if (!(tflops > 0)) throw InputError(t.file, r.line, "tflops", fmt::format("expected a positive TFLOP/s, got {:g}", tflops));
       r.seconds = calibration::seconds_from_tflops(tflops, r.pass, r);
     }
-    calibration::check_kernel_row(r, {"batch", "n_heads", "n_heads", "head_dim", "seqlen", "seqlen", timed ? "time_ms" : "tflops"},
-                                  t.file);
+    calibration::check_kernel_row(
+        r, {"batch", "n_heads", c_kv ? "kv_heads" : "n_heads", "head_dim", "seqlen", "seqlen", timed ? "time_ms" : "tflops"},
+        t.file);
     r.group = "seqlen " + std::to_string(r.q_len);
     rows.push_back(r);
   }
@@ -116,6 +119,42 @@ std::vector<KernelRow> profile_rows(const CsvTable& t) {
 }
 
 std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
+
+// A profile's predictions of the rows, scored per pass as a fit's held-out rows are (fitted_s and
+// held_out_s both the prediction: nothing was fitted on them).
+calibration::KernelCurveFit score_kernel_rows(const std::vector<KernelRow>& rows, const models::KernelSpec& kernel,
+                                              const models::Hardware& hw, const models::Profile& profile) {
+  calibration::KernelCurveFit fit;
+  fit.profile = profile;
+  for (const auto& r : rows) fit.fitted_s.push_back(calibration::predict_kernel_row(r, kernel, hw, profile));
+  fit.held_out_s = fit.fitted_s;
+  for (const auto pass : {KernelPass::Fwd, KernelPass::Bwd, KernelPass::FwdBwd}) {
+    calibration::KernelPassScore sc;
+    sc.pass = pass;
+    double sum = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].pass == pass) {
+        ++sc.rows;
+        sum += std::abs(fit.fitted_s[i] / rows[i].seconds - 1);
+      }
+    if (sc.rows == 0) continue;
+    sc.in_sample_mape = sc.held_out_mape = sum / static_cast<double>(sc.rows);
+    fit.scores.push_back(sc);
+  }
+  return fit;
+}
+
+// Mean of predicted / measured - 1 over the rows of one pass (the sign says which way it errs).
+double signed_error(const std::vector<KernelRow>& rows, const std::vector<double>& predicted, KernelPass pass) {
+  double sum = 0;
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].pass == pass) {
+      sum += predicted[i] / rows[i].seconds - 1;
+      ++n;
+    }
+  return n > 0 ? sum / static_cast<double>(n) : 0.0;
+}
 
 }  // namespace
 
@@ -156,16 +195,22 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
   if (const auto k = a["kernel"].as<std::string>(); !k.empty())
     named_kernel = models::KernelSpec::load_named((std::filesystem::path(catalog.root()) / "configs" / "kernels").string(), k,
                                                   {}, "kernel");
-  std::string out = fmt::format(
-      "ringsim calibrate: kernel curves of {} from {}{}; fitted on relative time, held out: leave one shape group out\n",
-      impl.name, file, chart ? " (method " + method + ")" : std::string());
-  if (rows.size() < n_all)
-    out += fmt::format("  {} of {} rows kept: those of at least {:g} us (--min-seconds)\n", rows.size(), n_all, min_s * 1e6);
   // --free (given): the parameters to fit instead of the defaults (calibration/kernel_curves.hpp).
   std::vector<std::string> free;
   if (a.count("free"))
     for (const auto& n : models::split(a["free"].as<std::string>(), ','))
       if (!n.empty()) free.push_back(n);
+  // --free none: nothing fitted; the profile (--profile, else the catalog's for the implementation
+  // on each GPU) predicts every row: an out-of-sample check of a fit on other data.
+  const bool score_only = free == std::vector<std::string>{"none"};
+  if (score_only && !a["profiles-dir"].as<std::string>().empty())
+    throw InputError({}, 0, "profiles-dir", "--free none fits nothing: there is no profile to write");
+  std::string out = fmt::format("ringsim calibrate: kernel curves of {} from {}{}; {}\n", impl.name, file,
+                                chart ? " (method " + method + ")" : std::string(),
+                                score_only ? "the profiles as they are, nothing fitted (--free none)"
+                                           : "fitted on relative time, held out: leave one shape group out");
+  if (rows.size() < n_all)
+    out += fmt::format("  {} of {} rows kept: those of at least {:g} us (--min-seconds)\n", rows.size(), n_all, min_s * 1e6);
   std::vector<PendingFile> files;
   std::vector<std::string> folders;
   std::string report = csv_line({"gpu", "hardware", "pass", "batch", "heads", "kv_heads", "head_dim", "q_len", "k_len",
@@ -186,9 +231,18 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
     // Spec defaults, so that the fit depends on the kernel data only; --profile: the base of every
     // GPU instead (a kernel fit of the same SM on data that tell more, say).
     const auto profile = a["profile"].as<std::string>();
-    const auto base = profile.empty() ? catalog.spec_profile(hw, impl.name) : catalog.profile(profile, hw, impl.name);
+    const auto base = !profile.empty() ? catalog.profile(profile, hw, impl.name)
+                      : score_only     ? catalog.profile("", hw, impl.name)
+                                       : catalog.spec_profile(hw, impl.name);
     calibration::KernelCurveFit fit;
-    {
+    if (score_only) {
+      fit = score_kernel_rows(mine, kernel, hw, base);
+      out += fmt::format("{} (measured as {}), kernel {}: {} rows; profile {}, nothing fitted (out of sample)\n", hw.name,
+                         gpu, kernel.name, mine.size(), base.name);
+      for (const auto& sc : fit.scores)
+        out += fmt::format("  {:<8} {:>4} rows   out of sample {:>7}   mean signed {:>+7.1f} %\n", calibration::to_string(sc.pass),
+                           sc.rows, pct(sc.held_out_mape), 100 * signed_error(mine, fit.fitted_s, sc.pass));
+    } else {
       // A fit of a hundred rows takes a minute or more (every least-squares start times each row
       // through the kernel model many times): progress on a terminal, in least-squares runs.
       ProgressBar bar("fits", "ringsim calibrate: " + hw.name);
@@ -199,8 +253,9 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
         throw e.located(file, e.line());
       }
     }
-    out += fmt::format("{} (measured as {}), kernel {}: {} rows in {} shape groups; base profile {}\n", hw.name, gpu,
-                       kernel.name, mine.size(), fit.groups, base.name);
+    if (!score_only)
+      out += fmt::format("{} (measured as {}), kernel {}: {} rows in {} shape groups; base profile {}\n", hw.name, gpu,
+                         kernel.name, mine.size(), fit.groups, base.name);
     for (const auto& p : fit.parameters) {
       const bool seconds = p.name.ends_with("_s");
       const double k = seconds ? 1e6 : 1.0;
@@ -209,9 +264,10 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
       else
         out += fmt::format("  {:<26} {:>9.4g} +- {:<9.2g}{}\n", p.name, p.value * k, p.std_error * k, seconds ? " us" : "");
     }
-    for (const auto& s : fit.scores)
-      out += fmt::format("  {:<8} {:>4} rows   in-sample {:>7}   held-out {:>7}\n", calibration::to_string(s.pass), s.rows,
-                         pct(s.in_sample_mape), pct(s.held_out_mape));
+    if (!score_only)
+      for (const auto& s : fit.scores)
+        out += fmt::format("  {:<8} {:>4} rows   in-sample {:>7}   held-out {:>7}\n", calibration::to_string(s.pass), s.rows,
+                           pct(s.in_sample_mape), pct(s.held_out_mape));
     if (const auto dir = a["profiles-dir"].as<std::string>(); !dir.empty()) {
       auto p = fit.profile;
       p.name = impl.name + "/" + hw.name;

@@ -206,6 +206,75 @@ TEST_CASE("calibrate --from-kernels fits the kernel the implementation calls on 
   expect_bad(fit + " --kernel ../kernels/flash-attn-2", "kernel");
 }
 
+TEST_CASE("calibrate --from-kernels --free none scores a profile as it is: a fit's own profile gives its fitted times",
+          "[cli][calibrate][kernel]") {
+  const TempDir tmp;
+  const std::string file = std::string(RINGSIM_TEST_DATA) + "/components/kernels/h100_sdpa_flash.csv";
+  const std::string rows = " --as NVIDIA=h100-sxm --min-seconds 1e-2";
+  const auto fit = run("calibrate --from-kernels " + file + rows + " --free attention_efficiency,attention_bwd_efficiency" +
+                       " --profiles-dir " + tmp.file("fit") + " --report " + tmp.file("fit.csv"));
+  INFO(fit.err);
+  REQUIRE(fit.code == 0);
+  // Oracle: the fitted profile, scored on the same rows, predicts exactly the fit's in-sample times.
+  const auto score = run("calibrate --from-kernels " + file + rows + " --free none --profile " + tmp.file("fit/ring-flash-attn/h100-sxm.json") +
+                         " --report " + tmp.file("score.csv"));
+  INFO(score.err);
+  REQUIRE(score.code == 0);
+  CHECK(score.out.find("nothing fitted") != std::string::npos);
+  CHECK(score.out.find("out of sample") != std::string::npos);
+  const auto column = [](const std::string& text, const std::string& name) {
+    std::istringstream in(text);
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> header;
+    std::stringstream hs(line);
+    for (std::string x; std::getline(hs, x, ',');) header.push_back(x);
+    const auto at = static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    std::vector<double> out;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+      if (at < f.size()) out.push_back(std::stod(f[at]));
+    }
+    return out;
+  };
+  const auto fitted = column(read_file(tmp.file("fit.csv")), "fitted_s");
+  const auto scored = column(read_file(tmp.file("score.csv")), "fitted_s");
+  REQUIRE(fitted.size() > 4);
+  REQUIRE(scored.size() == fitted.size());
+  for (std::size_t i = 0; i < fitted.size(); ++i) CHECK(scored[i] == Approx(fitted[i]).epsilon(1e-5));
+  // Nothing to write: --profiles-dir with --free none is one line.
+  expect_bad("calibrate --from-kernels " + file + rows + " --free none --profiles-dir " + tmp.file("none"), "profiles-dir");
+}
+
+TEST_CASE("calibrate --from-kernels: a chart kv_heads column times grouped-query calls and a count that does not divide is refused",
+          "[cli][calibrate][kernel]") {
+  const TempDir tmp;
+  const std::string head = "gpu,method,pass,causal,head_dim,n_heads,seqlen,batch,tflops\n";
+  const std::string gqa_head = "gpu,method,pass,causal,head_dim,n_heads,kv_heads,seqlen,batch,tflops\n";
+  std::string plain = head, same = gqa_head, gqa = gqa_head, bad = gqa_head;
+  for (const int s : {4096, 8192, 16384}) {
+    const auto n = std::to_string(s);
+    plain += "H100,FlashAttention-2,fwd,0,128,16," + n + ",1,300\n";
+    same += "H100,FlashAttention-2,fwd,0,128,16,16," + n + ",1,300\n";
+    gqa += "H100,FlashAttention-2,fwd,0,128,16,4," + n + ",1,300\n";
+    bad += "H100,FlashAttention-2,fwd,0,128,16,5," + n + ",1,300\n";
+  }
+  const std::string score = " --as H100=h100-sxm --free none --report ";
+  const auto a = run("calibrate --from-kernels " + tmp.write("plain.csv", plain) + score + tmp.file("a.csv"));
+  const auto b = run("calibrate --from-kernels " + tmp.write("same.csv", same) + score + tmp.file("b.csv"));
+  const auto c = run("calibrate --from-kernels " + tmp.write("gqa.csv", gqa) + score + tmp.file("c.csv"));
+  INFO(a.err << b.err << c.err);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  REQUIRE(c.code == 0);
+  // kv_heads equal to n_heads is the column left out; fewer K/V heads are read as such.
+  CHECK(read_file(tmp.file("a.csv")) == read_file(tmp.file("b.csv")));
+  CHECK(read_file(tmp.file("c.csv")).find(",16,4,128,") != std::string::npos);
+  expect_bad("calibrate --from-kernels " + tmp.write("bad.csv", bad) + score + tmp.file("d.csv"), "kv_heads");
+}
+
 TEST_CASE("calibrate: an output folder that is a file is one line naming the flag, and a fit's files appear together",
           "[cli][calibrate]") {
   const TempDir dir;
