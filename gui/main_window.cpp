@@ -203,7 +203,9 @@ QWidget* MainWindow::build_form() {
   // the hardware, mask and both layouts (models::Catalog::choose_implementation).
   impl_ = new QComboBox(w);
   impl_->addItem(QStringLiteral("default"));
-  for (const auto& n : catalog_.implementation_names()) impl_->addItem(QString::fromStdString(n));
+  // The window runs training steps: the libraries that run one (a serving stack does not).
+  for (const auto& n : catalog_.implementation_names())
+    if (catalog_.implementation(n).runs_phase(models::RunPhase::Train)) impl_->addItem(QString::fromStdString(n));
   impl_->setToolTip(tr("the library that runs the ring (configs/implementations); default: the most preferred one "
                        "that offers the hardware, mask and both layouts"));
   tile_ = new QLineEdit(w);

@@ -198,7 +198,8 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
     std::vector<std::string> runs, production;
     for (const auto& name : catalog.implementation_names()) {
       const auto im = catalog.implementation(name);
-      if (!im.runs_on(hw.kind)) continue;
+      // What runs the plan's phase: a serving stack competes for prefill and decode, not training.
+      if (!im.runs_on(hw.kind) || !im.runs_phase(r.phase)) continue;
       runs.push_back(name);
       if (im.maturity == models::Maturity::Production) production.push_back(name);
     }

@@ -30,7 +30,7 @@ std::string most_preferred(const RunRequest& a, const models::Strategy& cp, cons
   for (const auto& name : catalog.implementation_names()) {
     auto im = catalog.implementation(name);
     if (im.maturity > at_most || !fits(im)) continue;
-    if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
+    if (!im.runs_phase(a.base.phase) || !im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
     const auto offers = [&](const models::LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); };
     if (a.layouts_given ? !std::all_of(a.layouts.begin(), a.layouts.end(), offers)
                         : !std::any_of(a.layouts.begin(), a.layouts.end(), offers))

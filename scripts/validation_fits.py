@@ -71,6 +71,13 @@ CUDNN_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its
               "h100-pcie": "The H100 PCIe has fewer SMs and a lower clock than the SXM part (this GPU's specs).",
               "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs).",
               "b200": "On Blackwell cuDNN runs its sm100 kernels, unmeasured here: the H100's sm90 fit stands in."}
+# The serving stack (configs/implementations/cp-serve.json): FlashAttention-3 on Hopper, fitted on its
+# chart on H100 and derived for the other Hopper GPUs; FlashAttention-2 elsewhere, from the same fits as
+# the training libraries (no host terms: a serving stack's host is unmeasured).
+SERVE = "cp-serve"
+FA3_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its SMs and clocks).",
+            "h100-pcie": "The H100 PCIe has fewer SMs and a lower clock than the SXM part (this GPU's specs).",
+            "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs)."}
 # Which fitted GPU's kernel parameters a GPU borrows (the same sm80 FlashAttention-2 code path).
 FA2_SOURCE = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "a800": "a100-80gb", "a100-80gb-pcie": "a100-80gb",
               "h800": "h800", "h100-sxm": "h100-sxm", "h100-pcie": "h100-sxm", "h200-sxm": "h100-sxm", "b200": "h100-sxm",
@@ -184,7 +191,7 @@ def fit_components():
                            "%s=%s" % (gpu, hw), "--min-seconds", KERNEL_MIN_S, "--free", KERNEL_ONLY_FREE,
                            "--date", DATE, "--profiles-dir", kfit)
     out["fa3"] = ringsim("calibrate", "--from-kernels", KERNELS + "/" + FA3_CHART, "--method", "FlashAttention-3",
-                         "--kernel", "flash-attn-3", "--as", "H100=h100-sxm", "--date", DATE)
+                         "--impl", SERVE, "--as", "H100=h100-sxm", "--date", DATE, "--profiles-dir", kfit)
     # The host's time per step and call of ring-flash-attention's loop, from its one measured host (the
     # H100 campaign's VM: h100-sxm's own, a stand-in for the others).
     for hw in ("a100-80gb", "h800") + tuple(KERNEL_ONLY):
@@ -262,6 +269,7 @@ def fit_flash(kfit):
                     "measured on H100; its merges, messages and strategies are its own (configs/implementations/%s.json). %s"
                     % (impl, impl, why)).strip()
             derive(impl + "/" + cudnn_hw, hw, FLASH_KEEP, note, impl, FLASH_KEEP_CYCLES)
+    fit_serving(kfit, ref)
     for impl in FA2_IMPLS:
         os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
         for hw in GPUS:
@@ -276,6 +284,34 @@ def fit_flash(kfit):
             keep = FLASH_KEEP + ("," + HOST_KEEP if impl in HOST_IMPLS else "")
             derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, keep, note, impl, FLASH_KEEP_CYCLES)
     return text
+
+
+def fit_serving(kfit, ref):
+    """configs/profiles/cp-serve/: the FlashAttention-3 chart fit on H100 (its forward is all a prefill
+    and decode call), derived for the other Hopper GPUs; FlashAttention-2's fits elsewhere, as vLLM's
+    backend choice falls back to it (Blackwell included: FlashAttention-4 is not modelled)."""
+    os.makedirs(os.path.join(ROOT, "configs", "profiles", SERVE), exist_ok=True)
+    for hw in ["h100-sxm"] + [g for g in GPUS if g != "h100-sxm"]:  # the fitted one first: the others derive from it
+        if hw == "h100-sxm":
+            kernel_only_profile(os.path.join(kfit, SERVE, hw + ".json"), SERVE, hw, ref,
+                                " FlashAttention-3's forward on its H100 chart: what a serving stack calls on Hopper"
+                                " (configs/implementations/%s.json); its host per layer and request is unmeasured"
+                                " (none charged)." % SERVE)
+        elif hw in FA3_GPUS:
+            derive(SERVE + "/h100-sxm", hw, FLASH_KEEP,
+                   ("%s calls FlashAttention-3 on this GPU, whose sm90 kernel the source profile's chart fit measured on"
+                    " H100. %s" % (SERVE, FA3_GPUS[hw])).strip(), SERVE, FLASH_KEEP_CYCLES)
+        elif hw == "mi300x":
+            derive("ring-flash-attn/a100-80gb", hw, "", MI300X_NOTE, SERVE)
+        else:
+            why = NOTE_GPU[hw]
+            if hw == "b200":
+                why = ("vLLM runs FlashAttention-4 on Blackwell where it is built (not modelled here) and falls back to"
+                       " FlashAttention-2, priced here with the H100's sm80-path efficiency.")
+            derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, FLASH_KEEP,
+                   ("%s calls FlashAttention-2 on this GPU, whose sm80 code path the source profile's fit measured;"
+                    " a serving stack's host is unmeasured (none charged). %s" % (SERVE, why)).strip(),
+                   SERVE, FLASH_KEEP_CYCLES)
 
 
 def fit_scfa():

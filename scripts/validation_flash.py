@@ -122,10 +122,11 @@ def write_flash(w, comps, text, t1, vl):
     w("")
     write_fit(w, ["ringsim calibrate --from-kernels %s/%s --impl te-p2p --as \"%s=%s\" \\" % (KERNELS, CUDNN[0], CUDNN[1], CUDNN[2]),
                   "    --min-seconds %s --free %s --profiles-dir KFIT" % (KERNEL_MIN_S, KERNEL_ONLY_FREE)], comps["cudnn"])
-    w("FlashAttention-3's forward on its chart (a component fit; no library here calls it by default):")
+    w("FlashAttention-3's forward on its chart: what the serving stack `cp-serve` calls on Hopper for prefill")
+    w("and decode (docs/inference.md); no training library here calls it by default:")
     w("")
-    write_fit(w, ["ringsim calibrate --from-kernels %s/%s --method FlashAttention-3 --kernel flash-attn-3 --as H100=h100-sxm"
-                  % (KERNELS, FA3_CHART)], comps["fa3"])
+    write_fit(w, ["ringsim calibrate --from-kernels %s/%s --method FlashAttention-3 --impl cp-serve --as H100=h100-sxm \\"
+                  % (KERNELS, FA3_CHART), "    --profiles-dir KFIT"], comps["fa3"])
     w("**The systems, predicted.** Data: ring-flash-attention's README table (8 x A100 and 8 x H800, forward")
     w("and forward + backward, with the single-GPU flash_attn call; implementation `ring-flash-attn`) and the")
     w("ring-only rows (Ulysses degree 1) of YunChang/USP's table T1 (8 x A100 NVLink, forward, head shapes 2/2/32")

@@ -93,11 +93,13 @@ Implementation Catalog::implementation(const std::string& name) const {
 }
 
 Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
-                                               const std::vector<LayoutSpec>& layouts, bool production_only) const {
+                                               const std::vector<LayoutSpec>& layouts, bool production_only,
+                                               RunPhase phase) const {
   const Implementation* best = nullptr;
   auto rank = [](const Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
   for (const auto& im : implementations()) {
     if (production_only && im.maturity != Maturity::Production) continue;
+    if (!im.runs_phase(phase)) continue;
     if (!im.runs_on(hw.kind) || !im.offers_mask(mask) || !im.offers_strategy(cp)) continue;
     if (!std::all_of(layouts.begin(), layouts.end(), [&](const LayoutSpec& l) { return im.offers(hw.kind, l, mask, cp); }))
       continue;
@@ -108,7 +110,8 @@ Implementation Catalog::default_implementation(const Hardware& hw, const MaskSpe
                      std::string(production_only ? "no production library" : "no implementation") + " runs " +
                          mask.family_name() + " attention" +
                          (layouts.empty() ? std::string() : " with layout(s) " + join_texts(layouts)) + " and strategy " +
-                         cp.text() + " on " + hw.name + " (" + hw.kind + "); known: " + join_list(implementation_names()));
+                         cp.text() + (phase == RunPhase::Train ? std::string() : std::string(" for ") + to_string(phase)) +
+                         " on " + hw.name + " (" + hw.kind + "); known: " + join_list(implementation_names()));
   return *best;
 }
 
@@ -120,7 +123,7 @@ std::string Catalog::choose_implementation(const ScenarioSpec& spec, const Hardw
                      "profile '" + spec.profile + "' is for implementation " + *fixed + ", not " + spec.impl);
   if (!spec.impl.empty()) return implementation(spec.impl).name;
   if (fixed) return implementation(*fixed).name;
-  return default_implementation(hw, effective_mask(spec), spec.cp, layouts, production_only).name;
+  return default_implementation(hw, effective_mask(spec), spec.cp, layouts, production_only, spec.phase).name;
 }
 
 std::optional<std::string> Catalog::profile_implementation(const std::string& name_or_path) const {

@@ -25,13 +25,17 @@ class Catalog {
   // The most preferred implementation that runs on the hardware and offers the mask, the
   // strategy and every layout in `layouts` (none: any): a production library before a research
   // kernel before ringsim's reference kernels (a user can deploy the first), then the lowest
-  // `preference`, then the name. `production_only`: no research or reference kernel at all.
-  // InputError when none does. Layouts compared side by side share one implementation.
+  // `preference`, then the name; only implementations that run `phase` (a serving stack for
+  // prefill and decode, a training library for a step). `production_only`: no research or
+  // reference kernel at all. InputError when none does. Layouts compared side by side share one
+  // implementation.
   [[nodiscard]] Implementation default_implementation(const Hardware& hw, const MaskSpec& mask, const Strategy& cp,
                                                       const std::vector<LayoutSpec>& layouts = {},
-                                                      bool production_only = false) const;
+                                                      bool production_only = false,
+                                                      RunPhase phase = RunPhase::Train) const;
   // The implementation a scenario runs with all of `layouts` (compared side by side, they share
-  // one): spec.impl when given, else the one spec.profile is for, else the default for them all.
+  // one): spec.impl when given, else the one spec.profile is for, else the default for them all
+  // in spec.phase.
   [[nodiscard]] std::string choose_implementation(const ScenarioSpec& spec, const Hardware& hw,
                                                   const std::vector<LayoutSpec>& layouts,
                                                   bool production_only = false) const;

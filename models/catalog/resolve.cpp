@@ -131,6 +131,7 @@ ResolvedScenario resolve(const ScenarioSpec& spec, const ScenarioParts& parts, s
   check_scenario_sizes(spec, r.model);
   r.strategy = spec.cp;
   r.impl = parts.impl;
+  r.impl.check_phase(spec.phase);
   r.impl.check_offers(r.hardware.kind, spec.layout, effective_mask(spec), spec.cp);
   r.strategy.check(r.model, spec.mp, spec.sp, r.impl.protocol.kv_head_replication, r.impl.name);
   if (r.impl.kernel == "flash") (void)KernelRates::of(parts.hardware, parts.profile);  // compute units present

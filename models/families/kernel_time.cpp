@@ -398,7 +398,9 @@ namespace {
 // for its head dim, a varlen call, or enough work unsplit).
 struct SplitShape {
   const KernelTile* tile = nullptr;
-  std::int64_t rows = 0, cols = 0, splits = 0;
+  // rows: blocks of block_m rows, each `group` query heads of a token packed together (PackGQA; 1
+  // without it), so a block holds block_m / group tokens.
+  std::int64_t rows = 0, cols = 0, splits = 0, group = 1;
 };
 
 SplitShape split_shape(const KernelSpec& s, const KernelRates& r, const KernelCall& c) {
@@ -407,9 +409,10 @@ SplitShape split_shape(const KernelSpec& s, const KernelRates& r, const KernelCa
   const SplitKv& sk = *s.fwd_split_kv;
   const KernelTile* t = tile_for(sk.tiles, c.head_dim, c.causal, r.device);
   if (!t) return out;
-  out.rows = ceil_div(c.q_len, sk.block_m);
+  out.group = sk.pack_gqa && c.kv_heads > 0 ? std::max<std::int64_t>(1, c.heads / c.kv_heads) : 1;
+  out.rows = ceil_div(c.q_len * out.group, t->block_m);
   out.cols = ceil_div(c.k_len, t->block_n);
-  out.splits = sk.splits(c.batch * c.heads * out.rows, out.cols, r.sm_count);
+  out.splits = sk.splits(c.batch * (c.heads / out.group) * out.rows, out.cols, r.sm_count);
   if (out.splits > 1) out.tile = t;
   return out;
 }
@@ -421,15 +424,16 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
   const SplitShape shape = split_shape(s, r, c);
   if (!shape.tile) return -1;
   const KernelTile& t = *shape.tile;
-  const std::int64_t rows = shape.rows, cols = shape.cols, splits = shape.splits;
+  const std::int64_t rows = shape.rows, cols = shape.cols, splits = shape.splits, g = shape.group;
   const std::int64_t per = ceil_div(cols, splits);
   const TileCosts cost(s, r, t, false);
   const std::int64_t k = ctas_per_sm(s, t, r);
   std::vector<double> pattern;
   pattern.reserve(static_cast<std::size_t>(rows * splits));
   for (std::int64_t i = 0; i < rows; ++i) {
+    // The tokens whose (token, head) rows the block holds (all of one token's heads when packed).
     std::int64_t visited = 0, masked = 0;
-    row_tiles(c, i * t.block_m, std::min(c.q_len, (i + 1) * t.block_m), t.block_n, visited, masked);
+    row_tiles(c, i * t.block_m / g, std::min(c.q_len, ceil_div((i + 1) * t.block_m, g)), t.block_n, visited, masked);
     for (std::int64_t j = 0; j < splits; ++j) {
       // The straddling tiles are the last `masked` of the `visited` ones.
       const std::int64_t lo = j * per, hi = std::min(visited, (j + 1) * per);
@@ -438,7 +442,7 @@ double split_fwd_s(const KernelSpec& s, const KernelRates& r, const KernelCall& 
       pattern.push_back(cost.work(v, m) * static_cast<double>(k));
     }
   }
-  return call_makespan(pattern, c.batch * c.heads, r, k);
+  return call_makespan(pattern, c.batch * (c.heads / g), r, k);
 }
 
 }  // namespace

@@ -42,6 +42,28 @@ bool Implementation::runs_precision(std::string_view precision) const noexcept {
 }
 
 std::string Implementation::precisions_text() const { return join_list(precisions); }
+
+bool Implementation::runs_phase(RunPhase phase) const noexcept {
+  return std::find(phases.begin(), phases.end(), phase) != phases.end();
+}
+
+std::string Implementation::phases_text() const {
+  std::string out;
+  for (std::size_t i = 0; i < phases.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == phases.size() ? " and " : ", ") + to_string(phases[i]);
+  return out;
+}
+
+void Implementation::check_phase(RunPhase phase) const {
+  if (runs_phase(phase)) return;
+  const bool train = phase == RunPhase::Train;
+  throw InputError({}, 0, "impl",
+                   "implementation " + name + " runs " + phases_text() + " only, not " +
+                       (train ? std::string("a training step") : std::string(to_string(phase))) + ": " +
+                       (train ? "predict it with --phase prefill or decode, or name a training library with --impl"
+                              : "name another implementation with --impl") +
+                       " (configs/implementations/" + name + ".json says why in its notes)");
+}
 bool Implementation::offers_layout(const LayoutSpec& layout) const noexcept {
   return contains(layouts, layout.family_name());
 }
@@ -137,6 +159,21 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   for (const auto& p : im.precisions)
     if (p != "bf16" && p != "fp32" && p != "fp8")
       throw InputError(file, 0, "precisions", "expected \"bf16\", \"fp32\" or \"fp8\", got '" + p + "'");
+  if (f.find("phases")) {
+    im.phases.clear();
+    for (const auto& name : string_list(f, "phases")) {
+      const auto phase = [&] {
+        try {
+          return parse_phase(name);
+        } catch (const InputError&) {
+          throw InputError(file, 0, "phases", "expected \"train\", \"prefill\" or \"decode\", got '" + name + "'");
+        }
+      }();
+      if (std::find(im.phases.begin(), im.phases.end(), phase) != im.phases.end())
+        throw InputError(file, 0, "phases", "'" + name + "' named twice");
+      im.phases.push_back(phase);
+    }
+  }
   im.notes = f.string_or("notes", "");
   im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
   im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");
@@ -165,9 +202,10 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   }
   if (im.kernel == "flash") {
     if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
-    // A ring's rounds are timed from the library's step calls.
+    // A training step's ring rounds are timed from the library's step calls (a prefill's calls are
+    // composed by models/inference/prefill.cpp whatever the library).
     for (const auto& st : im.strategies)
-      if (Strategy::family_has_ring(st) && im.protocol.ring_steps.empty())
+      if (im.runs_phase(RunPhase::Train) && Strategy::family_has_ring(st) && im.protocol.ring_steps.empty())
         throw InputError(file, 0, "protocol.ring_steps",
                          "kernel family flash on strategy " + st + " needs the calls of each ring step");
   }

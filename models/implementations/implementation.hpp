@@ -17,6 +17,7 @@
 #include "models/io/code_source.hpp"
 #include "models/implementations/kernel_spec.hpp"
 #include "models/implementations/protocol.hpp"
+#include "models/implementations/run_phase.hpp"
 #include "models/implementations/strategy.hpp"
 #include "models/workload/layout_spec.hpp"
 #include "models/workload/mask_spec.hpp"
@@ -46,6 +47,10 @@ struct Implementation {
   // Training precisions its kernels and collectives run (models/memory's TrainingPrecision:
   // "bf16" = 16-bit mixed precision, "fp32", "fp8"), as read in its source.
   std::vector<std::string> precisions;
+  // The phases it runs ("phases": ["train", "prefill", "decode"], the default): a serving stack
+  // whose kernels have no backward model in configs/kernels/ runs prefill and decode only, and is
+  // what those phases choose when no implementation is named (Catalog::default_implementation).
+  std::vector<RunPhase> phases{RunPhase::Train, RunPhase::Prefill, RunPhase::Decode};
   std::vector<CodeSource> sources;
   std::string notes;
   // Its protocol (models/implementations/protocol.hpp; the optional "protocol" object): its messages and what
@@ -70,6 +75,10 @@ struct Implementation {
 
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool runs_precision(std::string_view precision) const noexcept;
+  [[nodiscard]] bool runs_phase(RunPhase phase) const noexcept;
+  [[nodiscard]] std::string phases_text() const;  // "prefill, decode"
+  // Throws InputError (field "impl") when it does not run `phase`, naming the phases it runs.
+  void check_phase(RunPhase phase) const;
   [[nodiscard]] std::string precisions_text() const;  // "bf16, fp8"
   [[nodiscard]] bool offers_layout(const LayoutSpec& layout) const noexcept;
   [[nodiscard]] bool offers_mask(const MaskSpec& mask) const noexcept;

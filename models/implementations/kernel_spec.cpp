@@ -126,10 +126,11 @@ std::vector<KernelTile> tiles_from(const nlohmann::json& arr, const std::string&
 std::int64_t SplitKv::splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const {
   const std::int64_t slots = slots_per_sm * sm_count;
   if (static_cast<double>(work) >= fill_fraction * static_cast<double>(slots)) return 1;
+  if (key_blocks <= unsplit_key_blocks) return 1;
   const std::int64_t most = std::min({max_splits, slots, key_blocks});
   const auto per = [&](std::int64_t n) { return (key_blocks + n - 1) / n; };
-  // A split count that leaves the keys per split unchanged is not a candidate.
-  const auto eligible = [&](std::int64_t n) { return n == 1 || per(n) != per(n - 1); };
+  // FlashAttention-2: a split count that leaves the keys per split unchanged is not a candidate.
+  const auto eligible = [&](std::int64_t n) { return !skip_equal_key_splits || n == 1 || per(n) != per(n - 1); };
   const auto efficiency = [&](std::int64_t n) {
     const double waves = static_cast<double>(work * n) / static_cast<double>(slots);
     return waves / std::ceil(waves);
@@ -258,15 +259,28 @@ KernelSpec KernelSpec::from_json(const nlohmann::json& j, const std::string& fil
                              ", " + std::to_string(hi) + "]");
       return v;
     };
-    s.block_m = static_cast<std::int64_t>(in("block_m", 1, 4096, true));
     s.fill_fraction = in("fill_fraction", 0, 1, false);
     s.slots_per_sm = static_cast<std::int64_t>(in("slots_per_sm", 1, 64, true));
     s.max_splits = static_cast<std::int64_t>(in("max_splits", 1, 4096, true));
     s.efficiency_fraction = in("efficiency_fraction", 0, 1, false);
+    // Optional (FlashAttention-3's rules; FlashAttention-2's defaults).
+    const auto flag = [&](const char* key, bool fallback) {
+      const auto* v = g.find(key);
+      if (!v) return fallback;
+      if (!v->is_boolean()) throw InputError(file, 0, std::string("fwd_split_kv.") + key, "expected true or false");
+      return v->get<bool>();
+    };
+    s.pack_gqa = flag("pack_gqa", false);
+    s.skip_equal_key_splits = flag("skip_equal_key_splits", true);
+    if (g.find("unsplit_key_blocks")) s.unsplit_key_blocks = static_cast<std::int64_t>(in("unsplit_key_blocks", 0, 1 << 20, true));
     s.tiles = tiles_from(sk->contains("tiles") ? (*sk)["tiles"] : nlohmann::json(), file, "fwd_split_kv.tiles");
-    for (const auto& t : s.tiles)
-      if (t.block_m != s.block_m)
-        throw InputError(file, 0, "fwd_split_kv.tiles", "every split tile has block_m = fwd_split_kv.block_m");
+    // "block_m" (optional): the rows of every split tile, where the split kernel has one (FlashAttention-2's 64).
+    if (g.find("block_m")) {
+      const auto rows = static_cast<std::int64_t>(in("block_m", 1, 4096, true));
+      for (const auto& t : s.tiles)
+        if (t.block_m != rows)
+          throw InputError(file, 0, "fwd_split_kv.tiles", "every split tile has block_m = fwd_split_kv.block_m");
+    }
     k.fwd_split_kv = std::move(s);
   }
   f.reject_unread("kernel file");

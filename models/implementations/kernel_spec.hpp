@@ -55,18 +55,23 @@ struct KernelTile {
 };
 
 // A forward that splits the keys of a call over several CTAs per query block when the call alone
-// would leave SMs idle (FlashAttention-2 >= 2.2, flash_api.cpp num_splits_heuristic): with W =
-// batch x heads x query blocks of block_m rows and S = slots_per_sm x SMs, no split when W >=
-// fill_fraction x S; else, over the split counts n <= min(max_splits, S, key blocks) that change the
-// keys per split, the smallest whose wave efficiency (W n / S) / ceil(W n / S) reaches
+// would leave SMs idle (FlashAttention-2 >= 2.2, flash_api.cpp num_splits_heuristic; FlashAttention-3,
+// hopper/heuristics.h): with W = batch x heads x query blocks of the split tile's block_m rows and S = slots_per_sm x
+// SMs, no split when W >= fill_fraction x S or the call has at most unsplit_key_blocks key tiles;
+// else, over the split counts n <= min(max_splits, S, key blocks) (FlashAttention-2: only those that
+// change the keys per split), the smallest whose wave efficiency (W n / S) / ceil(W n / S) reaches
 // efficiency_fraction of the best. Each split is one CTA of the split kernel's tile.
+// FlashAttention-3 packs a K/V head's query heads into the rows of a split call (PackGQA): W counts
+// batch x K/V heads x blocks of block_m (token, query head) rows.
 struct SplitKv {
-  std::int64_t block_m = 64;
-  std::vector<KernelTile> tiles;  // the split kernel's tiles (block_n per head dim)
+  std::vector<KernelTile> tiles;  // the split kernel's tiles (block_m x block_n per head dim)
   double fill_fraction = 0.8;
   std::int64_t slots_per_sm = 2;
   std::int64_t max_splits = 128;
   double efficiency_fraction = 0.85;
+  bool pack_gqa = false;
+  bool skip_equal_key_splits = true;
+  std::int64_t unsplit_key_blocks = 0;
   // Splits of a call with `work` CTAs of block_m rows and `key_blocks` key tiles on `sm_count` SMs.
   [[nodiscard]] std::int64_t splits(std::int64_t work, std::int64_t key_blocks, std::int64_t sm_count) const;
 };

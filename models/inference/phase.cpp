@@ -9,56 +9,38 @@
 
 namespace ringsim::models {
 
-const char* to_string(RunPhase p) noexcept {
-  switch (p) {
-    case RunPhase::Train: return "train";
-    case RunPhase::Prefill: return "prefill";
-    case RunPhase::Decode: return "decode";
-  }
-  return "train";
-}
-
-RunPhase parse_phase(std::string_view text) {
-  if (text == "train") return RunPhase::Train;
-  if (text == "prefill") return RunPhase::Prefill;
-  if (text == "decode") return RunPhase::Decode;
-  throw InputError({}, 0, "phase", "expected train, prefill or decode, got '" + std::string(text) + "'");
-}
-
 ScenarioSpec inference_spec(const ScenarioSpec& spec, RunPhase phase, std::int64_t cached_tokens, const Catalog& catalog) {
   if (phase == RunPhase::Train) return spec;
   ScenarioSpec out = spec;
+  out.phase = phase;
+  const auto hw = out.hardware_file.empty() ? catalog.hardware(out.hardware) : Hardware::load_file(out.hardware_file);
   if (phase == RunPhase::Prefill) {
     out.layout = LayoutSpec::parse("zigzag");
-  } else {
-    out.layout = LayoutSpec{};
-    // Decode is priced on the scenario of its context (n_seq becomes the cached tokens), and every
-    // scenario counts its n_seq^2 pairs in 64 bits: that bounds --cached-tokens here, said as the
-    // flag's own limit rather than as an n_seq the user never gave.
-    std::int64_t pairs = 0;
-    if (!mul_fits(cached_tokens, cached_tokens, pairs))
-      throw InputError({}, 0, "cached-tokens",
-                       "decode over caches of " + std::to_string(cached_tokens) +
-                           " tokens: the context is the scenario's sequence, whose pair count (tokens^2) must fit "
-                           "64-bit integers: at most 3037000499 tokens");
-    if (cached_tokens > 0) out.n_seq = cached_tokens;
-    // The new token attends to every cached token wherever the cache's shards sit, so the layout
-    // changes no work: a library named that shards the cache only in some layouts (TransformerEngine's
-    // ring: zigzag under a causal mask) decodes on the first it offers.
-    if (!out.impl.empty()) {
-      const auto hw = out.hardware_file.empty() ? catalog.hardware(out.hardware) : Hardware::load_file(out.hardware_file);
-      const auto im = catalog.implementation(out.impl);
-      for (const char* name : {"contiguous", "zigzag", "striped"})
-        if (const auto l = LayoutSpec::parse(name); im.offers(hw.kind, l, effective_mask(out), out.cp)) {
-          out.layout = l;
-          break;
-        }
+    if (out.impl.empty()) out.impl = catalog.choose_implementation(out, hw, {out.layout}, true);
+    return out;
+  }
+  // Decode is priced on the scenario of its context (n_seq becomes the cached tokens), and every
+  // scenario counts its n_seq^2 pairs in 64 bits: that bounds --cached-tokens here, said as the
+  // flag's own limit rather than as an n_seq the user never gave.
+  std::int64_t pairs = 0;
+  if (!mul_fits(cached_tokens, cached_tokens, pairs))
+    throw InputError({}, 0, "cached-tokens",
+                     "decode over caches of " + std::to_string(cached_tokens) +
+                         " tokens: the context is the scenario's sequence, whose pair count (tokens^2) must fit "
+                         "64-bit integers: at most 3037000499 tokens");
+  if (cached_tokens > 0) out.n_seq = cached_tokens;
+  // The new token attends to every cached token wherever the cache's shards sit, so the layout
+  // changes no work: the implementation (named, or the phase's default whatever its layouts) decodes
+  // on the first layout it offers (TransformerEngine's ring and a serving stack's balanced sharding:
+  // zigzag under a causal mask).
+  out.layout = LayoutSpec{};
+  if (out.impl.empty()) out.impl = catalog.choose_implementation(out, hw, {}, true);
+  const auto im = catalog.implementation(out.impl);
+  for (const char* name : {"contiguous", "zigzag", "striped"})
+    if (const auto l = LayoutSpec::parse(name); im.offers(hw.kind, l, effective_mask(out), out.cp)) {
+      out.layout = l;
+      break;
     }
-  }
-  if (out.impl.empty()) {
-    const auto hw = out.hardware_file.empty() ? catalog.hardware(out.hardware) : Hardware::load_file(out.hardware_file);
-    out.impl = catalog.choose_implementation(out, hw, {out.layout}, true);
-  }
   return out;
 }
 

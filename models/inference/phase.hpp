@@ -10,16 +10,13 @@
 #include <string_view>
 
 #include "models/catalog/catalog.hpp"
+#include "models/implementations/run_phase.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/memory/memory.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace ringsim::models {
 
-enum class RunPhase { Train, Prefill, Decode };
-[[nodiscard]] const char* to_string(RunPhase p) noexcept;
-// "train", "prefill", "decode"; InputError (field "phase") otherwise.
-[[nodiscard]] RunPhase parse_phase(std::string_view text);
 
 // The scenario an inference phase runs, from the one asked for. Prefill: the balanced sharding
 // of new and cached tokens is the inference code's own, so the layout becomes zigzag whatever was

@@ -13,6 +13,7 @@
 #include "models/cost/cost.hpp"
 #include "models/hardware/hardware.hpp"
 #include "models/implementations/implementation.hpp"
+#include "models/implementations/run_phase.hpp"
 #include "models/workload/inference_formats.hpp"
 #include "models/workload/documents_spec.hpp"
 #include "models/workload/layout.hpp"
@@ -57,6 +58,10 @@ struct ScenarioSpec {
   // lognormal:MEAN:SIGMA:SEED[:Q]); they set the mask to per-document causal. None: one sequence.
   std::optional<DocumentsSpec> docs;
   std::uint64_t seed = 1;         // for generated sparse masks
+  // What it runs: a training step, or a prefill or decode (models::inference_spec sets it); the
+  // implementation must run it (Implementation::phases), and with none named the phase's default
+  // is chosen (a serving stack for prefill and decode).
+  RunPhase phase = RunPhase::Train;
   // Prefill and decode: what the weights and the K/V cache are stored in (models/workload/inference_formats.hpp);
   // a training step ignores it (its precision is models::TrainingPrecision's).
   InferenceFormats formats;

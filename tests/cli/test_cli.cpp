@@ -398,6 +398,37 @@ TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a la
   CHECK_THAT(t.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("why:"));
 }
 
+TEST_CASE("predict --phase prefill|decode name the serving stack and its kernel and a training step refuses it", "[cli][inference]") {
+  // With no --impl the phases run the serving stack: FlashAttention-3 on Hopper, FlashAttention-2 on Ampere.
+  for (const auto& [gpu, kernel] : {std::pair{"h100-sxm", "flash-attn-3"}, std::pair{"a100-80gb", "flash-attn-2"}}) {
+    for (const char* phase : {"prefill --seq 16384", "decode --cached-tokens 65536"}) {
+      const auto r = run(std::string("predict --phase ") + phase + " --hardware " + gpu + " --model llama3-8b --mesh 1x8 --format json");
+      INFO(gpu << " " << phase << ": " << r.err);
+      REQUIRE(r.code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j.at("impl").get<std::string>() == "cp-serve");
+      if (j.contains("kernel")) CHECK(j.at("kernel").get<std::string>() == kernel);
+    }
+    const auto t = run(std::string("predict --phase prefill --hardware ") + gpu + " --model llama3-8b --mesh 1x8 --seq 16384");
+    REQUIRE(t.code == 0);
+    CHECK(t.out.find(std::string("(cp-serve, kernel ") + kernel + ")") != std::string::npos);
+  }
+  // A training library named for a prefill still runs (the header says which).
+  const auto named = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl ring-flash-attn");
+  REQUIRE(named.code == 0);
+  CHECK(named.out.find("(ring-flash-attn, kernel flash-attn-2)") != std::string::npos);
+  // The serving stack has no training step: one line naming impl and what to do instead.
+  expect_bad("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve", "prefill and decode only");
+  // A sweep lists such points as skipped, with the reason, as it does any point that cannot run.
+  const auto sweep = run("sweep --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve");
+  REQUIRE(sweep.code == 0);
+  CHECK(sweep.out.find(",skipped,") != std::string::npos);
+  CHECK(sweep.out.find("prefill and decode only") != std::string::npos);
+  const auto served = run("sweep --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve");
+  REQUIRE(served.code == 0);
+  CHECK(served.out.find(",skipped,") == std::string::npos);
+}
+
 TEST_CASE("sizes read as the outputs print them (--seq 1M and --target-tokens-per-s 200k) and --nodes points at --topology", "[cli]") {
   const auto a = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1M");
   const auto b = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1048576");

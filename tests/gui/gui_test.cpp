@@ -233,14 +233,21 @@ TEST_CASE("an invalid entry disables Run and says why", "[gui]") {
   CHECK(w.validation_message().isEmpty());
 }
 
-TEST_CASE("the implementation drop-down lists every implementation and refuses what one does not offer", "[gui]") {
+TEST_CASE("the implementation drop-down lists every training implementation and refuses what one does not offer", "[gui]") {
   app();
   const models::Catalog cat;
   gui::MainWindow w{cat};
   w.set_scenario(paper_scenario());
   auto* impl = w.impl_combo();
   REQUIRE(impl != nullptr);
-  CHECK(impl->count() == static_cast<int>(cat.implementation_names().size()) + 1);  // + "default"
+  // Every library that runs a training step (the window's), and not the serving stack.
+  const auto names = cat.implementation_names();
+  const auto training = std::count_if(names.begin(), names.end(), [&](const std::string& n) {
+    return cat.implementation(n).runs_phase(models::RunPhase::Train);
+  });
+  CHECK(training < static_cast<std::ptrdiff_t>(names.size()));
+  CHECK(impl->count() == static_cast<int>(training) + 1);  // + "default"
+  CHECK(impl->findText("cp-serve") < 0);
   CHECK(impl->currentText() == "default");
   impl->setCurrentText("jax-blockwise");
   CHECK(w.run_button()->isEnabled());

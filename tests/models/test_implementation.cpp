@@ -77,23 +77,26 @@ TEST_CASE("the default implementation is the most preferred one that offers the 
     layout_sets.push_back(parse_layouts(set));
   const Strategy ring;
   std::int64_t checked = 0;
+  for (const auto phase : {RunPhase::Train, RunPhase::Prefill, RunPhase::Decode})
   for (const auto& hw_name : cat.hardware_names()) {
     const auto hw = cat.hardware(hw_name);
     for (const char* mask_text : {"causal", "full", "window:64", "hash:8", "qkdrop:0.5"})
       for (const auto& layouts : layout_sets) {
+        INFO(to_string(phase) << " on " << hw_name << " " << mask_text);
         const auto mask = MaskSpec::parse(mask_text);
         auto offers = [&](const Implementation& im) {
           // A ring library's steps decide which layouts run under which mask (zigzag and stripe
-          // steps are causal only): Implementation::offers, what check_offers accepts.
-          return im.runs_on(hw.kind) && im.offers_mask(mask) && im.offers_strategy(ring) &&
+          // steps are causal only): Implementation::offers, what check_offers accepts; and it
+          // runs the phase (a serving stack no training step).
+          return im.runs_phase(phase) && im.runs_on(hw.kind) && im.offers_mask(mask) && im.offers_strategy(ring) &&
                  std::all_of(layouts.begin(), layouts.end(), [&](const auto& l) { return im.offers(hw.kind, l, mask, ring); });
         };
         const bool any = std::any_of(all.begin(), all.end(), offers);
         if (!any) {
-          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts), InputError);
+          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts, false, phase), InputError);
           continue;
         }
-        const auto d = cat.default_implementation(hw, mask, ring, layouts);
+        const auto d = cat.default_implementation(hw, mask, ring, layouts, false, phase);
         CHECK(offers(d));
         // A production library before a research kernel before the reference kernels, then preference.
         auto rank = [](const Implementation& im) { return std::pair{static_cast<int>(im.maturity), im.preference}; };
@@ -104,16 +107,67 @@ TEST_CASE("the default implementation is the most preferred one that offers the 
           return offers(im) && im.maturity == Maturity::Production;
         });
         if (any_production) {
-          const auto p = cat.default_implementation(hw, mask, ring, layouts, true);
+          const auto p = cat.default_implementation(hw, mask, ring, layouts, true, phase);
           CHECK(p.maturity == Maturity::Production);
           if (d.maturity == Maturity::Production) CHECK(p.name == d.name);
         } else {
-          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts, true), InputError);
+          CHECK_THROWS_AS(cat.default_implementation(hw, mask, ring, layouts, true, phase), InputError);
         }
         ++checked;
       }
   }
-  CHECK(checked > 50);
+  CHECK(checked > 150);
+}
+
+TEST_CASE("an implementation says which phases it runs, and a scenario of another phase is refused", "[impl][phase]") {
+  const Catalog cat;
+  // The training libraries run every phase (their forward is a prefill's); the serving stack runs
+  // prefill and decode, and is what those phases choose on a GPU when no library is named.
+  const auto rfa = cat.implementation("ring-flash-attn");
+  for (const auto phase : {RunPhase::Train, RunPhase::Prefill, RunPhase::Decode}) CHECK(rfa.runs_phase(phase));
+  const auto serve = cat.implementation("cp-serve");
+  CHECK_FALSE(serve.runs_phase(RunPhase::Train));
+  CHECK(serve.runs_phase(RunPhase::Prefill));
+  CHECK(serve.runs_phase(RunPhase::Decode));
+  CHECK(serve.phases_text() == "prefill and decode");
+  const auto h100 = cat.hardware("h100-sxm");
+  const Strategy ring;
+  const auto causal = MaskSpec::parse("causal");
+  const auto zigzag = parse_layouts({"zigzag"});
+  CHECK(cat.default_implementation(h100, causal, ring, zigzag, true, RunPhase::Prefill).name == "cp-serve");
+  CHECK(cat.default_implementation(h100, causal, ring, {}, true, RunPhase::Decode).name == "cp-serve");
+  CHECK(cat.default_implementation(h100, causal, ring, zigzag, true, RunPhase::Train).name != "cp-serve");
+
+  ScenarioSpec s;
+  s.hardware = "h100-sxm";
+  s.model = "llama3-8b";
+  s.sp = 8;
+  s.n_seq = 65536;
+  s.layout = LayoutSpec::parse("zigzag");
+  s.impl = "cp-serve";
+  try {
+    (void)resolve(s, cat);  // a training step (ScenarioSpec's phase by default)
+    FAIL("a training step ran on a serving stack");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "impl");
+    CHECK_THAT(std::string(e.what()), Catch::Contains("prefill and decode only") && Catch::Contains("--phase"));
+  }
+  s.phase = RunPhase::Prefill;
+  CHECK(resolve(s, cat).impl.name == "cp-serve");
+
+  // The file's "phases": known names once each; a flash ring library that never trains needs no
+  // training ring steps.
+  auto j = read_json_file(cat.root() + "/configs/implementations/cp-serve.json");
+  j["phases"] = nlohmann::json::array({"prefill", "serve"});
+  CHECK_THROWS_WITH(Implementation::from_json(j, "x.json", cat.root() + "/configs"), Catch::Contains("phases"));
+  j["phases"] = nlohmann::json::array({"decode", "decode"});
+  CHECK_THROWS_WITH(Implementation::from_json(j, "x.json", cat.root() + "/configs"), Catch::Contains("named twice"));
+  j["phases"] = nlohmann::json::array();
+  CHECK_THROWS_AS(Implementation::from_json(j, "x.json", cat.root() + "/configs"), InputError);
+  j["phases"] = nlohmann::json::array({"train", "prefill"});
+  CHECK_THROWS_WITH(Implementation::from_json(j, "x.json", cat.root() + "/configs"), Catch::Contains("ring_steps"));
+  j.erase("phases");
+  CHECK_THROWS_WITH(Implementation::from_json(j, "x.json", cat.root() + "/configs"), Catch::Contains("ring_steps"));
 }
 
 TEST_CASE("an implementation says how far a user can deploy it", "[impl][config]") {

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/catalog/catalog.hpp"
+#include "models/catalog/resolve.hpp"
 #include "models/inference/decode.hpp"
 #include "models/inference/phase.hpp"
 #include "models/inference/prefill.hpp"
@@ -279,6 +280,52 @@ TEST_CASE("decode: the cache's layout changes no work, so a library sharding it 
   CHECK(decode.n_seq == 65536);
   spec.impl = "ring-flash-attn";
   CHECK(models::inference_spec(spec, models::RunPhase::Decode, 65536, models::Catalog{}).layout.text() == "contiguous");
+}
+
+TEST_CASE("prefill and decode default to the serving stack: FlashAttention-3 on Hopper, FlashAttention-2 elsewhere",
+          "[prefill][decode][impl]") {
+  const models::Catalog cat;
+  models::ScenarioSpec spec;
+  spec.hardware = "h100-sxm";
+  spec.model = "llama3-8b";
+  spec.sp = 8;
+  spec.n_seq = 65536;
+  const auto prefill_spec = models::inference_spec(spec, models::RunPhase::Prefill, 0, cat);
+  CHECK(prefill_spec.impl == "cp-serve");
+  CHECK(prefill_spec.phase == models::RunPhase::Prefill);
+  const auto hopper = models::resolve(prefill_spec, cat);
+  REQUIRE(hopper.impl.kernel_model);
+  CHECK(hopper.impl.kernel_model->name == "flash-attn-3");
+  CHECK(hopper.profile.provenance.calibrated);  // FlashAttention-3's chart fit on this GPU
+  // Decode takes the serving stack too, on the sharding its prefill leaves (zigzag).
+  const auto decode_spec = models::inference_spec(spec, models::RunPhase::Decode, 65536, cat);
+  CHECK(decode_spec.impl == "cp-serve");
+  CHECK(decode_spec.layout.text() == "zigzag");
+  CHECK(models::predict_decode(models::resolve(decode_spec, cat), 65536).tpot_s > 0);
+  // A training library named for a prefill is still what runs (research and comparison).
+  spec.impl = "ring-flash-attn";
+  const auto fa2 = models::resolve(models::inference_spec(spec, models::RunPhase::Prefill, 0, cat), cat);
+  CHECK(fa2.impl.kernel_model->name == "flash-attn-2");
+  // The FlashAttention-3 fit is the faster kernel on Hopper (its chart: 1.5-2x FlashAttention-2's rate).
+  const auto serve = models::predict_prefill(hopper, 0, PrefillVariant::PassKV);
+  const auto train = models::predict_prefill(fa2, 0, PrefillVariant::PassKV);
+  CHECK(serve.attention_layer_s < 0.9 * train.attention_layer_s);
+  // Below Hopper both call FlashAttention-2 with the same fitted kernel parameters: the same prefill.
+  for (const char* gpu : {"a100-80gb", "l40s"}) {
+    INFO(gpu);
+    spec.hardware = gpu;
+    spec.impl = "";
+    const auto a = models::resolve(models::inference_spec(spec, models::RunPhase::Prefill, 0, cat), cat);
+    spec.impl = "ring-flash-attn";
+    const auto b = models::resolve(models::inference_spec(spec, models::RunPhase::Prefill, 0, cat), cat);
+    CHECK(a.impl.name == "cp-serve");
+    CHECK(a.impl.kernel_model->name == "flash-attn-2");
+    for (const auto v : {PrefillVariant::PassKV, PrefillVariant::PassQ}) {
+      const auto x = models::predict_prefill(a, 8192, v), y = models::predict_prefill(b, 8192, v);
+      CHECK(x.attention_layer_s == Approx(y.attention_layer_s).epsilon(1e-12));
+      CHECK(x.ttft_s == Approx(y.ttft_s).epsilon(1e-12));
+    }
+  }
 }
 
 TEST_CASE("inference under tensor parallelism: two all-reduces per layer of the device's tokens, as training prices them",

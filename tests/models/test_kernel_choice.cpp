@@ -48,6 +48,17 @@ TEST_CASE("TransformerEngine calls cuDNN from compute capability 9.0 and FlashAt
   CHECK(cat.hardware("mi300x").compute_capability == 0);
 }
 
+TEST_CASE("the serving stack calls vLLM's FlashAttention: 3 on Hopper, 2 before it and on Blackwell", "[kernel][impl]") {
+  const Catalog cat;
+  const auto serve = cat.implementation("cp-serve");
+  CHECK(serve.kernel_for(80)->name == "flash-attn-2");
+  CHECK(serve.kernel_for(89)->name == "flash-attn-2");
+  CHECK(serve.kernel_for(90)->name == "flash-attn-3");
+  CHECK(serve.kernel_for(100)->name == "flash-attn-2");  // FlashAttention-4 is not modelled: vLLM's fallback
+  CHECK(serve.kernel_for(120)->name == "flash-attn-2");
+  CHECK(serve.kernel_for(0)->name == "flash-attn-2");
+}
+
 TEST_CASE("a resolved scenario times the kernel its GPU runs", "[kernel][impl]") {
   const Catalog cat;
   const auto hopper = resolve(ring_scenario("h100-sxm", "te-p2p"), cat);

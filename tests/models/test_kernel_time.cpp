@@ -354,6 +354,59 @@ TEST_CASE("FlashAttention-2's split kernel moves more shared-memory bytes per el
   CHECK(flash_fwd_tile(k, r, KernelCall{4096, 4096, false, 0, 32, 32, 1, 128}).block_m == 128);
 }
 
+namespace {
+
+// FlashAttention-3's num_splits_heuristic (Dao-AILab/flash-attention hopper/heuristics.h @ 13d0fd9),
+// restated line by line for the cases the kernel model covers (no L2 split): the oracle of SplitKv.
+std::int64_t fa3_num_splits(std::int64_t total_mblocks, std::int64_t num_sms, std::int64_t num_n_blocks) {
+  if (static_cast<double>(total_mblocks) >= 0.8 * static_cast<double>(num_sms)) return 1;
+  if (num_n_blocks <= 4) return 1;
+  const std::int64_t max_splits = std::min<std::int64_t>({128, num_sms, num_n_blocks});
+  double max_efficiency = 0;
+  std::vector<double> efficiency;
+  for (std::int64_t n = 1; n <= max_splits; ++n) {
+    const double waves = static_cast<double>(total_mblocks * n) / static_cast<double>(num_sms);
+    const double eff = waves / std::ceil(waves);
+    max_efficiency = std::max(max_efficiency, eff);
+    efficiency.push_back(eff);
+  }
+  for (std::int64_t n = 1; n <= max_splits; ++n)
+    if (efficiency[static_cast<std::size_t>(n - 1)] >= 0.85 * max_efficiency) return n;
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("FlashAttention-3 splits short-query calls as its heuristic does, its query heads packed per K/V head",
+          "[kernel][config]") {
+  const Catalog cat;
+  const auto im = cat.implementation("cp-serve");
+  const KernelSpec& k = *im.kernel_for(90);
+  REQUIRE(k.name == "flash-attn-3");
+  REQUIRE(k.fwd_split_kv);
+  const SplitKv& sk = *k.fwd_split_kv;
+  for (const std::int64_t sms : {78, 114, 132})
+    for (std::int64_t work = 1; work <= 140; work += 3)
+      for (const std::int64_t blocks : {1, 4, 5, 7, 64, 200, 4096}) {
+        INFO(sms << " SMs, " << work << " blocks of queries, " << blocks << " of keys");
+        CHECK(sk.splits(work, blocks, sms) == fa3_num_splits(work, sms, blocks));
+      }
+  const auto hw = cat.hardware("h100-sxm");
+  const auto r = KernelRates::of(hw, cat.profile("", hw, "cp-serve"));
+  // Packed: 16 tokens of 4 query heads per K/V head are the 64 rows one K/V head's 16 x 4 queries
+  // make, so a GQA call times as the call of 8 heads with 64 queries each (no mask: rows are rows).
+  const double gqa = flash_fwd_s(k, r, KernelCall{16, 65536, false, 0, 32, 8, 1, 128});
+  const double mha = flash_fwd_s(k, r, KernelCall{64, 65536, false, 0, 8, 8, 1, 128});
+  CHECK(gqa == Approx(mha).epsilon(1e-12));
+  // A decode-sized call splits (8 packed blocks on 132 SMs) and is far faster than one CTA per head
+  // walking 65536 keys alone; a call that fills the SMs does not split.
+  CHECK(fa3_num_splits(8, 132, 65536 / 176 + 1) > 1);
+  KernelSpec unsplit = k;
+  unsplit.fwd_split_kv.reset();
+  CHECK(flash_fwd_s(unsplit, r, KernelCall{16, 65536, false, 0, 32, 8, 1, 128}) > 4 * gqa);
+  CHECK(flash_fwd_tile(k, r, KernelCall{8192, 8192, false, 0, 32, 8, 1, 128}).block_n == 176);
+}
+
 TEST_CASE("kernel specs load from configs/kernels through an implementation and reject malformed tiles", "[kernel][config]") {
   const Catalog cat;
   const auto im = cat.implementation("ring-flash-attn");

@@ -91,6 +91,7 @@ TEST_CASE("lock-step simulation equals the analytic model for every implementati
   std::int64_t checked = 0;
   for (const auto& name : cat.implementation_names()) {
     const auto im = cat.implementation(name);
+    if (!im.runs_phase(models::RunPhase::Train)) continue;  // a serving stack has no training step
     const std::string hw = im.runs_on("gpu") ? "h100-sxm" : "tpu-v4";
     for (const std::string layout : {"contiguous", "striped", "zigzag", "cyclic:2"})
       for (const std::string mask : {"causal", "full", "window:37", "hash:4", "qkdrop:0.5"}) {

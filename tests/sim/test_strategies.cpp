@@ -77,7 +77,7 @@ TEST_CASE("lock-step simulation equals the analytic model with ideal links, ever
   std::map<std::string, int> checked;  // per "impl cp"
   for (const auto& name : cat.implementation_names()) {
     const auto im = cat.implementation(name);
-    if (!im.runs_on("gpu")) continue;
+    if (!im.runs_on("gpu") || !im.runs_phase(models::RunPhase::Train)) continue;  // training steps only
     for (const auto& family : im.strategies)
       for (const auto& layout : layouts)
         for (const bool docs : {false, true}) {
@@ -110,7 +110,7 @@ TEST_CASE("lock-step simulation equals the analytic model with ideal links, ever
   // Every pair ran at least once.
   for (const auto& name : cat.implementation_names()) {
     const auto im = cat.implementation(name);
-    if (!im.runs_on("gpu")) continue;
+    if (!im.runs_on("gpu") || !im.runs_phase(models::RunPhase::Train)) continue;  // training steps only
     for (const auto& family : im.strategies) {
       INFO(name << " " << family);
       CHECK(checked[name + " " + family] > 0);
