@@ -1,12 +1,14 @@
 #include "models/inference/decode.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "models/workload/inference_formats.hpp"
 #include "models/inference/forward_rest.hpp"
 #include "models/inference/wire.hpp"
 #include "models/io/error.hpp"
+#include "models/program/collective_cost.hpp"
 #include "models/workload/transformer.hpp"
 
 namespace ringsim::models {
@@ -32,7 +34,6 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   const double hbm_rw = s.hardware.hbm_bandwidth_bytes_per_s * s.profile.memory_efficiency;
   const double attn_rate = s.hardware.peak_flops_per_s(Precision::BF16) * s.profile.attention_efficiency;
   const double matmul_rate = s.hardware.peak_flops_per_s(Precision::BF16) * s.profile.matmul_efficiency;
-  const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
 
   DecodePrediction r;
   r.batch = s.spec.batch;
@@ -45,13 +46,18 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
   r.cache_bytes_read_per_layer = b * shard * h_kv * d * 2 * cache_bytes;
   r.attention_layer_s = std::max(r.cache_bytes_read_per_layer / hbm, 4.0 * d * h * shard * b / attn_rate);
   if (n > 1) {
-    // Broadcast of the query and all-gather of the partial outputs (and log-sum-exp): each a
-    // collective of N ranks on the ring's hop, latency plus (N - 1) messages' bytes.
+    // The query reaching every device and the partial outputs (with their log-sum-exp) gathered:
+    // each NCCL's all-gather over the ring's N ranks, every tensor-parallel lane at once, over
+    // the scenario's fabric (models/program/collective_cost.hpp: ring or tree, LL / LL128 /
+    // Simple, NCCL's latency per step and the NICs'): the query as a buffer each rank holds 1/N of
+    // (a broadcast's N - 1 ring steps of the same bytes), the outputs one per rank.
     const double q_bytes = b * h * d * kInferenceWireBytes;
     const double out_bytes = b * h * (d * kInferenceWireBytes + 4);
-    const double steps = static_cast<double>(n - 1);
-    r.query_broadcast_s = hop.latency_s + steps * q_bytes / hop.bandwidth_bytes_per_s;
-    r.output_gather_s = hop.latency_s + steps * out_bytes / hop.bandwidth_bytes_per_s;
+    const RankPlacement placement{n, s.spec.mp, std::max<std::int64_t>(1, s.hardware.devices_per_node)};
+    const RankGroups ring{n, 1};
+    const auto per_rank = [&](double bytes) { return static_cast<std::int64_t>(std::ceil(bytes)); };
+    r.query_broadcast_s = collective_s(cost, CollectiveKind::AllGather, ring, per_rank(q_bytes / static_cast<double>(n)), placement);
+    r.output_gather_s = collective_s(cost, CollectiveKind::AllGather, ring, per_rank(out_bytes), placement);
     r.merge_s = static_cast<double>(n + 1) * out_bytes / hbm_rw;
   }
   // The rest of the step: every weight read once (batch-1 decode is a matrix-vector product per

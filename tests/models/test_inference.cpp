@@ -19,6 +19,8 @@
 #include "models/inference/phase.hpp"
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
+#include "models/transport/collectives.hpp"
+#include "models/transport/scenario_transport.hpp"
 #include "tests/support/scenario.hpp"
 
 using namespace ringsim;
@@ -325,6 +327,32 @@ TEST_CASE("prefill and decode default to the serving stack: FlashAttention-3 on 
       CHECK(x.attention_layer_s == Approx(y.attention_layer_s).epsilon(1e-12));
       CHECK(x.ttft_s == Approx(y.ttft_s).epsilon(1e-12));
     }
+  }
+}
+
+TEST_CASE("decode: the query and the partial outputs move by NCCL's all-gather over each tensor-parallel lane's ring",
+          "[prefill][decode]") {
+  // Oracle: NCCL's all-gather over the fabric (models/transport/collectives.hpp), on groups built
+  // here from the placement (ring rank j of tensor-parallel lane k is device j x mp + k), with
+  // nccl-tests' byte count (the output: N shards).
+  for (const auto& [mp, n] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {1, 32}, {2, 16}, {8, 4}}) {
+    INFO("mp " << mp << " ring " << n);
+    const auto s = test::resolve_scenario("h100-sxm", "llama3-8b", mp, n, 65536, "contiguous", "causal", std::nullopt,
+                                          "ring-flash-attn");
+    REQUIRE(s.transport);
+    const auto d = models::predict_decode(s, 65536);
+    std::vector<std::vector<std::int64_t>> lanes(static_cast<std::size_t>(mp));
+    for (std::int64_t k = 0; k < mp; ++k)
+      for (std::int64_t j = 0; j < n; ++j) lanes[static_cast<std::size_t>(k)].push_back(j * mp + k);
+    const double h = static_cast<double>(s.cost->heads_per_device()), dim = static_cast<double>(s.model.head_dim);
+    const double q = std::ceil(h * dim * 2 / static_cast<double>(n)), out = std::ceil(h * (dim * 2 + 4));
+    const auto& fabric = s.transport->fabric();
+    CHECK(d.query_broadcast_s ==
+          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, q * n).seconds).epsilon(1e-12));
+    CHECK(d.output_gather_s ==
+          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, out * n).seconds).epsilon(1e-12));
+    // NCCL's latency per ring step: tens of microseconds once the ring leaves its node.
+    CHECK(d.output_gather_s > (s.ring_crosses_nodes() ? 2e-5 : 4e-6));
   }
 }
 
