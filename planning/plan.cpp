@@ -185,6 +185,9 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   g.batch = {r.batch};
   g.mask = {r.mask};
   if (!r.impls.empty()) {
+    // A named implementation that does not run the plan's phase (a serving stack for a training
+    // plan) is refused with its reason, not searched to "no configuration answers".
+    for (const auto& name : r.impls) catalog.implementation(name).check_phase(r.phase);
     g.impl = r.impls;
   } else {
     // By default only production libraries (what a user can deploy; include_research adds the

@@ -419,6 +419,10 @@ TEST_CASE("predict --phase prefill|decode name the serving stack and its kernel 
   CHECK(named.out.find("(ring-flash-attn, kernel flash-attn-2)") != std::string::npos);
   // The serving stack has no training step: one line naming impl and what to do instead.
   expect_bad("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve", "prefill and decode only");
+  expect_bad("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve --layout zigzag",
+             "prefill and decode only");
+  expect_bad("simulate --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve", "prefill and decode only");
+  expect_bad("plan --hardware h100-sxm --model llama3-8b --seq 131072 --devices 16 --impl cp-serve", "prefill and decode only");
   // A sweep lists such points as skipped, with the reason, as it does any point that cannot run.
   const auto sweep = run("sweep --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384 --impl cp-serve");
   REQUIRE(sweep.code == 0);
