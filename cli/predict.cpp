@@ -55,6 +55,8 @@ int run_predict(int argc, char** argv) {
                   cxxopts::value<std::string>()->default_value("bf16"))
                  ("kv-cache", "--phase prefill|decode: the K/V cache in bf16 | fp8 (one byte per element)",
                   cxxopts::value<std::string>()->default_value("bf16"))
+                 ("memory-breakdown", "every part of the memory per device with where its formula comes from: the "
+                                      "first row's under the table, every row's in JSON (docs/memory.md)")
                  ("format", "table|csv|json", cxxopts::value<std::string>()->default_value("table"))
                  ("o,output", "write to FILE (atomically) instead of stdout", cxxopts::value<std::string>()->default_value("-"))
                  ("h,help", "show help");
@@ -116,11 +118,16 @@ int run_predict(int argc, char** argv) {
   std::vector<NotRunnable> not_runnable;
   for (const auto& x : refused) not_runnable.push_back(not_runnable_row(x));
   const auto topology = r["topology"].as<std::string>();
+  const bool breakdown = r.count("memory-breakdown") > 0;
+  if (breakdown && format == "csv")
+    throw InputError({}, 0, "memory-breakdown", "the memory breakdown prints under a table or in JSON (--format table|json)");
   for (auto& row : results) {
     planning::apply_topology(row.scenario, topology);
     prepare_training(row, training);
     predict_row(row, engine, topology);
     apply_training(row, training);
+    if (breakdown)
+      row.memory_parts = models::memory_breakdown(row.scenario, training.memory_options(row.scenario.profile)).parts;
   }
   with_speedups(results);
   // TMS compares ring with striped whatever layouts were asked for.
@@ -138,6 +145,7 @@ int run_predict(int argc, char** argv) {
   if (format == "table") {
     print_table(results, tms, engine, out, training, !args.impls.empty());
     print_not_runnable(not_runnable, out);
+    if (breakdown) print_memory_breakdown(results, out);
   } else if (format == "json") {
     out = results_json(results, tms, engine, not_runnable);
   } else {

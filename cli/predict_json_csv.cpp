@@ -57,6 +57,11 @@ nlohmann::json prediction_json(const LayoutResult& r) {
           {"hide_threshold_tokens", p.hide_threshold_tokens},
           {"rounds_fwd_one_layer", rounds}};
   planning::add_parts_json(j, r.train.parts);
+  if (!r.memory_parts.empty()) {
+    auto& parts = j["memory_breakdown"] = nlohmann::json::array();
+    for (const auto& m : r.memory_parts)
+      parts.push_back({{"term", m.term}, {"part", m.name}, {"bytes", m.bytes}, {"source", m.source}});
+  }
   return j;
 }
 

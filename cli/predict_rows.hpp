@@ -33,6 +33,7 @@ struct LayoutResult {
   models::Interval attention_fwd, attention_bwd;
   models::Interval speedup;  // of the first row's step / this one's (quantity "ratio"), set by with_speedups
   models::MemoryEstimate memory;  // under the training options (apply_training)
+  std::vector<models::MemoryPart> memory_parts;  // every part of it, with --memory-breakdown
   models::TrainingStep train;     // the step as trained: micro-batches, pipeline, gradient sync (apply_training)
   [[nodiscard]] std::string label(bool with_strategy) const {
     return with_strategy ? scenario.strategy.spec + " " + layout : layout;

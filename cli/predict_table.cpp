@@ -199,6 +199,20 @@ void print_comparison(const std::vector<LayoutResult>& results, const models::Sc
   out += "speedup = baseline time / this mask's time; sparse masks include the gather/sort/scatter around the kernel.\n";
 }
 
+void print_memory_breakdown(const std::vector<LayoutResult>& results, std::string& out) {
+  const auto& r = results.front();
+  constexpr double gib = models::kBytesPerGiB;
+  out += fmt::format("\nmemory per device of {}, part by part ({:.2f} GiB; docs/memory.md):\n", r.label(several_strategies(results)),
+                     r.memory.total_bytes / gib);
+  std::size_t w = 4;
+  for (const auto& p : r.memory_parts) w = std::max(w, std::string_view(p.name).size());
+  out += fmt::format("  {:<16} {:<{}} {:>10}  {}\n", "term", "part", w, "GiB", "from");
+  for (const auto& p : r.memory_parts)
+    out += fmt::format("  {:<16} {:<{}} {:>10.3f}  {}\n", p.term, p.name, w, p.bytes / gib, p.source);
+  if (r.memory.host_bytes > 0)
+    out += fmt::format("  (in host memory, not counted: the optimizer state, {:.3f} GiB: --offload-optimizer)\n", r.memory.host_bytes / gib);
+}
+
 void print_not_runnable(const std::vector<NotRunnable>& rows, std::string& out) {
   if (rows.empty()) return;
   out += "\nnot runnable here (predicted without them):\n";

@@ -17,6 +17,10 @@ namespace ringsim::cli {
 void print_table(const std::vector<LayoutResult>& results, double tms, Engine engine, std::string& out,
                  const Training& training = {}, bool impls_named = false);
 
+// The first row's memory per device part by part (LayoutResult::memory_parts), each with its
+// term, GiB and where its formula comes from, adding up to the memory line's figure.
+void print_memory_breakdown(const std::vector<LayoutResult>& results, std::string& out);
+
 // The rows of a comparison that cannot run here, each with its reason, under the table; nothing
 // when every row ran.
 void print_not_runnable(const std::vector<NotRunnable>& rows, std::string& out);

@@ -187,7 +187,8 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
   if (!r.impls.empty()) {
     // A named implementation that does not run the plan's phase (a serving stack for a training
     // plan) is refused with its reason, not searched to "no configuration answers".
-    for (const auto& name : r.impls) catalog.implementation(name).check_phase(r.phase);
+    for (const auto& name : r.impls)
+      if (!name.empty()) catalog.implementation(name).check_phase(r.phase);  // "": the catalog's choice per point
     g.impl = r.impls;
   } else {
     // By default only production libraries (what a user can deploy; include_research adds the

@@ -67,14 +67,7 @@ TrainingStep training_step(const ResolvedScenario& s, const Prediction& p, const
   TrainingStep t;
   const auto& pl = o.pipeline;
   t.recompute = o.policy(s.profile);
-  MemoryOptions mo;
-  mo.dp = o.dp;
-  mo.sharding = o.zero;
-  mo.recompute = t.recompute;
-  mo.kv_buffers = o.kv_buffers;
-  mo.settings = o.memory;
-  mo.pipeline = pl;
-  t.memory = estimate_memory(s, mo);  // checks the pipeline against the model
+  t.memory = estimate_memory(s, o.memory_options(s.profile));  // checks the pipeline against the model
   const double m = static_cast<double>(pl.micro_batches);
   if (pl.pipelined()) {
     const double columns = p.columns_s();

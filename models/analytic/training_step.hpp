@@ -32,6 +32,17 @@ struct TrainingOptions {
   [[nodiscard]] Recompute policy(const Profile& p) const {
     return recompute.value_or(p.recompute ? Recompute::Full : Recompute::Selective);
   }
+  // What the memory model counts under these options (training_step's memory, predict's breakdown).
+  [[nodiscard]] MemoryOptions memory_options(const Profile& p) const {
+    MemoryOptions mo;
+    mo.dp = dp;
+    mo.sharding = zero;
+    mo.recompute = policy(p);
+    mo.kv_buffers = kv_buffers;
+    mo.settings = memory;
+    mo.pipeline = pipeline;
+    return mo;
+  }
   // Devices of the step: pp x dp x mp x sp.
   [[nodiscard]] std::int64_t devices(const ScenarioSpec& s) const noexcept { return pipeline.stages * dp * s.mp * s.sp; }
 };

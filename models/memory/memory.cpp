@@ -277,8 +277,45 @@ MemoryTerm strategy_memory(const ResolvedScenario& s, std::int64_t kv_buffers) {
 
 namespace {
 
-// The estimate of one pipeline rank (rank 0 of a single stage without a pipeline).
-MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, std::int64_t rank) {
+// Where each part's formula comes from (docs/memory.md's tables say the same).
+constexpr const char* kSrcWeights =
+    "the rank's parameters at the precision's weight bytes (bf16 mixed: 2), divided over dp x sp by ZeRO-3";
+constexpr const char* kSrcGradients = "the rank's parameters at the precision's gradient bytes (bf16 mixed: 2), divided by ZeRO-2 and 3";
+constexpr const char* kSrcOptimizer =
+    "fp32 master weights and Adam's m and v: 12 bytes per parameter (the ZeRO paper's K = 12, Rajbhandari et al. "
+    "arXiv 1910.02054), divided by ZeRO-1, 2 and 3";
+constexpr const char* kSrcGathered =
+    "ZeRO-3 / FSDP gathers the current layer's weights and prefetches the next: two layers' weights";
+constexpr const char* kSrcLayers =
+    "tokens held x layers in flight x bytes kept per token and layer under the recomputation policy (Korthikanti "
+    "et al. arXiv 2205.05198 section 4, with the policy's kept tensors: docs/memory.md)";
+constexpr const char* kSrcRecomputed = "full recomputation: the layer being recomputed holds all its activations during its backward";
+constexpr const char* kSrcLogits =
+    "fp32 logits of the rank's vocabulary shard kept by the cross-entropy (Megatron's vocab-parallel cross-entropy "
+    "upcasts the logits and saves exp_logits for its backward: NVIDIA/Megatron-LM @ d98e8a6 "
+    "megatron/core/tensor_parallel/cross_entropy.py); the loss's transient copies are not counted";
+constexpr const char* kSrcWorkspace =
+    "the attention kernel's fp32 output / dQ accumulator and row statistics, one fp32 score tile and its "
+    "probabilities (an upper bound for kernels that keep the tile on chip)";
+constexpr const char* kSrcStrategy =
+    "the ring's K/V and dK/dV blocks in flight and the strategy's own buffers (gathered K/V, Ulysses' full-sequence "
+    "tensors), in the wire dtype of the training precision";
+constexpr const char* kSrcContext =
+    "PyTorch's CUDA context with lazy module loading: ~300 MiB (pytorch/pytorch#107667, PR #86509)";
+constexpr const char* kSrcNccl =
+    "NCCL's buffers per communicator (tensor-parallel, the strategy's, the gradient group's, the pipeline's): "
+    "measured growth per process group (NVIDIA/nccl#964)";
+constexpr const char* kSrcFragmentation =
+    "the caching allocator's reserved-but-unallocated memory: 5 % of what is allocated and freed every step "
+    "(vllm-project/compressed-tensors PR #587)";
+
+// The estimate of one pipeline rank (rank 0 of a single stage without a pipeline); with `parts`,
+// every contribution to its total too.
+MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, std::int64_t rank,
+                           std::vector<MemoryPart>* parts = nullptr) {
+  const auto part = [&](const char* term, const char* name, double bytes, const char* source) {
+    if (parts && bytes != 0) parts->push_back({term, name, bytes, source});
+  };
   const auto& m = s.model;
   const auto& pl = o.pipeline;
   const PrecisionBytes b = PrecisionBytes::of(o.settings.precision);
@@ -297,12 +334,16 @@ MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, st
   else e.optimizer_bytes = optimizer;
   e.gradients_bytes = b.gradient * params / shard(Sharding::Zero2);
   e.parameters_bytes = b.weight * params / shard(Sharding::Zero3);
+  part("parameters", "weights", e.parameters_bytes, kSrcWeights);
   if (o.sharding == Sharding::Zero3 && group > 1 && m.layers > 0) {
     // ZeRO-3 / FSDP gather one layer's weights before using it and prefetch the next one.
     const double embeddings = 2.0 * static_cast<double>(m.vocab * m.d_model) / mp;
     const double layer = (static_cast<double>(m.parameters()) / mp - embeddings) / static_cast<double>(m.layers);
     e.parameters_bytes += 2 * b.weight * layer;
+    part("parameters", "gathered layers (ZeRO-3)", 2 * b.weight * layer, kSrcGathered);
   }
+  part("gradients", "gradients", e.gradients_bytes, kSrcGradients);
+  part("optimizer", "optimizer state", e.optimizer_bytes, kSrcOptimizer);
 
   // Tokens this device holds: its block of the sequence, times the sequences of a step.
   const double tokens = static_cast<double>(s.layout->block()) * static_cast<double>(s.spec.batch);
@@ -311,13 +352,21 @@ MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, st
   const double layers = static_cast<double>(layers_per_chunk(m, pl) * pl.peak_in_flight(rank));
   const bool sp = o.settings.sequence_parallel;
   e.activations_bytes = tokens * layers * activation_bytes_per_token_layer(m, s.spec.mp, o.recompute, b, sp);
+  part("activations", "layers kept", e.activations_bytes, kSrcLayers);
   // The layer being recomputed holds all its activations during its backward.
-  if (o.recompute == Recompute::Full)
-    e.activations_bytes += tokens * activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None, b, sp);
+  if (o.recompute == Recompute::Full) {
+    const double whole = tokens * activation_bytes_per_token_layer(m, s.spec.mp, Recompute::None, b, sp);
+    e.activations_bytes += whole;
+    part("activations", "layer being recomputed", whole, kSrcRecomputed);
+  }
   // Logits of the vocabulary-parallel LM head, upcast to fp32 for the cross-entropy, which keeps
   // them (its softmax) for the backward: 4 bytes per token and vocabulary entry of this rank. A
   // fused, chunked loss (logits never materialised) would save this term.
-  if (!m.attention_only && rank == pl.stages - 1) e.activations_bytes += tokens * static_cast<double>(m.vocab) / mp * 4;
+  if (!m.attention_only && rank == pl.stages - 1) {
+    const double logits = tokens * static_cast<double>(m.vocab) / mp * 4;
+    e.activations_bytes += logits;
+    part("activations", "logits (fp32)", logits, kSrcLogits);
+  }
 
   // The attention kernel: fp32 output (forward) or dQ (backward) accumulator and the running
   // max and sum per row, plus one tile of fp32 scores and probabilities (an upper bound for
@@ -328,19 +377,25 @@ MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, st
                       2 * 4 * static_cast<double>(s.tile.q) * static_cast<double>(s.tile.k) * heads *
                           static_cast<double>(s.spec.batch);
 
+  part("workspace", "attention workspace", e.workspace_bytes, kSrcWorkspace);
+
   e.strategy = strategy_memory(s, o.kv_buffers);
   // The strategy's buffers are sized in the profile's wire dtype; another training precision
   // sends K and V in its own (fp32 runs send fp32, TE's fp8 recipes send fp8).
   if (o.settings.precision != TrainingPrecision::Bf16 && s.profile.kv_wire_bytes > 0)
     e.strategy.bytes *= b.attention / static_cast<double>(s.profile.kv_wire_bytes);
+  part(e.strategy.name, "strategy buffers", e.strategy.bytes, kSrcStrategy);
 
   const double dynamic = e.activations_bytes + e.workspace_bytes + e.strategy.bytes;
   // A CUDA context, NCCL communicators and PyTorch's caching allocator are GPU costs; XLA on a
   // TPU plans its buffers statically (what it reserves is in the hardware's capacity figure).
-  if (s.hardware.kind == "gpu")
-    e.fixed_bytes = o.fixed.cuda_context_bytes +
-                    nccl_bytes(o.fixed, communicator_sizes(s, o.dp, pl.stages)) +
-                    o.fixed.fragmentation * dynamic;
+  if (s.hardware.kind == "gpu") {
+    const double nccl = nccl_bytes(o.fixed, communicator_sizes(s, o.dp, pl.stages));
+    e.fixed_bytes = o.fixed.cuda_context_bytes + nccl + o.fixed.fragmentation * dynamic;
+    part("fixed", "CUDA context", o.fixed.cuda_context_bytes, kSrcContext);
+    part("fixed", "NCCL buffers", nccl, kSrcNccl);
+    part("fixed", "allocator fragmentation", o.fixed.fragmentation * dynamic, kSrcFragmentation);
+  }
   e.total_bytes = e.parameters_bytes + e.gradients_bytes + e.optimizer_bytes + dynamic + e.fixed_bytes;
   e.fits = e.total_bytes + e.headroom_bytes <= e.capacity_bytes;
   return e;
@@ -370,6 +425,13 @@ MemoryEstimate estimate_memory(const ResolvedScenario& s, const MemoryOptions& o
   if (!pl.pipelined()) return first;
   const MemoryEstimate last = rank_memory(s, o, pl.stages - 1);
   return last.total_bytes > first.total_bytes ? last : first;
+}
+
+MemoryBreakdown memory_breakdown(const ResolvedScenario& s, const MemoryOptions& o) {
+  MemoryBreakdown out;
+  out.estimate = estimate_memory(s, o);  // its checks, and the rank whose bytes it reports
+  (void)rank_memory(s, o, out.estimate.pipeline_rank, &out.parts);
+  return out;
 }
 
 }  // namespace ringsim::models

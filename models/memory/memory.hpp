@@ -164,6 +164,25 @@ struct MemoryEstimate {
   [[nodiscard]] MemoryTerm largest_term() const;
 };
 
+// One contribution to a device's total, under its term of MemoryEstimate::terms (the weights and
+// the gathered layers under parameters; the kept layers, the recomputed layer and the logits under
+// activations; the CUDA context, NCCL's buffers and the allocator's fragmentation under fixed),
+// with where its formula comes from (docs/memory.md gives the formulas).
+struct MemoryPart {
+  const char* term = "";
+  const char* name = "";
+  double bytes = 0;
+  const char* source = "";
+};
+// The estimate of estimate_memory with every part that makes its total (`predict
+// --memory-breakdown`); the parts of each term add up to it. Kept apart from the estimate so a
+// sweep's millions of points allocate nothing for it.
+struct MemoryBreakdown {
+  MemoryEstimate estimate;
+  std::vector<MemoryPart> parts;
+};
+[[nodiscard]] MemoryBreakdown memory_breakdown(const ResolvedScenario& s, const MemoryOptions& options);
+
 // One phrase for every front-end: "fits with 12.3 GiB spare", "tight: 1.1 GiB spare, under the
 // 2.0 GiB headroom", "does not fit: 3.2 GiB over".
 [[nodiscard]] std::string fit_phrase(const MemoryEstimate& e);

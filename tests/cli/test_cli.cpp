@@ -433,6 +433,32 @@ TEST_CASE("predict --phase prefill|decode name the serving stack and its kernel 
   CHECK(served.out.find(",skipped,") == std::string::npos);
 }
 
+TEST_CASE("predict --memory-breakdown lists every part of the memory line with its source, in the table and in JSON",
+          "[cli][memory]") {
+  const std::string base = "predict --hardware h100-sxm --model llama3-8b --mesh 2x8 --seq 131072 --layout zigzag --zero 1 --recompute full";
+  const auto t = run(base + " --memory-breakdown");
+  INFO(t.err);
+  REQUIRE(t.code == 0);
+  for (const char* part : {"weights", "gradients", "optimizer state", "layers kept", "layer being recomputed", "logits (fp32)",
+                           "attention workspace", "strategy buffers", "CUDA context", "NCCL buffers", "allocator fragmentation"})
+    CHECK(t.out.find(part) != std::string::npos);
+  CHECK(t.out.find("arXiv 1910.02054") != std::string::npos);
+  // Without the flag the output is as it was: the breakdown only adds lines under the table.
+  const auto plain = run(base);
+  REQUIRE(plain.code == 0);
+  CHECK(t.out.substr(0, plain.out.size()) == plain.out);
+  // JSON: every row's parts add up to its memory_bytes.
+  const auto j = run(base + " --memory-breakdown --format json");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  for (const auto& row : doc.at("results")) {
+    double sum = 0;
+    for (const auto& p : row.at("memory_breakdown")) sum += p.at("bytes").get<double>();
+    CHECK(sum == Approx(row.at("memory_bytes").get<double>()).epsilon(1e-9));
+  }
+  expect_bad(base + " --memory-breakdown --format csv", "memory-breakdown");
+}
+
 TEST_CASE("sizes read as the outputs print them (--seq 1M and --target-tokens-per-s 200k) and --nodes points at --topology", "[cli]") {
   const auto a = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1M");
   const auto b = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x16 --topology nodes:2x8 --seq 1048576");

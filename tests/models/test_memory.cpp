@@ -3,11 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <random>
+#include <string_view>
+#include <vector>
 #include <sstream>
 
 #include "models/analytic/analytic.hpp"
 #include "models/io/error.hpp"
 #include "models/memory/memory.hpp"
+#include "models/pipeline/schedule.hpp"
 #include "models/io/parse.hpp"
 #include "tests/support/gelu_layer.hpp"
 #include "tests/support/scenario.hpp"
@@ -174,4 +178,52 @@ TEST_CASE("memory: every run of NVIDIA's NeMo Llama2-7B long-sequence table fits
     ++rows;
   }
   CHECK(rows == 9);
+}
+
+TEST_CASE("memory: the breakdown's parts add up to each term and to the total, each with its source", "[memory]") {
+  // Property over random scenarios: meshes, ZeRO stages, recomputation, replicas, pipelines,
+  // precisions and offload; the parts of a term sum to it, all of them to the total, and each
+  // names a term of MemoryEstimate::terms and where its formula comes from.
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> models = {"llama3-8b", "llama2-7b", "ringattn-1b"};
+  const std::vector<std::string> layouts = {"contiguous", "striped", "zigzag"};
+  std::int64_t checked = 0;
+  for (int i = 0; i < 60; ++i) {
+    const std::int64_t mp = std::int64_t{1} << (rng() % 3), sp = std::int64_t{1} << (1 + rng() % 3);
+    const auto& model = models[rng() % models.size()];
+    const auto s = resolve_scenario(rng() % 2 ? "h100-sxm" : "a100-80gb", model, mp, sp, 16384 * sp, layouts[rng() % 3]);
+    MemoryOptions o;
+    o.dp = 1 + static_cast<std::int64_t>(rng() % 4);
+    o.sharding = static_cast<Sharding>(rng() % 4);
+    o.recompute = static_cast<Recompute>(rng() % 4);
+    o.kv_buffers = 1 + static_cast<std::int64_t>(rng() % 3);
+    o.settings.offload_optimizer = rng() % 4 == 0;
+    if (rng() % 3 == 0) o.pipeline = PipelineSchedule::parse("1f1b", 2, 4);
+    INFO(model << " mp " << mp << " sp " << sp << " dp " << o.dp);
+    MemoryBreakdown b;
+    try {
+      b = memory_breakdown(s, o);
+    } catch (const InputError&) {
+      continue;  // a pipeline the model's layers do not split
+    }
+    const auto& e = b.estimate;
+    CHECK(e.total_bytes == Approx(estimate_memory(s, o).total_bytes).epsilon(1e-12));
+    double all = 0;
+    for (const auto& t : e.terms()) {
+      double sum = 0;
+      for (const auto& p : b.parts)
+        if (std::string_view(p.term) == t.name) sum += p.bytes;
+      INFO(t.name);
+      CHECK(sum == Approx(t.bytes).epsilon(1e-12).margin(1e-3));
+      all += sum;
+    }
+    CHECK(all == Approx(e.total_bytes).epsilon(1e-12));
+    for (const auto& p : b.parts) {
+      CHECK(std::string_view(p.source).size() > 20);
+      CHECK(std::string_view(p.name).size() > 0);
+      CHECK(p.bytes > 0);
+    }
+    ++checked;
+  }
+  CHECK(checked > 30);
 }
