@@ -262,7 +262,7 @@ void append_inference_fields(const SweepResult& r, std::string& out) {
   const auto& p = r.point;
   fmt::format_to(it, FMT_COMPILE(",{},{},"), models::to_string(p.phase), p.cached_tokens);
   if (!r.inference) {
-    out += ",,,,,,";
+    out += ",,,,,,,";
     return;
   }
   const auto& x = *r.inference;
@@ -271,6 +271,8 @@ void append_inference_fields(const SweepResult& r, std::string& out) {
                               x.pass_kv_s, x.pass_q_s);
   else fmt::format_to(it, FMT_COMPILE(",{:.6g},,,,"), x.latency_s);
   fmt::format_to(it, FMT_COMPILE("{:.6g},"), x.kv_cache_bytes);
+  field(out, x.kernel);
+  out += ',';
   field(out, x.why);
 }
 
@@ -293,7 +295,7 @@ void field(std::string& out, const std::string& v) {
 
 const std::vector<std::string>& inference_columns() {
   static const std::vector<std::string> c = {"phase", "cached_tokens", "ttft_s", "tpot_s", "variant", "pass_kv_ttft_s",
-                                             "pass_q_ttft_s", "kv_cache_bytes", "why"};
+                                             "pass_q_ttft_s", "kv_cache_bytes", "kernel", "why"};
   return c;
 }
 
@@ -431,7 +433,7 @@ nlohmann::json result_json(const SweepResult& r) {
     const auto& x = *r.inference;
     const bool prefill = x.phase == models::RunPhase::Prefill;
     j.update({{prefill ? "ttft_s" : "tpot_s", x.latency_s}, {"kv_cache_bytes", x.kv_cache_bytes},
-              {"weights_bytes", x.weights_bytes}, {"why", x.why}});
+              {"weights_bytes", x.weights_bytes}, {"kernel", x.kernel}, {"why", x.why}});
     if (prefill)
       j.update({{"variant", models::to_string(*x.variant)}, {"pass_kv_ttft_s", x.pass_kv_s}, {"pass_q_ttft_s", x.pass_q_s}});
   }

@@ -113,6 +113,7 @@ InferencePrediction predict_inference(const ResolvedScenario& s, RunPhase phase,
   auto r = phase == RunPhase::Prefill ? prefill(s, cached_tokens, headroom_bytes) : decode(s, cached_tokens, headroom_bytes);
   r.capacity_bytes = s.hardware.hbm_bytes;
   r.headroom_bytes = headroom_bytes;
+  r.kernel = s.impl.kernel_model ? s.impl.kernel_model->name : s.impl.kernel;
   return r;
 }
 

@@ -44,6 +44,7 @@ struct InferencePrediction {
   // fit; the faster when neither does).
   std::optional<PrefillVariant> variant;
   double pass_kv_s = 0, pass_q_s = 0;
+  std::string kernel;  // the attention kernel the implementation calls on this GPU (configs/kernels/)
   std::string why;
 };
 

@@ -37,7 +37,7 @@ def _restore(cls, fields, csv, why, row):
 class Result:
     """One predicted configuration: every column of the sweep CSV as an attribute (step_s,
     tokens_per_s, mfu, memory_bytes, step_s_lo, step_s_hi, fits_memory, ...; a prefill or decode
-    row also phase, cached_tokens, ttft_s or tpot_s, variant, kv_cache_bytes), plus `why` (the
+    row also phase, cached_tokens, ttft_s or tpot_s, variant, kv_cache_bytes, kernel), plus `why` (the
     one-line reason: what bounds the step; for a skipped row, why it cannot run) and `csv` (its
     row of the sweep CSV). predict's rows also carry predict's comparison fields (speedup_vs_first,
     its _lo and _hi, pred_tms, exposed_allgather_s, ...). dir() lists the fields; results pickle

@@ -438,8 +438,11 @@ TEST_CASE("cli sweep --phase: each row is what predict --phase prints for that p
         run("predict --phase " + phase + " --hardware h100-sxm --model llama3-8b --mesh " + f[col["mp"]] + "x" +
             f[col["sp"]] + " --seq 8192 --cached-tokens " + f[col["cached_tokens"]] + " --format json")
             .out);
-    // The CSV's %.6g of the same doubles.
+    // The CSV's %.6g of the same doubles; the same implementation and kernel.
     const auto same = [](const std::string& cell, double v) { return std::abs(std::stod(cell) / v - 1) < 1e-5; };
+    CHECK(f[col["impl"]] == j["impl"].get<std::string>());
+    CHECK(f[col["kernel"]] == j["kernel"].get<std::string>());
+    CHECK(f[col["kernel"]] == "flash-attn-3");  // the serving stack on Hopper
     if (phase == "prefill") {
       CHECK(same(f[col["pass_kv_ttft_s"]], j["variants"][0]["ttft_s"].get<double>()));
       CHECK(same(f[col["pass_q_ttft_s"]], j["variants"][1]["ttft_s"].get<double>()));
