@@ -242,6 +242,29 @@ std::vector<std::string> default_kernel_free_parameters(const std::vector<Kernel
   return default_free(rows, spec, hw, base, check_rows(rows, spec, hw, base));
 }
 
+std::vector<KernelPassScore> score_passes(const std::vector<KernelRow>& rows, const std::vector<double>& fitted_s,
+                                          const std::vector<double>& held_out_s) {
+  std::vector<KernelPassScore> out;
+  for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd, KernelPass::FwdBwd}) {
+    KernelPassScore s;
+    s.pass = pass;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].pass != pass) continue;
+      ++s.rows;
+      s.in_sample_mape += std::abs(fitted_s[i] / rows[i].seconds - 1);
+      s.held_out_mape += std::abs(held_out_s[i] / rows[i].seconds - 1);
+      s.held_out_signed += held_out_s[i] / rows[i].seconds - 1;
+    }
+    if (s.rows == 0) continue;
+    const auto n = static_cast<double>(s.rows);
+    s.in_sample_mape /= n;
+    s.held_out_mape /= n;
+    s.held_out_signed /= n;
+    out.push_back(s);
+  }
+  return out;
+}
+
 KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const models::KernelSpec& spec,
                                  const models::Hardware& hw, const models::Profile& base, std::vector<std::string> free_names,
                                  const std::function<void(std::int64_t, std::int64_t)>& progress) {
@@ -317,20 +340,7 @@ KernelCurveFit fit_kernel_curves(const std::vector<KernelRow>& rows, const model
     const auto r = problem.ratios(fold.params, held);
     for (std::size_t j = 0; j < held.size(); ++j) out.held_out_s[held[j]] = r[static_cast<Eigen::Index>(j)] * rows[held[j]].seconds;
   }
-  for (const KernelPass pass : {KernelPass::Fwd, KernelPass::Bwd, KernelPass::FwdBwd}) {
-    KernelPassScore s;
-    s.pass = pass;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].pass != pass) continue;
-      ++s.rows;
-      s.in_sample_mape += std::abs(out.fitted_s[i] / rows[i].seconds - 1);
-      s.held_out_mape += std::abs(out.held_out_s[i] / rows[i].seconds - 1);
-    }
-    if (s.rows == 0) continue;
-    s.in_sample_mape /= static_cast<double>(s.rows);
-    s.held_out_mape /= static_cast<double>(s.rows);
-    out.scores.push_back(s);
-  }
+  out.scores = score_passes(rows, out.fitted_s, out.held_out_s);
   out.kernel_times_computed = memo.computed();
   out.kernel_times_remembered = memo.served();
   return out;

@@ -82,7 +82,11 @@ struct KernelPassScore {
   KernelPass pass = KernelPass::Fwd;
   std::int64_t rows = 0;
   double in_sample_mape = 0, held_out_mape = 0;
+  double held_out_signed = 0;  // mean of held-out / measured - 1: which way the held-out times err
 };
+// The scores per pass present in `rows` of the in-sample and held-out times (one per row, in order).
+[[nodiscard]] std::vector<KernelPassScore> score_passes(const std::vector<KernelRow>& rows, const std::vector<double>& fitted_s,
+                                                        const std::vector<double>& held_out_s);
 
 struct KernelCurveFit {
   models::Profile profile;  // `base` with the fitted parameters set

@@ -128,32 +128,8 @@ calibration::KernelCurveFit score_kernel_rows(const std::vector<KernelRow>& rows
   fit.profile = profile;
   for (const auto& r : rows) fit.fitted_s.push_back(calibration::predict_kernel_row(r, kernel, hw, profile));
   fit.held_out_s = fit.fitted_s;
-  for (const auto pass : {KernelPass::Fwd, KernelPass::Bwd, KernelPass::FwdBwd}) {
-    calibration::KernelPassScore sc;
-    sc.pass = pass;
-    double sum = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (rows[i].pass == pass) {
-        ++sc.rows;
-        sum += std::abs(fit.fitted_s[i] / rows[i].seconds - 1);
-      }
-    if (sc.rows == 0) continue;
-    sc.in_sample_mape = sc.held_out_mape = sum / static_cast<double>(sc.rows);
-    fit.scores.push_back(sc);
-  }
+  fit.scores = calibration::score_passes(rows, fit.fitted_s, fit.held_out_s);
   return fit;
-}
-
-// Mean of predicted / measured - 1 over the rows of one pass (the sign says which way it errs).
-double signed_error(const std::vector<KernelRow>& rows, const std::vector<double>& predicted, KernelPass pass) {
-  double sum = 0;
-  std::int64_t n = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].pass == pass) {
-      sum += predicted[i] / rows[i].seconds - 1;
-      ++n;
-    }
-  return n > 0 ? sum / static_cast<double>(n) : 0.0;
 }
 
 }  // namespace
@@ -241,7 +217,7 @@ int calibrate_from_kernels(const cxxopts::ParseResult& a, const models::Catalog&
                          gpu, kernel.name, mine.size(), base.name);
       for (const auto& sc : fit.scores)
         out += fmt::format("  {:<8} {:>4} rows   out of sample {:>7}   mean signed {:>+7.1f} %\n", calibration::to_string(sc.pass),
-                           sc.rows, pct(sc.held_out_mape), 100 * signed_error(mine, fit.fitted_s, sc.pass));
+                           sc.rows, pct(sc.held_out_mape), 100 * sc.held_out_signed);
     } else {
       // A fit of a hundred rows takes a minute or more (every least-squares start times each row
       // through the kernel model many times): progress on a terminal, in least-squares runs.

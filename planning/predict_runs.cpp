@@ -56,15 +56,12 @@ void choose_implementation(RunRequest& a, const models::Catalog& catalog) {
           !chosen.empty())
         s.impl = chosen;
   }
-  if (a.layouts_given) {
-    s.impl = catalog.choose_implementation(s, hw, a.layouts);
-    catalog.implementation(s.impl).check_phase(s.phase);
-  } else {
+  s.impl = catalog.choose_implementation(s, hw, a.layouts_given ? a.layouts : std::vector<models::LayoutSpec>{});
+  const auto im = catalog.implementation(s.impl);
+  im.check_phase(s.phase);  // a serving stack named for a training step: that, not its layouts
+  if (!a.layouts_given) {
     // The default list shrinks to the layouts the implementation runs with this mask and
     // strategy (a ring library's varlen functions take only some layouts for packed documents).
-    s.impl = catalog.choose_implementation(s, hw, {});
-    const auto im = catalog.implementation(s.impl);
-    im.check_phase(s.phase);  // a serving stack named for a training step: that, not its layouts
     const auto mask = models::effective_mask(s);
     std::vector<models::LayoutSpec> offered;
     for (const auto& l : a.layouts)

@@ -76,7 +76,7 @@ struct Implementation {
   [[nodiscard]] bool runs_on(std::string_view hardware_kind) const noexcept;
   [[nodiscard]] bool runs_precision(std::string_view precision) const noexcept;
   [[nodiscard]] bool runs_phase(RunPhase phase) const noexcept;
-  [[nodiscard]] std::string phases_text() const;  // "prefill, decode"
+  [[nodiscard]] std::string phases_text() const;  // "prefill and decode", "train, prefill and decode"
   // Throws InputError (field "impl") when it does not run `phase`, naming the phases it runs.
   void check_phase(RunPhase phase) const;
   [[nodiscard]] std::string precisions_text() const;  // "bf16, fp8"
