@@ -45,7 +45,9 @@ bool truth(const CsvTable& t, std::size_t i, std::size_t c) {
 // A benchmark chart (data/components/kernels/flash_*.csv): one (method, pass, shape) per row, its
 // TFLOP/s as printed (or, where the source printed times, time_ms); self-attention, q_len = k_len
 // = seqlen; an optional kv_heads column for grouped-query rows (else n_heads). Only `method`'s
-// rows; the shape group is the sequence length.
+// rows; the shape group is the sequence length, or where every row has one length (a benchmark at one
+// length, as FlashAttention's issue #1310 on H20) the row's own shape (head dim and mask): a handful of
+// rows, each held out in turn.
 std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) {
   const auto c_gpu = t.require_column("gpu"), c_method = t.require_column("method"), c_pass = t.require_column("pass");
   const auto c_causal = t.require_column("causal"), c_d = t.require_column("head_dim"), c_h = t.require_column("n_heads");
@@ -84,6 +86,10 @@ std::vector<KernelRow> chart_rows(const CsvTable& t, const std::string& method) 
     r.group = "seqlen " + std::to_string(r.q_len);
     rows.push_back(r);
   }
+  const bool one_length =
+      std::all_of(rows.begin(), rows.end(), [&](const KernelRow& r) { return r.q_len == rows.front().q_len; });
+  if (one_length)
+    for (auto& r : rows) r.group = "head dim " + std::to_string(r.head_dim) + (r.causal ? " causal" : " full");
   return rows;
 }
 

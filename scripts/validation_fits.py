@@ -39,7 +39,7 @@ HOST_NOTE = "the step loop's host, not this machine's (the measured H100 VM's Xe
 # Every implementation that calls FlashAttention-2 (configs/implementations: kernel_model flash-attn-2).
 FA2_IMPLS = ["ring-flash-attn", "usp", "te-p2p", "te-a2a-p2p", "te-all-gather", "te-a2a", "internevo",
              "rfa-llama3", "torch-cp", "verl-ulysses"]
-GPUS = ["a100-80gb", "a100-40gb", "a800", "a100-80gb-pcie", "h800", "h100-sxm", "h100-pcie", "h200-sxm", "b200",
+GPUS = ["a100-80gb", "a100-40gb", "a800", "a100-80gb-pcie", "h800", "h100-sxm", "h100-pcie", "h200-sxm", "h20", "b200",
         "l40s", "l20", "rtx-4090", "mi300x"]
 FITTED = {("ring-flash-attn", "a100-80gb"), ("ring-flash-attn", "h800"), ("usp", "a100-80gb"),
           ("ring-flash-attn", "h100-sxm"), ("usp", "h100-sxm")}
@@ -70,6 +70,7 @@ TE_IMPLS = ["te-p2p", "te-a2a-p2p", "te-all-gather", "te-a2a"]
 CUDNN_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its SMs and clocks).",
               "h100-pcie": "The H100 PCIe has fewer SMs and a lower clock than the SXM part (this GPU's specs).",
               "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs).",
+              "h20": "The H20 is the GH100 die with 78 SMs and its tensor rate capped at 148 TFLOPS (its specs); its kernels are refitted on its own forward timings (fit_h20).",
               "b200": "On Blackwell cuDNN runs its sm100 kernels, unmeasured here: the H100's sm90 fit stands in."}
 # The serving stack (configs/implementations/cp-serve.json): FlashAttention-3 on Hopper, fitted on its
 # chart on H100 and derived for the other Hopper GPUs; FlashAttention-2 elsewhere, from the same fits as
@@ -77,15 +78,18 @@ CUDNN_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its
 SERVE = "cp-serve"
 FA3_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its SMs and clocks).",
             "h100-pcie": "The H100 PCIe has fewer SMs and a lower clock than the SXM part (this GPU's specs).",
-            "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs)."}
+            "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs).",
+            "h20": "The H20 is the GH100 die with 78 SMs and its tensor rate capped at 148 TFLOPS (its specs); its kernels are refitted on its own forward timings (fit_h20).",}
 # Which fitted GPU's kernel parameters a GPU borrows (the same sm80 FlashAttention-2 code path).
 FA2_SOURCE = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "a800": "a100-80gb", "a100-80gb-pcie": "a100-80gb",
-              "h800": "h800", "h100-sxm": "h100-sxm", "h100-pcie": "h100-sxm", "h200-sxm": "h100-sxm", "b200": "h100-sxm",
-              "l40s": "a100-80gb", "l20": "a100-80gb", "rtx-4090": "a100-80gb"}
+              "h800": "h800", "h100-sxm": "h100-sxm", "h100-pcie": "h100-sxm", "h200-sxm": "h100-sxm", "h20": "h100-sxm",
+              "b200": "h100-sxm", "l40s": "a100-80gb", "l20": "a100-80gb", "rtx-4090": "a100-80gb"}
 NOTE_GPU = {
     "a100-40gb": "The A100 40GB runs the same SMs and clocks as the fitted A100 80GB.",
     "h100-sxm": "",
     "h200-sxm": "The H200 has the H100's SMs and clocks with faster HBM (its specs).",
+    "h20": "The H20 is the GH100 die with 78 SMs and its tensor rate capped at 148 TFLOPS (its specs); the sm80 code "
+           "path is refitted on its own forward timings (fit_h20).",
     "b200": "Blackwell runs flash-attn 2's sm80 code too; its efficiency there is unmeasured (the H100's stands in).",
     "a800": "The A800 is the A100's GA100 die with NVLink cut to 400 GB/s; its SMs and clocks are the A100's.",
     "a100-80gb-pcie": "The A100 PCIe runs the A100's SMs and clocks; its GPUs meet over PCIe, from this GPU's specs.",
@@ -283,7 +287,56 @@ def fit_flash(kfit):
                     % (impl, impl, NOTE_GPU[hw])).strip()
             keep = FLASH_KEEP + ("," + HOST_KEEP if impl in HOST_IMPLS else "")
             derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, keep, note, impl, FLASH_KEEP_CYCLES)
+    fit_h20(ref)
     return text
+
+
+# The H20's forward kernels (FlashAttention's issue #1310: FlashAttention-2, -3 and cuDNN at 2,048 tokens,
+# head dims 64 and 128, causal and not), refitted on the profiles derived above from H100's: its tensor
+# rate is capped at 148 TFLOPS (a quarter of the H100's per SM) at the die's clock, so what binds a tile
+# there is not what binds it on H100 (derived, FlashAttention-2 runs 45 % and FlashAttention-3 21 % too
+# slow, docs/components.md). FlashAttention-2 frees its efficiency only (its two head dims cannot also
+# tell its softmax overlap: +-0.38); the wgmma kernels free the overlap too, which the head dims' two
+# exponential-per-FLOP ratios tell. Held out one shape (head dim, mask) at a time.
+H20_CHART = "h20_chart.csv"
+H20_KERNELS = {"FlashAttention-2": "attention_efficiency", "cuDNN": "attention_efficiency,softmax_overlap",
+               "FlashAttention-3": "attention_efficiency,softmax_overlap"}
+
+
+def h20_method(impl):
+    if impl == SERVE:
+        return "FlashAttention-3"
+    return "cuDNN" if impl in TE_IMPLS else "FlashAttention-2"
+
+
+def fit_h20(ref):
+    """configs/profiles/IMPL/h20.json for every library with a flash kernel: its kernel refitted on the H20's
+    forward rows, from its profile derived from H100's. No backward was timed: the backward's efficiency is
+    the fitted forward's times the source profile's backward-to-forward ratio (FlashAttention-2's ratio is
+    0.73 on the A100 fit and 0.77 on the H100 fit: the ratio carries between dies, the level does not).
+    Returns the fit's output per kernel."""
+    out = {}
+    for impl in FA2_IMPLS + [SERVE]:
+        base = os.path.join(ROOT, "configs", "profiles", impl, "h20.json")
+        method = h20_method(impl)
+        d = os.path.join(TMP, "h20")
+        text = ringsim("calibrate", "--from-kernels", KERNELS + "/" + H20_CHART, "--method", method, "--impl", impl,
+                       "--as", "H20=h20", "--free", H20_KERNELS[method], "--profile", base, "--date", DATE,
+                       "--profiles-dir", d)
+        out.setdefault(method, text)
+        fitted = os.path.join(d, impl, "h20.json")
+        p = json.load(open(fitted))
+        src_hw = "h100-sxm"
+        src = json.load(open(os.path.join(ROOT, "configs", "profiles", impl, src_hw + ".json")))
+        note = ""
+        if src.get("attention_bwd_efficiency", 0) > 0 and src["attention_efficiency"] > 0:
+            ratio = src["attention_bwd_efficiency"] / src["attention_efficiency"]
+            p["attention_bwd_efficiency"] = min(1.0, p["attention_efficiency"] * ratio)
+            note = (" Backward untimed on H20: attention_bwd_efficiency = the fitted forward's x %s/%s's backward-to-"
+                    "forward ratio %.3f = %.4g (derived)." % (impl, src_hw, ratio, p["attention_bwd_efficiency"]))
+        json.dump(p, open(fitted, "w"), indent=2)
+        kernel_only_profile(fitted, impl, "h20", ref, note)
+    return out
 
 
 def fit_serving(kfit, ref):

@@ -389,3 +389,40 @@ TEST_CASE("calibrate --from-machine-probes: a probed machine's capacities, held 
   CHECK(bad.code == 2);
   CHECK(bad.err.find("transfers") != std::string::npos);
 }
+
+TEST_CASE("calibrate --from-kernels: a chart at one length holds out each shape, and the H20's own rows refit its kernels",
+          "[cli][calibrate][kernel]") {
+  const TempDir tmp;
+  const std::string file = std::string(RINGSIM_TEST_DATA) + "/components/kernels/h20_chart.csv";
+  // The issue #1310 benchmark ran one length (2,048 tokens): grouped by length it has nothing to hold
+  // out; grouped by shape (head dim, mask) each of its four rows is held out in turn.
+  const auto fit = run("calibrate --from-kernels " + file + " --method FlashAttention-2 --as H20=h20 --free attention_efficiency" +
+                       " --report " + tmp.file("fit.csv"));
+  INFO(fit.err);
+  REQUIRE(fit.code == 0);
+  CHECK(fit.out.find("4 rows in 4 shape groups") != std::string::npos);
+  const auto report = read_file(tmp.file("fit.csv"));
+  for (const char* g : {"head dim 64 full", "head dim 64 causal", "head dim 128 full", "head dim 128 causal"}) {
+    INFO(g);
+    CHECK(report.find(g) != std::string::npos);
+  }
+  // The shipped profile is that fit: scored on its rows it is close (the fit's in-sample error is
+  // under 5 %), while the profile derived from the H100 (spec-scaled, nothing refitted) is far off.
+  const auto shipped = run("calibrate --from-kernels " + file + " --method FlashAttention-2 --as H20=h20 --free none");
+  INFO(shipped.err);
+  REQUIRE(shipped.code == 0);
+  std::smatch m;
+  const std::regex pct("out of sample +([0-9.]+) %");
+  REQUIRE(std::regex_search(shipped.out, m, pct));
+  CHECK(std::stod(m[1].str()) < 5.0);
+  const auto derived = run("calibrate --derive-from ring-flash-attn/h100-sxm --hardware h20 --keep attention_efficiency,"
+                           "attention_bwd_efficiency,softmax_overlap --keep-cycles cta_overhead_s,kernel_launch_s -o " +
+                           tmp.file("derived.json"));
+  INFO(derived.err);
+  REQUIRE(derived.code == 0);
+  const auto scored = run("calibrate --from-kernels " + file + " --method FlashAttention-2 --as H20=h20 --free none --profile " +
+                          tmp.file("derived.json"));
+  REQUIRE(scored.code == 0);
+  REQUIRE(std::regex_search(scored.out, m, pct));
+  CHECK(std::stod(m[1].str()) > 20.0);
+}
