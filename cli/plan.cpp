@@ -64,6 +64,7 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     if (r.count(flag)) j[field] = models::parse_token_count(r[flag].as<std::string>(), flag);
   if (r.count("include-research")) j["include_research"] = true;
   if (r.count("per-impl")) j["per_implementation"] = true;
+  if (r.count("no-fold")) j["fold"] = false;
   for (const char* k : {"mp", "pp"}) {
     if (!r.count(k)) continue;
     j[k] = nlohmann::json::array();
@@ -114,6 +115,8 @@ int run_plan(int argc, char** argv) {
                  ("devices", "device budget (min-devices: the most considered; default 8)", cxxopts::value<std::string>())
                  ("batch", "sequences per step and replica (default 1)", cxxopts::value<std::string>())
                  ("per-impl", "also list the best plan of each implementation (JSON always has it)")
+                 ("no-fold", "rank by the goal alone: do not fold plans whose throughput lies within the paired 90 % "
+                             "interval of the fastest (docs/planning.md)")
                  ("mp", "tensor-parallel degrees to search (comma-separated; default: powers of two up to the node size "
                         "that split the heads)", cxxopts::value<std::string>())
                  ("global-batch", "sequences per step over all replicas: each plan runs global-batch / (dp x batch) "
@@ -315,6 +318,7 @@ int run_plan(int argc, char** argv) {
         const std::string pm = iv.available ? fmt::format("{:.0f}%", 50 * (iv.hi - iv.lo) / x.step_s) : std::string("-");
         std::vector<std::string> notes = {"why: " + planning::explain(x)};
         if (!best[i].ties.empty()) notes.push_back("ties (the same step): " + planning::ties_text(best[i]));
+        if (best[i].fold) notes.push_back(planning::fold_text(best[i]));
         const auto label = x.deployability();
         t.add_row({std::to_string(i + 1), std::to_string(x.devices()), mesh_text(x),
                    label.empty() ? x.impl : x.impl + " " + label,

@@ -368,7 +368,12 @@ void PlanView::selection_changed() {
   const auto* r = selected_row();
   memory_->set_estimate(r ? &r->memory : nullptr);
   open_->setEnabled(r != nullptr);
-  why_->setText(r ? QString::fromStdString(planning::explain(*r)) : QString());
+  std::string text = r ? planning::explain(*r) : std::string();
+  // A ranked plan inside a fold says so (the ranking among its fold is by memory spare).
+  if (r && found_)
+    for (const auto& c : found_->plans)
+      if (&c.plan == r && c.fold) text += "\n" + planning::fold_text(c);
+  why_->setText(QString::fromStdString(text));
 }
 
 }  // namespace ringsim::gui

@@ -101,18 +101,21 @@ std::uint64_t Evaluator::axes_key(const SweepPoint& p, std::initializer_list<Axi
   return k * 4 + time_class(p.recompute);
 }
 
-void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
-  const auto& spec = p.spec;
+void Evaluator::resolve_point(const SweepPoint& p, Timed& t) {
   // The parts depend on hardware, model, implementation, strategy, mask and layout (which
   // implementation offers them).
   const std::uint64_t parts_key = axes_key(p, {kHardware, kModel, kImpl, kCp, kMask, kLayout});
   auto pk = parts_by_axes_.find(parts_key);
-  if (pk == parts_by_axes_.end()) pk = parts_by_axes_.emplace(parts_key, &this->parts(spec, p.recompute)->second).first;
-  t.scenario = models::resolve(spec, *pk->second);
-  auto& s = t.scenario;
-  apply_topology(s, p.topology);
-  t.prediction = models::predict(s);
+  if (pk == parts_by_axes_.end()) pk = parts_by_axes_.emplace(parts_key, &this->parts(p.spec, p.recompute)->second).first;
+  t.scenario = models::resolve(p.spec, *pk->second);
+  apply_topology(t.scenario, p.topology);
+  t.prediction = models::predict(t.scenario);
   t.prediction.rounds_fwd = {};  // per-round detail: rows do not carry it
+}
+
+void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
+  resolve_point(p, t);
+  auto& s = t.scenario;
   // Relative bounds, so the simulator's step and the gradient synchronisation scale them.
   if (grid_.intervals) {
     const auto iv = models::time_intervals_around(s, t.prediction);
@@ -136,6 +139,19 @@ void Evaluator::compute_timed(const SweepPoint& p, Timed& t) {
     t.prediction.step_s = res.step_s;
     t.prediction.tokens_per_s = res.tokens_per_s;
     t.prediction.mfu = res.mfu;
+  }
+}
+
+std::optional<double> Evaluator::paired_step_log_sd(const SweepPoint& a, const SweepPoint& b) {
+  try {
+    // Resolved apart from the memo (which may let one entry go while the other is computed; the
+    // perturbed predictions swap the scenarios' profiles), without the intervals or a simulation.
+    Timed ta, tb;
+    resolve_point(a, ta);
+    resolve_point(b, tb);
+    return models::paired_step_log_sd(ta.scenario, ta.prediction, tb.scenario, tb.prediction);
+  } catch (const InputError&) {
+    return std::nullopt;
   }
 }
 

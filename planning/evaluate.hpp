@@ -95,6 +95,10 @@ class Evaluator {
   Evaluator(const models::Catalog& catalog, const SweepGrid& grid);
   // p: a point of `grid` (SweepGrid::point), whose axis positions key the memo.
   [[nodiscard]] SweepResult evaluate(const SweepPoint& p);
+  // The log-space standard deviation of the ratio of two training points' analytic steps where both
+  // run on one fitted profile (models::paired_step_log_sd); empty where they do not, or where
+  // either point cannot run.
+  [[nodiscard]] std::optional<double> paired_step_log_sd(const SweepPoint& a, const SweepPoint& b);
 
  private:
   using PartsMap = std::map<std::string, models::ScenarioParts>;
@@ -108,6 +112,8 @@ class Evaluator {
     // is not the point's sp): remembered, so the points that share its timing fail at once.
     std::optional<models::InputError> error;
   };
+  // The point's scenario and analytic prediction (what compute_timed starts from).
+  void resolve_point(const SweepPoint& p, Timed& t);
   void compute_timed(const SweepPoint& p, Timed& t);
   // The seam of the phases: a prefill or decode point (planning/evaluate_inference.cpp).
   void evaluate_inference(const SweepPoint& p, SweepResult& r);

@@ -110,6 +110,10 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       r.per_implementation = v.get<bool>();
     }
+    else if (k == "fold") {
+      if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
+      r.fold = v.get<bool>();
+    }
     else if (k == "include_research") {
       if (!v.is_boolean()) throw InputError(file, 0, k, "expected true or false, got " + v.dump());
       r.include_research = v.get<bool>();
@@ -126,7 +130,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
                        "phase, cached_tokens, ttft, tpot, weights, kv_cache, "
-                       "batch, global_batch, mp, pp, mask, top, engine, include_research, per_implementation, impl, cp, layout, tile, topology, zero, recompute, "
+                       "batch, global_batch, mp, pp, mask, top, engine, include_research, per_implementation, fold, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
@@ -441,6 +445,7 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
     }
     for (auto& x : out.best_per_strategy) x.step_interval = ev.evaluate(x.point).step_interval;
     for (auto& x : out.best_per_implementation) x.step_interval = ev.evaluate(x.point).step_interval;
+    fold_plans(out.plans, r, ev);
   }
   return out;
 }

@@ -64,6 +64,8 @@ struct PlanRequest {
   bool include_research = false;
   // The table also lists the best plan of each implementation (JSON always carries it).
   bool per_implementation = false;
+  // Fold the listed plans the model cannot tell apart (fold_plans); false: the goal's ranking alone.
+  bool fold = true;
   models::MemorySettings memory;
   // The phase planned (models/inference/phase.hpp), the tokens already in the KV cache (prefill:
   // attended by the n_seq new ones; decode: each cache's context), and the latency target
@@ -108,9 +110,22 @@ bool read_inference_field(PlanRequest& r, const std::string& key, const nlohmann
 // the memory options (ZeRO stage, recomputation), with the same step time and throughput (two
 // implementations of one kernel family, ZeRO stages that all fit). The plan is the best of them
 // (least memory, then the first in the sweep); a top-N counts plans, not ties.
+// Listed plans the model cannot tell apart (fold_plans): consecutive plans of one goal figure
+// (device count for min-devices, length for max-context) whose throughput lies within the 90 %
+// interval of its ratio to the fastest of them, which then rank by memory spare.
+struct PlanFold {
+  std::int64_t first_rank = 0, last_rank = 0;  // the folded plans' ranks, 1-based, after the fold
+  double ratio = 1;                            // this plan's tokens/s over the fastest folded one's
+  double lo = 1, hi = 1;                       // the 90 % interval of that ratio (1, 1 for the fastest)
+  // true: both run on one fit, the shared uncertainty cancelled (models::paired_step_log_sd);
+  // false: different fits, their step intervals combined as independent errors.
+  bool paired = true;
+  bool fastest = false;  // the fold's fastest (ratio 1)
+};
 struct PlanChoice {
   SweepResult plan;
   std::vector<SweepResult> ties;  // best first
+  std::optional<PlanFold> fold;   // set for every plan of a fold of two or more
 };
 // The top `r.top` feasible plans, best first, each with its ties; of rows that resolve to the
 // same plan (a default tile that equals an explicit one), the first in the sweep's order.
@@ -138,6 +153,15 @@ struct PlanSearch {
 // compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
                                       const SweepOptions& options, std::size_t compact_at = 0);
+// Folds the listed plans (best first) that the model cannot tell apart, each fold reordered by
+// memory spare (most first; equal spare keeps the order): from the best, each next plan of the same
+// goal figure (devices for min-devices, length for max-context) joins while its tokens/s over the
+// fold's fastest has a 90 % interval that contains 1. The interval is paired where both run on one
+// fitted profile (Evaluator::paired_step_log_sd), else the two step intervals as independent
+// errors; a plan without either ends the fold. Training plans only.
+void fold_plans(std::vector<PlanChoice>& plans, const PlanRequest& r, Evaluator& ev);
+// The fold's note for a plan: which ranks fold and where this one sits among them; empty unfolded.
+[[nodiscard]] std::string fold_text(const PlanChoice& c);
 // What ties share: every resolved axis but the implementation, the layout, the tile, the ZeRO
 // stage and the recomputation, and the step time and throughput.
 [[nodiscard]] std::string tie_key(const SweepResult& row);

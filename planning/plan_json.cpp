@@ -39,6 +39,9 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
   j["interval"] = "step_s_lo / step_s_hi and tokens_per_s_lo / tokens_per_s_hi: the 90 % prediction interval from the "
                   "profile's fitted uncertainty (a derived profile's: the error measured when one fitted GPU's parameters predict "
                   "another's); null for spec-default profiles and profiles derived from a fit that measured no such error";
+  j["fold"] = "plans whose throughput the model cannot tell apart (the 90 % interval of the ratio to the fastest of them "
+              "contains 1: paired where both run on one fitted profile) share a fold and rank by memory_spare_bytes; "
+              "fold is null for a plan outside any";
   j["plans"] = nlohmann::json::array();
   for (std::size_t i = 0; i < found.plans.size(); ++i) {
     const auto& x = found.plans[i].plan;
@@ -53,6 +56,12 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
       p["ties"].push_back({{"index", t.point.index}, {"impl", t.impl}, {"layout", t.point.spec.layout.text()},
                            {"tile_q", t.tile_q}, {"tile_k", t.tile_k}, {"zero", models::to_string(t.point.zero)},
                            {"recompute", models::to_string(t.recompute)}, {"memory_bytes", t.memory.total_bytes}});
+    p["memory_spare_bytes"] = x.memory.spare_bytes();
+    if (const auto& f = found.plans[i].fold)
+      p["fold"] = {{"first_rank", f->first_rank}, {"last_rank", f->last_rank}, {"ratio", f->ratio}, {"lo", f->lo},
+                   {"hi", f->hi}, {"paired", f->paired}, {"fastest", f->fastest}};
+    else
+      p["fold"] = nullptr;
     j["plans"].push_back(p);
   }
   for (const auto& [key, rows] : {std::pair{"best_per_strategy", &found.best_per_strategy},
@@ -76,12 +85,14 @@ std::string plan_csv(const PlanRequest& r, const PlanSearch& found) {
   header.insert(header.end(), cols.begin(), cols.end());
   header.push_back("why");
   header.push_back("ties");
+  header.push_back("fold");
   std::string out = models::csv_line(header);
   for (std::size_t i = 0; i < found.plans.size(); ++i) {
     out += std::to_string(i + 1) + ",";
     append_csv_row(found.plans[i].plan, out, inference);
     out.back() = ',';  // the row's newline
-    out += models::csv_escape(explain(found.plans[i].plan)) + "," + models::csv_escape(ties_text(found.plans[i])) + "\n";
+    out += models::csv_escape(explain(found.plans[i].plan)) + "," + models::csv_escape(ties_text(found.plans[i])) + "," +
+           models::csv_escape(fold_text(found.plans[i])) + "\n";
   }
   return out;
 }

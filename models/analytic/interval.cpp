@@ -109,4 +109,51 @@ TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, d
   return {v[0], v[1], v[2]};
 }
 
+std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& at_a, ResolvedScenario& b,
+                                         const Prediction& at_b) {
+  const auto& u = a.profile.uncertainty;
+  const auto ratio = u.residual_log_sd.find("ratio");
+  const auto& v = b.profile.uncertainty;
+  // One fit: the same GPU and kernel (the one the library calls there), and the same uncertainty (a library's profile copies the fit's
+  // it was made from: TransformerEngine's four libraries share their cuDNN fit's).
+  const auto kernel = [](const ResolvedScenario& s) { return s.impl.kernel_model ? s.impl.kernel_model->name : std::string(); };
+  if (ratio == u.residual_log_sd.end() || a.profile.hardware != b.profile.hardware ||
+      a.profile.kernel_family != b.profile.kernel_family || kernel(a) != kernel(b) || u.parameters != v.parameters ||
+      u.covariance != v.covariance || u.residual_log_sd != v.residual_log_sd)
+    return std::nullopt;
+  const auto usable = [](double v) { return v > 0 && std::isfinite(v); };
+  if (!usable(at_a.step_s) || !usable(at_b.step_s)) return std::nullopt;
+  // Each scenario keeps its own profile (a recomputation or precision applied to one of them), and
+  // both move by the same step in each fitted parameter.
+  const Profile pa = a.profile, pb = b.profile;
+  const std::size_t k = u.parameters.size();
+  std::vector<double> grad(k, 0.0);
+  const auto step_under = [](ResolvedScenario& s, const Profile& p) {
+    return under_profile(s, p, [](const ResolvedScenario& r) { return predict(r).step_s; });
+  };
+  for (std::size_t i = 0; i < k; ++i) {
+    const double var = u.covariance[i][i];
+    const double* xa = pa.parameter(u.parameters[i]);
+    const double* xb = pb.parameter(u.parameters[i]);
+    if (!xa || !xb || !(var > 0)) continue;
+    const double h = 0.1 * std::sqrt(var);
+    const auto moved = [&](const Profile& p, double to) {
+      Profile q = p;
+      *q.parameter(u.parameters[i]) = to;
+      return q;
+    };
+    const double lo_a = std::max(0.0, *xa - h), lo_b = std::max(0.0, *xb - h);
+    const double ua = step_under(a, moved(pa, *xa + h)), da = step_under(a, moved(pa, lo_a));
+    const double ub = step_under(b, moved(pb, *xb + h)), db = step_under(b, moved(pb, lo_b));
+    if (!usable(ua) || !usable(da) || !usable(ub) || !usable(db)) continue;
+    const double wa = *xa + h - lo_a, wb = *xb + h - lo_b;
+    if (!(wa > 0) || !(wb > 0)) continue;
+    grad[i] = (std::log(ua) - std::log(da)) / wa - (std::log(ub) - std::log(db)) / wb;
+  }
+  double var_log = 0;
+  for (std::size_t i = 0; i < k; ++i)
+    for (std::size_t j = 0; j < k; ++j) var_log += grad[i] * u.covariance[i][j] * grad[j];
+  return std::sqrt(std::max(0.0, var_log) + ratio->second * ratio->second);
+}
+
 }  // namespace ringsim::models

@@ -5,6 +5,7 @@
 // parameters' covariance carried through the prediction by central differences (the delta
 // method, in log space) and the held-out spread, added in quadrature, at a two-sided normal level.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,17 @@ struct TimeIntervals {
   Interval step, attention_fwd, attention_bwd;
 };
 [[nodiscard]] TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, double level = 0.9);
+
+// The log-space standard deviation of the ratio of two scenarios' analytic steps where both run on
+// one fit (the same GPU and kernel family, and the same fitted uncertainty: the profiles of one fit
+// or copied from it, as the libraries calling one kernel are): what the two share cancels. The
+// parameters' covariance is carried through log(step_a) - log(step_b) (the delta method, both
+// scenarios predicted under each perturbed profile), and the held-out spread is the profile's
+// "ratio" one (the leave-one-group-out spread of predicted over measured ratios of two
+// configurations' times), in quadrature. Empty where the profiles differ or the profile measured
+// no ratio spread; 2 analytic predictions of each scenario per fitted parameter.
+[[nodiscard]] std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& at_a, ResolvedScenario& b,
+                                                       const Prediction& at_b);
 
 // The same from a log-space standard deviation already known.
 [[nodiscard]] Interval log_normal_interval(double value, double log_sd, double level = 0.9);

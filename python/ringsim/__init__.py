@@ -201,8 +201,10 @@ def sweep(grid=None, threads=0, as_frame=True, **fields):
 
 class Plan(Result):
     """A row of the planner's answer: a Result with, for a ranked plan, its rank and the
-    configurations that tie with it (ties: a list of dicts); maturity and profile_origin say what
-    a user could deploy as predicted."""
+    configurations that tie with it (ties: a list of dicts), its fold (a dict: the ranks the model
+    cannot tell apart, this plan's tokens/s ratio to the fastest of them and its 90 % interval; None
+    outside any) and memory_spare_bytes; maturity and profile_origin say what a user could deploy as
+    predicted."""
 
     __slots__ = ()
 
@@ -224,7 +226,7 @@ def plan(hardware=None, model=None, goal=None, seq=None, devices=None, threads=0
     max-throughput, seq 131072, 8 devices): goal max-throughput (on `devices`), min-devices
     (target_tokens_per_s=...) or max-context (max_context=...); further keyword arguments are
     plan-file fields (impl, cp, layout, tile, topology, zero, recompute, mp (a list), global_batch,
-    pp (a list), top, include_research, batch, mask, phase, cached_tokens, ttft, tpot, ...). Returns a PlanAnswer
+    pp (a list), top, include_research, fold, batch, mask, phase, cached_tokens, ttft, tpot, ...). Returns a PlanAnswer
     (a list of Plan, best first)."""
     fields = dict(_scenario_fields("plan", fields, {"n_seq": "seq"}))
     threads = _args.one("plan", "threads", threads, _args.INT)

@@ -32,7 +32,7 @@ KINDS = {
     "topology": TEXT, "recompute": TEXT, "profile": TEXT, "engine": TEXT, "precision": TEXT, "phase": TEXT,
     "goal": TEXT, "sync": TEXT, "granularity": TEXT, "trace": TEXT, "weights": TEXT, "kv_cache": TEXT,
     "intervals": BOOL, "sequence_parallel": BOOL, "offload_optimizer": BOOL, "include_research": BOOL,
-    "per_implementation": BOOL,
+    "per_implementation": BOOL, "fold": BOOL,
     "zero": ZERO, "mesh": MESH,
 }
 # The sweep file's axes: a value or a list of values. Its other fields take one value.

@@ -120,6 +120,11 @@ def test_plan_equals_the_cli():
     assert answer.searched == expected["searched"] and answer.feasible == expected["feasible"]
     assert [p.strategy for p in answer.best_per_strategy] == [p["strategy"] for p in expected["best_per_strategy"]]
     assert list(ringsim.results_frame(answer)["step_s"]) == pytest.approx([p["step_s"] for p in expected["plans"]], rel=1e-5)
+    # The fold (plans the model cannot tell apart) as the CLI's, and fold=False ranks by the goal alone.
+    assert [p.fold for p in answer] == [p["fold"] for p in expected["plans"]]
+    plain = ringsim.plan(hardware="h100-sxm", model="llama3-8b", devices=8, seq=131072, top=3, fold=False)
+    assert all(p.fold is None for p in plain)
+    assert [p.tokens_per_s for p in plain] == sorted((p.tokens_per_s for p in plain), reverse=True)
 
 
 def test_a_pipelined_plan_equals_the_cli():

@@ -694,3 +694,36 @@ TEST_CASE("cli sweep and plan: every row's parts add up to its step, in CSV and 
   }
   CHECK(plans > 2);
 }
+
+TEST_CASE("cli plan: folded plans say so in the table, the CSV and the JSON, and --no-fold ranks by the goal alone",
+          "[cli][plan]") {
+  // TransformerEngine's libraries on H100 share one cuDNN fit: their plans within a few per cent
+  // fold (the paired 90 % interval of their ratio is about +-23 %).
+  const std::string common = "plan --hardware h100-sxm --model llama2-7b --seq 131072 --devices 16 --impl te-a2a,te-p2p,te-a2a-p2p "
+                             "--zero 3 --recompute selective --tile default --top 3";
+  const auto table = run(common);
+  INFO(table.err);
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("ranks 1-") != std::string::npos);
+  CHECK(table.out.find("(paired: one fit); ranked by memory spare") != std::string::npos);
+  const auto csv = run(common + " --format csv");
+  REQUIRE(csv.code == 0);
+  const auto lines = split_lines(csv.out);
+  REQUIRE(lines.size() >= 3);
+  const auto header = fields(lines[0]);
+  REQUIRE(header.back() == "fold");
+  std::size_t folded = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) folded += lines[i].find("fold: ") != std::string::npos;
+  CHECK(folded >= 2);
+  const auto json = nlohmann::json::parse(run(common + " --format json").out);
+  REQUIRE(json["plans"].size() >= 2);
+  CHECK(json["plans"][0]["fold"].is_object());
+  CHECK(json["plans"][0]["memory_spare_bytes"].get<double>() >= json["plans"][1]["memory_spare_bytes"].get<double>());
+  // --no-fold: no fold anywhere, and the plans by tokens/s.
+  const auto plain = nlohmann::json::parse(run(common + " --no-fold --format json").out);
+  REQUIRE(plain["plans"].size() == json["plans"].size());
+  for (std::size_t i = 0; i < plain["plans"].size(); ++i) {
+    CHECK(plain["plans"][i]["fold"].is_null());
+    if (i > 0) CHECK(plain["plans"][i]["tokens_per_s"].get<double>() <= plain["plans"][i - 1]["tokens_per_s"].get<double>());
+  }
+}

@@ -160,10 +160,14 @@ TEST_CASE("plan: the listed plans carry the intervals their sweep rows carry", "
   const auto streamed = search_plans(grid, cat, req, {}, 16);
   REQUIRE(!direct.empty());
   REQUIRE(streamed.plans.size() == direct.size());
+  // The search folds plans the model cannot tell apart (reordered among themselves by memory
+  // spare): the same plans, matched by point.
+  std::map<std::int64_t, const PlanChoice*> by_index;
+  for (const auto& d : direct) by_index[d.plan.point.index] = &d;
   for (std::size_t i = 0; i < direct.size(); ++i) {
     const auto& s = streamed.plans[i];
-    const auto& d = direct[i];
-    REQUIRE(s.plan.point.index == d.plan.point.index);
+    REQUIRE(by_index.count(s.plan.point.index) == 1);
+    const auto& d = *by_index.at(s.plan.point.index);
     CHECK(s.plan.step_interval.available);
     CHECK(s.plan.step_interval.lo == d.plan.step_interval.lo);
     CHECK(s.plan.step_interval.hi == d.plan.step_interval.hi);
@@ -377,4 +381,106 @@ TEST_CASE("plan: min-devices finds the fewest devices of any count, as budgets s
   REQUIRE(!plans.empty());
   CHECK(plans.front().plan.devices() == fewest);
   CHECK(plans.front().plan.tokens_per_s >= target);
+}
+
+TEST_CASE("plan: plans inside the paired interval of the fastest fold and rank by memory spare, outside they keep the goal's order",
+          "[planning][plan][interval]") {
+  const models::Catalog cat;
+  const double z = models::two_sided_normal_quantile(0.9);
+  for (const Goal goal : {Goal::MaxThroughput, Goal::MinDevices}) {
+    auto req = h100_request(16);
+    req.goal = goal;
+    req.target_tokens_per_s = 20000;
+    req.top = 10;
+    const auto grid = plan_grid(req, cat);
+    const auto found = search_plans(grid, cat, req, {});
+    auto bare_grid = grid;
+    bare_grid.intervals = false;
+    const auto ranked = search_plans(bare_grid, cat, req, {});
+    INFO(to_string(goal));
+    REQUIRE(found.plans.size() == ranked.plans.size());
+    // Without intervals nothing folds: the goal's order.
+    for (const auto& c : ranked.plans) CHECK_FALSE(c.fold);
+    Evaluator ev(cat, grid);
+    std::size_t folded = 0;
+    for (std::size_t i = 0; i < found.plans.size();) {
+      const auto& c = found.plans[i];
+      if (!c.fold) {
+        // Unfolded plans sit where the goal's ranking put them among the unfolded ones.
+        ++i;
+        continue;
+      }
+      const auto& f = *c.fold;
+      REQUIRE(f.first_rank == static_cast<std::int64_t>(i) + 1);
+      REQUIRE(f.last_rank > f.first_rank);
+      REQUIRE(f.last_rank <= static_cast<std::int64_t>(found.plans.size()));
+      const auto first = static_cast<std::size_t>(f.first_rank - 1), last = static_cast<std::size_t>(f.last_rank - 1);
+      // One fastest, the best in the goal's figure; every member's interval of its ratio to the
+      // fastest contains 1, and its ratio is the figures' own; the members run from most spare down.
+      const SweepResult* fastest = nullptr;
+      for (std::size_t k = first; k <= last; ++k)
+        if (found.plans[k].fold->fastest) {
+          CHECK(fastest == nullptr);
+          fastest = &found.plans[k].plan;
+        }
+      REQUIRE(fastest != nullptr);
+      for (std::size_t k = first; k <= last; ++k) {
+        const auto& m = found.plans[k];
+        REQUIRE(m.fold);
+        CHECK(m.fold->first_rank == f.first_rank);
+        CHECK(m.fold->last_rank == f.last_rank);
+        CHECK(m.plan.tokens_per_s <= fastest->tokens_per_s);
+        CHECK(m.fold->ratio == Approx(m.plan.tokens_per_s / fastest->tokens_per_s));
+        CHECK(m.fold->lo <= 1.0);
+        CHECK(m.fold->hi >= 1.0);
+        if (goal == Goal::MinDevices) CHECK(m.plan.devices() == fastest->devices());
+        if (k > first) CHECK(m.plan.memory.spare_bytes() <= found.plans[k - 1].plan.memory.spare_bytes());
+        if (!m.fold->fastest && m.fold->paired) {
+          // Paired: the spread the evaluator gives the pair, narrower than the two intervals as
+          // independent errors.
+          const auto sd = ev.paired_step_log_sd(fastest->point, m.plan.point);
+          REQUIRE(sd);
+          CHECK(m.fold->hi / m.fold->ratio == Approx(std::exp(z * *sd)));
+          const auto own = [&](const SweepResult& x) { return std::log(x.step_interval.hi / x.step_interval.lo) / (2 * z); };
+          CHECK(*sd < std::hypot(own(*fastest), own(m.plan)));
+        }
+      }
+      folded += last - first + 1;
+      i = last + 1;
+    }
+    // The same plans as the goal's ranking, folds only reordered within themselves.
+    std::multiset<std::int64_t> a, b;
+    for (const auto& c : found.plans) a.insert(c.plan.point.index);
+    for (const auto& c : ranked.plans) b.insert(c.plan.point.index);
+    CHECK(a == b);
+    // llama3-8b at 128k on H100s: libraries within a few per cent of each other, one cuDNN fit:
+    // the model cannot tell the first plans apart.
+    CHECK(folded >= 2);
+  }
+}
+
+TEST_CASE("plan: the paired spread of a point with itself is the fit's held-out ratio spread, and different fits have none",
+          "[planning][plan][interval]") {
+  const models::Catalog cat;
+  auto req = h100_request(8);
+  req.top = 3;
+  const auto grid = plan_grid(req, cat);
+  Evaluator ev(cat, grid);
+  std::optional<SweepPoint> te, rfa;
+  for (std::int64_t i = 0; i < grid.size() && (!te || !rfa); ++i) {
+    const auto p = grid.point(i);
+    const auto r = ev.evaluate(p);
+    if (!r.ok || p.spec.sp == 1) continue;
+    if (r.impl == "te-p2p" && !te) te = p;
+    if (r.impl == "ring-flash-attn" && !rfa) rfa = p;
+  }
+  REQUIRE(te);
+  REQUIRE(rfa);
+  // Both scenarios the same: every parameter's gradient cancels, the ratio's spread is left.
+  const auto self = ev.paired_step_log_sd(*te, *te);
+  REQUIRE(self);
+  const auto profile = cat.profile("h100-sxm", cat.hardware("h100-sxm"), "te-p2p");
+  CHECK(*self == Approx(profile.uncertainty.residual_log_sd.at("ratio")));
+  // TransformerEngine's cuDNN fit and ring-flash-attention's FlashAttention-2 fit: no shared fit.
+  CHECK_FALSE(ev.paired_step_log_sd(*te, *rfa));
 }
