@@ -124,7 +124,7 @@ int run_plan(int argc, char** argv) {
                  ("pp", "pipeline stages to search (comma-separated; default with --global-batch: powers of two that "
                         "split the layers, else 1)", cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
-                 ("impl", "implementations to search (comma-separated; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
+                 ("impl", "implementations to search (comma-separated, NAME@RELEASE for an earlier release; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
                  ("include-research", "with no --impl, let research kernels (scfa, the Striped paper's JAX code) and ringsim's reference kernels compete too")
                  ("cp", "strategies to search (default: all)", cxxopts::value<std::string>())
                  ("layout", "layouts to search (default contiguous,striped,zigzag)", cxxopts::value<std::string>())

@@ -69,6 +69,7 @@ void add_scenario_options(cxxopts::Options& o, const std::string& default_layout
     ("mask", "causal|full|window:W|docs:FILE|qkdrop:P|hash:NB[:zipf:S]|lsh:NB[:D]|qkfile:F|hashfile:F", cxxopts::value<std::string>()->default_value("causal"))
     ("tile", "QxK tile (default: the profile's, clamped to the block)", cxxopts::value<std::string>()->default_value(""))
     ("impl", "implementation (configs/implementations/NAME.json; default: the most preferred one for the hardware, mask and layouts); "
+            "NAME@RELEASE an earlier release that calls another kernel (the file's \"releases\"; default the newest); "
             "with several --cp strategies, a comma-separated list names one per strategy, in order",
      cxxopts::value<std::string>()->default_value(""))
     ("cp", "context-parallel strategy, or a comma-separated list to compare: ring | allgather | ulysses | "

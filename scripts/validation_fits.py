@@ -288,7 +288,25 @@ def fit_flash(kfit):
             keep = FLASH_KEEP + ("," + HOST_KEEP if impl in HOST_IMPLS else "")
             derive("ring-flash-attn/" + FA2_SOURCE[hw], hw, keep, note, impl, FLASH_KEEP_CYCLES)
     fit_h20(ref)
+    fit_releases()
     return text
+
+
+# Earlier releases whose kernel differs from the newest's on some GPUs (configs/implementations: "releases"):
+# on those GPUs their profile is the kernel they call there, from the profile of the library that is fitted
+# on it for that GPU (ring-flash-attention's FlashAttention-2 fits), with the release's own spec terms; on
+# the other GPUs the newest release's profile serves (models/catalog).
+RELEASES = {"te-p2p@1.2": ("ring-flash-attn", CUDNN_GPUS)}
+
+
+def fit_releases():
+    for impl, (source, gpus) in RELEASES.items():
+        os.makedirs(os.path.join(ROOT, "configs", "profiles", impl), exist_ok=True)
+        for hw in gpus:
+            derive("%s/%s" % (source, hw), hw, FLASH_KEEP,
+                   "%s calls FlashAttention-2 on this GPU (TransformerEngine before 1.3 runs context parallelism through "
+                   "flash-attn only: configs/implementations/te-p2p.json releases), whose kernel the source profile "
+                   "describes on it." % impl, impl, FLASH_KEEP_CYCLES)
 
 
 # The H20's forward kernels (FlashAttention's issue #1310: FlashAttention-2, -3 and cuDNN at 2,048 tokens,

@@ -86,6 +86,12 @@ const std::vector<Implementation>& Catalog::implementations() const {
 }
 
 Implementation Catalog::implementation(const std::string& name) const {
+  // NAME@RELEASE: an earlier release of NAME (models/implementations/release.hpp).
+  if (const auto at = name.find('@'); at != std::string::npos) {
+    const auto release = name.substr(at + 1);
+    check_catalog_name(release, "impl", "release");
+    return implementation(name.substr(0, at)).with_release(release);
+  }
   check_catalog_name(name, "impl", "implementation");
   for (const auto& im : implementations())
     if (im.name == name) return im;
@@ -196,7 +202,22 @@ Profile Catalog::profile(const std::string& name_or_path, const Hardware& hw, co
   fs::path path;
   if (name_or_path.empty()) {
     path = own_profile_path(root_, impl, hw);
-    if (!fs::exists(path)) return base;
+    if (!fs::exists(path)) {
+      // A release without a profile of its own on this GPU calls the kernel the newest release
+      // calls there: the newest release's profile.
+      if (const auto at = impl.find('@'); at != std::string::npos) {
+        const auto newest = impl.substr(0, at);
+        const auto release = implementation(impl), newest_release = implementation(newest);
+        const auto* mine = release.kernel_for(hw.compute_capability);
+        const auto* theirs = newest_release.kernel_for(hw.compute_capability);
+        if ((mine == nullptr) == (theirs == nullptr) && (!mine || mine->name == theirs->name)) {
+          Profile p = profile("", hw, newest);
+          p.implementation = impl;
+          return p;
+        }
+      }
+      return base;
+    }
   } else if (name_or_path.ends_with(".json")) {
     check_path(name_or_path, "profile");
     path = name_or_path;

@@ -177,29 +177,17 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   im.notes = f.string_or("notes", "");
   im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
   im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");
-  if (const auto* km = f.find("kernel_model")) {
-    if (!km->is_string() || km->get<std::string>().empty())
-      throw InputError(file, 0, "kernel_model", "expected the name of a kernel in configs/kernels/");
-    im.kernel_model = KernelSpec::load_named(kernels_dir, km->get<std::string>(), file, "kernel_model");
+  {
+    auto choice = kernel_choice_from_json(f, kernels_dir);
+    im.kernel_model = std::move(choice.kernel_model);
+    im.kernel_from_compute_capability = std::move(choice.from_compute_capability);
   }
-  if (const auto* list = f.find("kernel_model_from_compute_capability")) {
-    const std::string field = "kernel_model_from_compute_capability";
-    if (!list->is_array() || list->empty())
-      throw InputError(file, 0, field, "expected a list of {\"compute_capability\": 9.0, \"kernel_model\": NAME}");
-    if (!im.kernel_model) throw InputError(file, 0, field, "needs a kernel_model for the GPUs below the first entry");
-    for (const auto& e : *list) {
-      if (!e.is_object() || !e.contains("compute_capability") || !e["compute_capability"].is_number() ||
-          !e.contains("kernel_model") || !e["kernel_model"].is_string() || e.size() != 2)
-        throw InputError(file, 0, field, "expected entries {\"compute_capability\": 9.0, \"kernel_model\": NAME} and nothing else");
-      const double cc = e["compute_capability"].get<double>();
-      if (!(cc >= 1 && cc < 100)) throw InputError(file, 0, field + ".compute_capability", "expected a compute capability in [1, 100)");
-      const auto cc10 = static_cast<std::int64_t>(std::lround(cc * 10));
-      if (!im.kernel_from_compute_capability.empty() && cc10 <= im.kernel_from_compute_capability.back().first)
-        throw InputError(file, 0, field, "expected compute capabilities in ascending order");
-      im.kernel_from_compute_capability.emplace_back(
-          cc10, KernelSpec::load_named(kernels_dir, e["kernel_model"].get<std::string>(), file, field + ".kernel_model"));
-    }
-  }
+  im.release = f.string_or("release", "");
+  im.releases = releases_from_json(f.find("releases"), file, kernels_dir);
+  if (!im.releases.empty() && im.release.empty())
+    throw InputError(file, 0, "release", "a file with earlier releases names its own (the newest): \"release\": NAME");
+  for (const auto& r : im.releases)
+    if (r.name == im.release) throw InputError(file, 0, "releases", "release '" + r.name + "' is the file's own");
   if (im.kernel == "flash") {
     if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
     // A training step's ring rounds are timed from the library's step calls (a prefill's calls are
@@ -211,6 +199,31 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
   }
   f.reject_unread("implementation file");
   return im;
+}
+
+Implementation Implementation::with_release(const std::string& release_name) const {
+  if (release_name == release && !release.empty()) {
+    Implementation out = *this;
+    out.name = name + "@" + release;
+    return out;
+  }
+  for (const auto& r : releases)
+    if (r.name == release_name) {
+      Implementation out = *this;
+      out.name = name + "@" + r.name;
+      out.release = r.name;
+      out.kernel_model = r.kernel.kernel_model;
+      out.kernel_from_compute_capability = r.kernel.from_compute_capability;
+      out.notes = "release " + r.name + " (" + r.date + "): " + r.changes + (notes.empty() ? "" : " " + notes);
+      out.sources.insert(out.sources.begin(), r.sources.begin(), r.sources.end());
+      out.releases.clear();
+      return out;
+    }
+  std::string known = release.empty() ? std::string() : release + " (the newest)";
+  for (const auto& r : releases) known += (known.empty() ? "" : ", ") + r.name;
+  throw InputError({}, 0, "impl",
+                   "implementation " + name + " has no release '" + release_name + "' (" +
+                       (known.empty() ? std::string("it names no releases: use ") + name : "known: " + known) + ")");
 }
 
 Implementation Implementation::load_file(const std::string& path, const std::string& configs_dir) {

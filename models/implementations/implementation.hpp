@@ -17,6 +17,7 @@
 #include "models/io/code_source.hpp"
 #include "models/implementations/kernel_spec.hpp"
 #include "models/implementations/protocol.hpp"
+#include "models/implementations/release.hpp"
 #include "models/implementations/run_phase.hpp"
 #include "models/implementations/strategy.hpp"
 #include "models/workload/layout_spec.hpp"
@@ -65,6 +66,13 @@ struct Implementation {
   // from that compute capability up (x 10, ascending), that kernel. TransformerEngine, say, prefers
   // cuDNN's fused attention on 9.0 and later.
   std::vector<std::pair<std::int64_t, KernelSpec>> kernel_from_compute_capability;
+  // The release the file describes (its "release", the newest; empty when it names none) and the
+  // earlier ones whose kernel differs (models/implementations/release.hpp).
+  std::string release;
+  std::vector<Release> releases;
+  // This implementation as release `release_name` runs: named NAME@RELEASE, its kernel choice the
+  // release's; InputError (field "impl") naming the releases there are when it has no such release.
+  [[nodiscard]] Implementation with_release(const std::string& release_name) const;
 
   // The kernel it calls on a GPU of this compute capability (x 10; 0 unknown: kernel_model's);
   // nullptr when it names none.
