@@ -76,8 +76,8 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                      {"kv_cache", std::string(models::to_string(in.spec.formats.cache))},
                      {"devices_per_node", s.hardware.devices_per_node}};
     // The ring hop both variants send on (and pass-Q's all-to-all): the B of docs/inference.md's
-    // closed forms, as the profile gives it.
-    const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
+    // closed forms, as the machine's transport gives it (models::prefill_hop).
+    const auto hop = models::prefill_hop(s);
     j["hop"] = {{"bandwidth_bytes_per_s", hop.bandwidth_bytes_per_s}, {"latency_s", hop.latency_s},
                 {"crosses_nodes", s.ring_crosses_nodes()}};
     for (const auto* p : {&kv, &q}) {

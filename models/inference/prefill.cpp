@@ -108,6 +108,16 @@ std::int64_t causal_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std
   return sum;
 }
 
+Profile::Hop prefill_hop(const ResolvedScenario& s) {
+  const bool crosses = s.ring_crosses_nodes();
+  const auto& ring = s.ring_scenario();
+  if (!ring.cost) return s.profile.ring_hop(s.hardware, crosses);
+  Profile::Hop hop = s.profile.ring_hop(s.hardware, crosses);
+  hop.bandwidth_bytes_per_s = ring.cost->ring_bandwidth_bytes_per_s(crosses);
+  hop.latency_s = ring.cost->ring_latency_s(crosses);
+  return hop;
+}
+
 PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached_tokens, PrefillVariant variant,
                                   double headroom_bytes) {
   if (s.strategy.kind != StrategyKind::Ring || s.ring_part)
@@ -138,7 +148,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   const double heads = static_cast<double>(cost.heads_per_device()), kv_heads = static_cast<double>(cost.kv_heads_per_device());
   const double d = static_cast<double>(m.head_dim), batch = static_cast<double>(s.spec.batch);
   const auto rates = KernelRates::of(s.hardware, s.profile);
-  const auto hop = s.profile.ring_hop(s.hardware, s.ring_crosses_nodes());
+  const auto hop = prefill_hop(s);
   const double hbm = s.hardware.hbm_bandwidth_bytes_per_s * s.profile.memory_efficiency;
 
   PrefillPrediction r;

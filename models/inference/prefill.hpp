@@ -102,6 +102,11 @@ struct PrefillPrediction {
                                                 PrefillVariant variant,
                                                 double headroom_bytes = MemorySettings::kDefaultHeadroomBytes);
 
+// The ring hop both variants send on (and pass-Q's all-to-all returns over): the rate a ring round
+// gets on the scenario's machine (models/transport: PCIe trees, staged copies, NIC rails, the
+// fabric's sharing, as a training ring's hops), which the prefill simulation's hops take too.
+[[nodiscard]] Profile::Hop prefill_hop(const ResolvedScenario& s);
+
 // Allowed (query, key) pairs between query positions [q0, q0 + nq) and key positions
 // [k0, k0 + nk) of one causal sequence (key <= query), in closed form: what brute force counts.
 [[nodiscard]] std::int64_t causal_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std::int64_t nk) noexcept;

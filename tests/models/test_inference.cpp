@@ -435,3 +435,25 @@ TEST_CASE("prefill: a transfer-bound why names the rounds that wait for the hop,
   for (const auto& round : q.rounds) CHECK(round.transfer_s <= round.compute_max_s);
   CHECK(q.why.find("all-to-all returning pass-Q's partial outputs") != std::string::npos);
 }
+
+TEST_CASE("prefill: the ring hop is the training ring's on the machine, PCIe sharing and staged copies included",
+          "[prefill]") {
+  const models::Catalog cat;
+  for (const char* hw : {"l20", "rtx-4090", "h100-sxm", "a100-80gb"}) {
+    INFO(hw);
+    models::ScenarioSpec spec;
+    spec.hardware = hw;
+    spec.model = "llama3-8b";
+    spec.sp = 8;
+    spec.n_seq = 65536;
+    const auto s = models::resolve(models::inference_spec(spec, models::RunPhase::Prefill, 0, cat), cat);
+    const auto hop = models::prefill_hop(s);
+    const bool crosses = s.ring_crosses_nodes();
+    CHECK(hop.bandwidth_bytes_per_s == s.cost->ring_bandwidth_bytes_per_s(crosses));
+    CHECK(hop.latency_s == s.cost->ring_latency_s(crosses));
+    // pass-Q's hop time is that rate's: message bytes over it plus its latency, each round.
+    const auto q = models::predict_prefill(s, 0, PrefillVariant::PassQ);
+    REQUIRE(q.rounds.size() == 8);
+    CHECK(q.rounds.front().transfer_s == Approx(hop.latency_s + q.message_bytes / hop.bandwidth_bytes_per_s));
+  }
+}

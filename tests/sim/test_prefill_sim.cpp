@@ -104,6 +104,10 @@ TEST_CASE("prefill DES in lock-step equals the analytic model, GQA and not, with
       {"h100-sxm", "llama3-8b", 1, 32, 4096, 1048576},     // the docs' pass-Q row
       {"h100-sxm", "llama2-7b", 1, 8, 131072, 0},
       {"h100-sxm", "llama3-8b", 1, 1, 8192, 8192},         // one device: no ring
+      // Described PCIe machines (models/transport: root complexes, staged copies): both take the
+      // ring round's rate on the machine (models::prefill_hop), not a hop's spec figure.
+      {"l20", "llama3-8b", 1, 8, 65536, 0},
+      {"a100-80gb-pcie", "llama3-8b", 1, 4, 16384, 65536},
   };
   for (const auto& c : cases) {
     auto s = prefill_scenario(c.hardware, c.model, c.mp, c.sp, c.t, c.p);
