@@ -12,11 +12,15 @@ variable-length entry points (2-4 % slower), which no chart method names; docs/c
 The TFLOP/s are the benchmark's own: FLOPs = 4 x batch x seqlen^2 x heads x head_dim, halved when causal
 (FlashAttention's rule, which the command inverts).
 
-Standard library only; deterministic. Usage: python3 scripts/normalize-h20.py
+Standard library and scripts/ringsim_util.py only; deterministic. Usage: python3 scripts/normalize-h20.py
 """
 import argparse
 import csv
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ringsim_util import read_csv  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SRC = "data/components/kernels/flash_h20_fa2_fa3_cudnn.csv"
@@ -24,17 +28,12 @@ OUT = "data/components/kernels/h20_chart.csv"
 METHODS = {"Fav2": "FlashAttention-2", "Fav3": "FlashAttention-3", "CuDNN": "cuDNN"}
 
 
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default=OUT)
     args = ap.parse_args()
     out = []
-    for r in rows(os.path.join(ROOT, SRC)):
+    for r in read_csv(os.path.join(ROOT, SRC)):
         if r["kernel"] not in METHODS or r["mode"] != "fwd":
             continue
         out.append({"gpu": r["hardware"], "method": METHODS[r["kernel"]], "pass": "fwd",

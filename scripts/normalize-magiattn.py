@@ -15,21 +15,20 @@ either way): --heads picks one (default the script's 48, the code that wrote the
 4k-128k tokens every call launches hundreds of CTAs per SM's worth of work, so the rate, which is what is
 compared, moves little between the two (docs/components.md gives both).
 
-Standard library only; deterministic. Usage: python3 scripts/normalize-magiattn.py [--heads 48|64]
+Standard library and scripts/ringsim_util.py only; deterministic. Usage: python3 scripts/normalize-magiattn.py [--heads 48|64]
 """
 import argparse
 import csv
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ringsim_util import read_csv  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 SRC = "data/components/kernels/magiattn_hopper_fa3_cudnn_fa2_flex_sdpa.csv"
 OUT = "data/components/kernels/magiattn_hopper_chart.csv"
 METHODS = {"fa3": "FlashAttention-3", "cudnn": "cuDNN", "fa2": "FlashAttention-2"}
-
-
-def rows(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def main():
@@ -40,7 +39,7 @@ def main():
     args = ap.parse_args()
     column = "q_heads_script" if args.heads == "48" else "q_heads_doc"
     out = []
-    for r in rows(os.path.join(ROOT, SRC)):
+    for r in read_csv(os.path.join(ROOT, SRC)):
         if r["mask"] != "full" or r["kernel"] not in METHODS or not r["tflops"]:
             continue
         out.append({"gpu": "Hopper", "method": METHODS[r["kernel"]], "pass": r["pass"], "causal": "0",
