@@ -352,6 +352,8 @@ def fit_h20(ref):
             p["attention_bwd_efficiency"] = min(1.0, p["attention_efficiency"] * ratio)
             note = (" Backward untimed on H20: attention_bwd_efficiency = the fitted forward's x %s/%s's backward-to-"
                     "forward ratio %.3f = %.4g (derived)." % (impl, src_hw, ratio, p["attention_bwd_efficiency"]))
+        if impl == SERVE:
+            note += " Its host per layer and request is unmeasured (none charged)."
         json.dump(p, open(fitted, "w"), indent=2)
         kernel_only_profile(fitted, impl, "h20", ref, note)
     return out
