@@ -111,9 +111,11 @@ TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, d
 
 std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& at_a, ResolvedScenario& b,
                                          const Prediction& at_b) {
-  const auto& u = a.profile.uncertainty;
+  // Copies: the perturbed predictions below swap the scenarios' profiles (under_profile), which
+  // would leave references into them dangling.
+  const auto u = a.profile.uncertainty;
   const auto ratio = u.residual_log_sd.find("ratio");
-  const auto& v = b.profile.uncertainty;
+  const auto v = b.profile.uncertainty;
   // One fit: the same GPU and kernel (the one the library calls there), and the same uncertainty (a library's profile copies the fit's
   // it was made from: TransformerEngine's four libraries share their cuDNN fit's).
   const auto kernel = [](const ResolvedScenario& s) { return s.impl.kernel_model ? s.impl.kernel_model->name : std::string(); };
@@ -121,7 +123,7 @@ std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& 
       a.profile.kernel_family != b.profile.kernel_family || kernel(a) != kernel(b) || u.parameters != v.parameters ||
       u.covariance != v.covariance || u.residual_log_sd != v.residual_log_sd)
     return std::nullopt;
-  const auto usable = [](double v) { return v > 0 && std::isfinite(v); };
+  const auto usable = [](double x) { return x > 0 && std::isfinite(x); };
   if (!usable(at_a.step_s) || !usable(at_b.step_s)) return std::nullopt;
   // Each scenario keeps its own profile (a recomputation or precision applied to one of them), and
   // both move by the same step in each fitted parameter.

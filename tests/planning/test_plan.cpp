@@ -483,4 +483,34 @@ TEST_CASE("plan: the paired spread of a point with itself is the fit's held-out 
   CHECK(*self == Approx(profile.uncertainty.residual_log_sd.at("ratio")));
   // TransformerEngine's cuDNN fit and ring-flash-attention's FlashAttention-2 fit: no shared fit.
   CHECK_FALSE(ev.paired_step_log_sd(*te, *rfa));
+
+  // A fit with fitted parameters (the Striped paper's JAX code on A100: its covariance is carried
+  // through both scenarios under each perturbed profile): a point with itself still cancels to the
+  // ratio spread, and two points differing in their layout add the parameters' share to it.
+  auto jax = small_request(Goal::MaxThroughput);
+  jax.impls = {"jax-blockwise"};
+  jax.model = "ringattn-1b";
+  jax.n_seq = 32768;
+  jax.devices = 8;
+  const auto jgrid = plan_grid(jax, cat);
+  Evaluator jev(cat, jgrid);
+  std::vector<SweepPoint> ring;
+  for (std::int64_t i = 0; i < jgrid.size() && ring.size() < 2; ++i) {
+    const auto p = jgrid.point(i);
+    if (p.spec.sp != 8 || p.spec.mp != 1) continue;
+    if (!jev.evaluate(p).ok) continue;
+    if (ring.empty() || p.spec.layout.text() != ring.front().spec.layout.text()) ring.push_back(p);
+  }
+  REQUIRE(ring.size() == 2);
+  const auto jp = cat.profile("a100-80gb", cat.hardware("a100-80gb"), "jax-blockwise");
+  REQUIRE_FALSE(jp.uncertainty.parameters.empty());
+  const double r = jp.uncertainty.residual_log_sd.at("ratio");
+  const auto same = jev.paired_step_log_sd(ring[0], ring[0]);
+  REQUIRE(same);
+  CHECK(*same == Approx(r).epsilon(1e-12));
+  const auto apart = jev.paired_step_log_sd(ring[0], ring[1]);
+  REQUIRE(apart);
+  CHECK(*apart >= r);
+  // The scenarios' profiles are restored after the perturbed predictions: asked again, the same.
+  CHECK(jev.paired_step_log_sd(ring[0], ring[1]) == apart);
 }
