@@ -54,20 +54,17 @@ Interval prediction_interval(const Profile& profile, const std::string& quantity
       .front();
 }
 
-std::vector<Interval> prediction_intervals(const Profile& profile_in, const std::string& quantity,
-                                           const std::vector<double>& values,
-                                           const std::function<std::vector<double>(const Profile&)>& predict,
-                                           double level) {
-  // A copy: `predict` may swap the profile `profile_in` refers to (a scenario's, under_profile).
-  const Profile profile = profile_in;
-  const auto& u = profile.uncertainty;
-  const auto res = u.residual_log_sd.find(quantity);
-  std::vector<Interval> out(values.size());
-  const auto usable = [](double v) { return v > 0 && std::isfinite(v); };
-  if (res == u.residual_log_sd.end() || std::none_of(values.begin(), values.end(), usable)) return out;
-  // Gradient of log(prediction) in each fitted parameter, by central differences a tenth of its
-  // standard error wide (the prediction is smooth on that scale); one row per value.
-  const std::size_t k = u.parameters.size(), n = values.size();
+namespace {
+
+bool usable(double v) { return v > 0 && std::isfinite(v); }
+
+// Gradient of log(prediction) in each parameter `u` fitted, by central differences a tenth of its
+// standard error wide (the prediction is smooth on that scale), the parameters taken from
+// `profile`: one row per value `predict` returns (`n` of them), 0 where a parameter is not in the
+// profile, has no variance, or a perturbed prediction is not positive and finite.
+std::vector<std::vector<double>> log_gradients(const Profile& profile, const Profile::Uncertainty& u, std::size_t n,
+                                               const std::function<std::vector<double>(const Profile&)>& predict) {
+  const std::size_t k = u.parameters.size();
   std::vector<std::vector<double>> grad(n, std::vector<double>(k, 0.0));
   for (std::size_t i = 0; i < k; ++i) {
     const double var = u.covariance[i][i];
@@ -82,12 +79,34 @@ std::vector<Interval> prediction_intervals(const Profile& profile_in, const std:
     for (std::size_t v = 0; v < n && v < fu.size() && v < fd.size(); ++v)
       if (usable(fu[v]) && usable(fd[v]) && width > 0) grad[v][i] = (std::log(fu[v]) - std::log(fd[v])) / width;
   }
-  for (std::size_t v = 0; v < n; ++v) {
+  return grad;
+}
+
+// g' C g: the variance in log space the covariance C carries through a gradient g.
+double carried_variance(const std::vector<double>& g, const std::vector<std::vector<double>>& covariance) {
+  double var = 0;
+  for (std::size_t i = 0; i < g.size(); ++i)
+    for (std::size_t j = 0; j < g.size(); ++j) var += g[i] * covariance[i][j] * g[j];
+  return std::max(0.0, var);
+}
+
+}  // namespace
+
+std::vector<Interval> prediction_intervals(const Profile& profile_in, const std::string& quantity,
+                                           const std::vector<double>& values,
+                                           const std::function<std::vector<double>(const Profile&)>& predict,
+                                           double level) {
+  // A copy: `predict` may swap the profile `profile_in` refers to (a scenario's, under_profile).
+  const Profile profile = profile_in;
+  const auto& u = profile.uncertainty;
+  const auto res = u.residual_log_sd.find(quantity);
+  std::vector<Interval> out(values.size());
+  if (res == u.residual_log_sd.end() || std::none_of(values.begin(), values.end(), usable)) return out;
+  const auto grad = log_gradients(profile, u, values.size(), predict);
+  for (std::size_t v = 0; v < values.size(); ++v) {
     if (!usable(values[v])) continue;
-    double var_log = 0;
-    for (std::size_t i = 0; i < k; ++i)
-      for (std::size_t j = 0; j < k; ++j) var_log += grad[v][i] * u.covariance[i][j] * grad[v][j];
-    out[v] = log_normal_interval(values[v], std::sqrt(std::max(0.0, var_log) + res->second * res->second), level);
+    out[v] = log_normal_interval(values[v], std::sqrt(carried_variance(grad[v], u.covariance) + res->second * res->second),
+                                 level);
   }
   return out;
 }
@@ -111,11 +130,11 @@ TimeIntervals time_intervals_around(ResolvedScenario& s, const Prediction& at, d
 
 std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& at_a, ResolvedScenario& b,
                                          const Prediction& at_b) {
-  // Copies: the perturbed predictions below swap the scenarios' profiles (under_profile), which
-  // would leave references into them dangling.
+  // A copy: the perturbed predictions below swap the scenarios' profiles (under_profile), which
+  // would leave references into them dangling (b's is only compared before that).
   const auto u = a.profile.uncertainty;
   const auto ratio = u.residual_log_sd.find("ratio");
-  const auto v = b.profile.uncertainty;
+  const auto& v = b.profile.uncertainty;
   // One fit: the same GPU and kernel (the one the library calls there), and the same uncertainty (a library's profile copies the fit's
   // it was made from: TransformerEngine's four libraries share their cuDNN fit's).
   const auto kernel = [](const ResolvedScenario& s) { return s.impl.kernel_model ? s.impl.kernel_model->name : std::string(); };
@@ -123,39 +142,19 @@ std::optional<double> paired_step_log_sd(ResolvedScenario& a, const Prediction& 
       a.profile.kernel_family != b.profile.kernel_family || kernel(a) != kernel(b) || u.parameters != v.parameters ||
       u.covariance != v.covariance || u.residual_log_sd != v.residual_log_sd)
     return std::nullopt;
-  const auto usable = [](double x) { return x > 0 && std::isfinite(x); };
   if (!usable(at_a.step_s) || !usable(at_b.step_s)) return std::nullopt;
   // Each scenario keeps its own profile (a recomputation or precision applied to one of them), and
-  // both move by the same step in each fitted parameter.
-  const Profile pa = a.profile, pb = b.profile;
-  const std::size_t k = u.parameters.size();
-  std::vector<double> grad(k, 0.0);
-  const auto step_under = [](ResolvedScenario& s, const Profile& p) {
-    return under_profile(s, p, [](const ResolvedScenario& r) { return predict(r).step_s; });
-  };
-  for (std::size_t i = 0; i < k; ++i) {
-    const double var = u.covariance[i][i];
-    const double* xa = pa.parameter(u.parameters[i]);
-    const double* xb = pb.parameter(u.parameters[i]);
-    if (!xa || !xb || !(var > 0)) continue;
-    const double h = 0.1 * std::sqrt(var);
-    const auto moved = [&](const Profile& p, double to) {
-      Profile q = p;
-      *q.parameter(u.parameters[i]) = to;
-      return q;
+  // both move by the same step in each fitted parameter: the gradient of log(step_a) - log(step_b).
+  const auto step_of = [](ResolvedScenario& s) {
+    return [&s](const Profile& p) {
+      return std::vector<double>{under_profile(s, p, [](const ResolvedScenario& r) { return predict(r).step_s; })};
     };
-    const double lo_a = std::max(0.0, *xa - h), lo_b = std::max(0.0, *xb - h);
-    const double ua = step_under(a, moved(pa, *xa + h)), da = step_under(a, moved(pa, lo_a));
-    const double ub = step_under(b, moved(pb, *xb + h)), db = step_under(b, moved(pb, lo_b));
-    if (!usable(ua) || !usable(da) || !usable(ub) || !usable(db)) continue;
-    const double wa = *xa + h - lo_a, wb = *xb + h - lo_b;
-    if (!(wa > 0) || !(wb > 0)) continue;
-    grad[i] = (std::log(ua) - std::log(da)) / wa - (std::log(ub) - std::log(db)) / wb;
-  }
-  double var_log = 0;
-  for (std::size_t i = 0; i < k; ++i)
-    for (std::size_t j = 0; j < k; ++j) var_log += grad[i] * u.covariance[i][j] * grad[j];
-  return std::sqrt(std::max(0.0, var_log) + ratio->second * ratio->second);
+  };
+  const Profile pa = a.profile, pb = b.profile;
+  auto grad = log_gradients(pa, u, 1, step_of(a)).front();
+  const auto grad_b = log_gradients(pb, u, 1, step_of(b)).front();
+  for (std::size_t i = 0; i < grad.size(); ++i) grad[i] -= grad_b[i];
+  return std::sqrt(carried_variance(grad, u.covariance) + ratio->second * ratio->second);
 }
 
 }  // namespace ringsim::models

@@ -111,10 +111,11 @@ std::int64_t causal_pairs(std::int64_t q0, std::int64_t nq, std::int64_t k0, std
 Profile::Hop prefill_hop(const ResolvedScenario& s) {
   const bool crosses = s.ring_crosses_nodes();
   const auto& ring = s.ring_scenario();
-  if (!ring.cost) return s.profile.ring_hop(s.hardware, crosses);
   Profile::Hop hop = s.profile.ring_hop(s.hardware, crosses);
-  hop.bandwidth_bytes_per_s = ring.cost->ring_bandwidth_bytes_per_s(crosses);
-  hop.latency_s = ring.cost->ring_latency_s(crosses);
+  if (ring.cost) {
+    hop.bandwidth_bytes_per_s = ring.cost->ring_bandwidth_bytes_per_s(crosses);
+    hop.latency_s = ring.cost->ring_latency_s(crosses);
+  }
   return hop;
 }
 
