@@ -101,6 +101,7 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                                {"fits_memory", p->fits_memory},
                                {"attention_compute_s", compute_s * static_cast<double>(s.model.layers)},
                                {"all_to_all_s", p->all_to_all_s * static_cast<double>(s.model.layers)},
+                               {"all_to_all_bound", p->all_to_all_bound},
                                {"pairs_per_device_max", p->pairs_per_device_max},
                                {"why", p->why}});
     }

@@ -14,12 +14,14 @@ between the grid points around it.
 
 The closed form (docs/inference.md, "When each wins"): with the kernel's rate R and the hop's
 bandwidth B, lambda = R b / (4 B) tokens (b = 2 bytes), k = h_kv / h, l = L / N tokens per device
-and eps = 4 / (d b) (the log-sum-exp beside each returned output), pass-KV's exposed hop equals
+and eps = 4 / (d b) (the log-sum-exp beside each returned output), and a the all-to-all's time over
+that of its N - 1 blocks at B (1 inside an NVSwitch node; (N - G) / (N - 1) across full nodes of G
+GPUs, where each GPU's NIC carries only the blocks for other nodes), pass-KV's exposed hop equals
 pass-Q's exposed queries and all-to-all where
 
-    hit* = 1 - 2 k / (1 + eps + max(1, l / lambda)).
+    hit* = 1 - 2 k / (a (1 + eps) + max(1, l / lambda)).
 
-B is the profile's ring hop and R the kernel model's rate, both read from
+B is the ring hop, a the all-to-all over the returned bytes at B, and R the kernel model's rate, all read from
 `ringsim predict --phase prefill --format json`: R at the full prefill (P = 0: the largest blocks),
 and again at the grid point nearest ringsim's exposed-equal crossing (the smaller blocks there).
 
@@ -68,10 +70,16 @@ def kernel_rate(j):
     return q["pairs_per_device_max"] * 4 * HEAD_DIM * HEADS * j["batch"] / q["attention_compute_s"]
 
 
-def closed_form(rate, bandwidth, kv, n, context):
+def all_to_all_factor(j):
+    """a: pass-Q's all-to-all (one layer: these models have one) over its returned bytes at the hop's bandwidth."""
+    q = next(v for v in j["variants"] if v["variant"] == "pass-Q")
+    return q["all_to_all_s"] / (q["returned_bytes"] / j["hop"]["bandwidth_bytes_per_s"])
+
+
+def closed_form(rate, bandwidth, kv, n, context, a):
     lam = rate * WIRE_BYTES / (4 * bandwidth)
     eps = 4 / (HEAD_DIM * WIRE_BYTES)
-    return 1 - 2 * (kv / HEADS) / (1 + eps + max(1.0, context / n / lam)), lam
+    return 1 - 2 * (kv / HEADS) / (a * (1 + eps) + max(1.0, context / n / lam)), lam
 
 
 def sweep_rows(ringsim, hardware, n, context, work, name):
@@ -120,9 +128,9 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="inference-crossover-")
     os.makedirs(work, exist_ok=True)
     table = io.StringIO()
-    table.write("| setting | KV heads (h/h_kv) | lambda = R b / 4B | x\\*, R at P = 0 | x\\*, R at the crossing's blocks | "
+    table.write("| setting | KV heads (h/h_kv) | lambda = R b / 4B | a | x\\*, R at P = 0 | x\\*, R at the crossing's blocks | "
                 "ringsim: exposed equal | ringsim: TTFT equal | pass-Q / pass-KV at hit 0 | at hit 99.9 % |\n")
-    table.write("|---|---|---|---|---|---|---|---|---|\n")
+    table.write("|---|---|---|---|---|---|---|---|---|---|\n")
     pct = lambda v: "none" if v is None else f"{100 * v:.2f} %"
     for name, title, hardware, n, context in SETTINGS:
         merged, header, rows = sweep_rows(a.ringsim, hardware, n, context, work, name)
@@ -143,17 +151,18 @@ def main():
                 e = {v["variant"]: v["exposed_communication_s"] for v in j["variants"]}
                 exposed.append((share, (e["pass-KV"] - e["pass-Q"]) / j["variants"][0]["ttft_s"]))
             bandwidth = preds[1.0]["hop"]["bandwidth_bytes_per_s"]
-            form, lam = closed_form(kernel_rate(preds[1.0]), bandwidth, kv, n, context)
+            factor = all_to_all_factor(preds[1.0])
+            form, lam = closed_form(kernel_rate(preds[1.0]), bandwidth, kv, n, context, factor)
             hit_exposed, bracket = crossover(exposed, 0.0)
             form_local = None
             if bracket:
                 # The kernel's rate at the blocks of the grid point nearest that crossing.
                 share = min(bracket, key=lambda x: abs(math.log2(x) - math.log2(1 - hit_exposed)))
-                form_local, _ = closed_form(kernel_rate(preds[share]), bandwidth, kv, n, context)
+                form_local, _ = closed_form(kernel_rate(preds[share]), bandwidth, kv, n, context, factor)
             hit_ttft, _ = crossover(points, 1.0)
             marks.append((m, form))
             ratio = dict(points)
-            table.write(f"| {title} | {kv} ({HEADS // kv}) | {lam:,.0f} | {pct(form)} | {pct(form_local)} | "
+            table.write(f"| {title} | {kv} ({HEADS // kv}) | {lam:,.0f} | {factor:.3f} | {pct(form)} | {pct(form_local)} | "
                         f"{pct(hit_exposed)} | {pct(hit_ttft)} | {ratio[1.0]:.3f} | {ratio[min(ratio)]:.3f} |\n")
         cmd = [a.ringsim, "plot", merged, "--kind", "crossover",
                "--title", f"Prefill, attn:32:KV:128 on {title}: pass-Q / pass-KV",

@@ -51,6 +51,7 @@ PrefillRingPlan plan_prefill(const models::ResolvedScenario& s, const models::Pr
   for (std::int64_t j = 0; j < n; ++j) plan.hops.push_back(ring_hop_link(*topo, embedding.hop_route(0, j), s));
   plan.message_bytes = p.message_bytes;
   plan.return_bytes = p.return_bytes;
+  if (p.all_to_all_on_transport) plan.exchange_s = p.all_to_all_s;
   plan.merge_s = p.merge_s;
   plan.other_layer_s = (p.other_compute_s + p.tp_communication_s) / static_cast<double>(plan.layers);
   return plan;

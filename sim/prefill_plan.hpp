@@ -24,6 +24,11 @@ struct PrefillRingPlan {
   std::vector<HopLink> hops;  // [device]: the hop to its successor on the ring
   double message_bytes = 0;   // sent over each hop in every round but the last
   double return_bytes = 0;    // pass-Q: partial outputs each device returns, one all-to-all per layer (0: none)
+  // pass-Q: the all-to-all's seconds where the analytic model priced it as NCCL's all-to-all over
+  // the scenario's transport (the step simulator's collectives on such machines likewise last
+  // what the transport says: it shares the machine's resources, which the topology graph does not
+  // describe); negative: each device's hop time of return_bytes, the slowest ending it.
+  double exchange_s = -1;
   double merge_s = 0;         // pass-Q: merging them, after the all-to-all
   // One layer's projections, MLP and element-wise ops on a device, and its tensor-parallel
   // all-reduces, which the layer waits for (the same on every device).

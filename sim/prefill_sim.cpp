@@ -49,6 +49,7 @@ class PrefillRing {
     other_ = engine_.to_ticks(plan.other_layer_s);
     merge_ = engine_.to_ticks(plan.merge_s);
     exchange_ = n_ > 1 && plan.return_bytes > 0;
+    exchange_ticks_ = plan.exchange_s >= 0 ? engine_.to_ticks(plan.exchange_s) : -1;
     h_done_ = engine_.add_handler<std::uint32_t>([this](std::uint32_t d) {
       dev(d).busy = false;
       progress(d);
@@ -177,13 +178,16 @@ class PrefillRing {
     progress(from);
   }
 
-  // Each device sends its partials to every other at once; sharing its egress fairly, they all
-  // arrive when its whole return is out (the analytic model's hop time of return_bytes), so
-  // every device has all its partials when the slowest device's return is out.
+  // Each device sends its partials to every other at once; every device has all its partials
+  // when the slowest device's return is out: the transport's all-to-all where the plan has one,
+  // else each device's hop time of its whole return (its egress shared fairly by its messages).
   void start_exchange() {
     entered_ = 0;
-    Tick slowest = 0;
-    for (const Tick t : return_) slowest = std::max(slowest, t);
+    Tick slowest = exchange_ticks_;
+    if (slowest < 0) {
+      slowest = 0;
+      for (const Tick t : return_) slowest = std::max(slowest, t);
+    }
     engine_.schedule_after(slowest, h_exchanged_, NoArg{});
   }
 
@@ -213,6 +217,7 @@ class PrefillRing {
   std::vector<Tick> hop_, return_;
   Tick other_ = 0, merge_ = 0;
   bool exchange_ = false;
+  Tick exchange_ticks_ = -1;  // the transport's all-to-all, or -1: the hops' (start_exchange)
   std::int64_t waiting_ = 0, entered_ = 0;
   Handler<std::uint32_t> h_done_, h_arrive_;
   Handler<NoArg> h_exchanged_;

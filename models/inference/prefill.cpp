@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -12,6 +13,7 @@
 #include "models/inference/wire.hpp"
 #include "models/io/checked.hpp"
 #include "models/io/error.hpp"
+#include "models/program/collective_cost.hpp"
 #include "models/memory/memory.hpp"
 
 namespace ringsim::models {
@@ -66,6 +68,26 @@ std::string tp_share(const PrefillPrediction& r) {
   char buf[96];
   std::snprintf(buf, sizeof buf, ", tensor-parallel all-reduces %.1f%%", 100 * r.tp_communication_s / r.ttft_s);
   return buf;
+}
+
+// pass-Q's return: one all-to-all over each tensor-parallel rank's ring of N devices, a block of
+// `block_bytes` to every other member. On hardware with a transport it is NCCL's all-to-all over
+// the machine (models/transport/collectives.hpp: every pair's transfer at once, sharing the
+// GPUs' links, PCIe trees and NICs; an all-to-all cannot aggregate a node's NIC rails); without
+// one, N - 1 messages on the ring hop.
+double return_all_to_all(const ResolvedScenario& s, double block_bytes, const Profile::Hop& hop, PrefillPrediction& r) {
+  const std::int64_t n = s.spec.sp;
+  const auto& cost = *s.ring_scenario().cost;
+  const double rounded = std::round(block_bytes);
+  const RankPlacement pl{n, s.spec.mp, std::max<std::int64_t>(1, s.hardware.devices_per_node)};
+  if (on_transport(cost, pl) && rounded >= 1 && rounded < 0x1p62) {
+    const RankGroups ring{n, 1};
+    const auto bytes = static_cast<std::int64_t>(rounded);
+    r.all_to_all_on_transport = true;
+    r.all_to_all_bound = collective_bound(cost, CollectiveKind::AllToAll, ring, bytes, pl);
+    return collective_s(cost, CollectiveKind::AllToAll, ring, bytes, pl);
+  }
+  return hop.latency_s + static_cast<double>(n - 1) * block_bytes / hop.bandwidth_bytes_per_s;
 }
 
 }  // namespace
@@ -218,7 +240,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
     // query blocks in one all-to-all, then merges N partials per query (read N, write one).
     const double out_bytes = q_block_tokens * heads * (d * kInferenceWireBytes + 4) * batch;
     r.return_bytes = static_cast<double>(n - 1) * out_bytes;
-    r.all_to_all_s = hop.latency_s + r.return_bytes / hop.bandwidth_bytes_per_s;
+    r.all_to_all_s = return_all_to_all(s, out_bytes, hop, r);
     r.merge_s = static_cast<double>(n + 1) * out_bytes / hbm;
     r.attention_layer_s += r.all_to_all_s + r.merge_s;
     r.exposed_layer_s += r.all_to_all_s;
@@ -256,7 +278,7 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
   r.memory_bytes = r.weights_bytes + r.kv_cache_bytes + r.activations_bytes + r.buffer_bytes;
   r.fits_memory = r.memory_bytes + headroom_bytes <= s.hardware.hbm_bytes;
 
-  char buf[256];
+  char buf[512];
   const double exposed = layers * r.exposed_layer_s;
   if (exposed > 0.05 * r.ttft_s) {
     // The busiest device's calls differ by round (the cached part of a block is visible whole, its
@@ -279,10 +301,10 @@ PrefillPrediction predict_prefill(const ResolvedScenario& s, std::int64_t cached
                     r.all_to_all_s > 0 ? ", then returns its partial outputs" : "");
     else
       std::snprintf(buf, sizeof buf,
-                    "transfer-bound: the all-to-all returning %s's partial outputs (%.3g ms per layer) is exposed; its "
+                    "transfer-bound: the all-to-all returning %s's partial outputs (%.3g ms per layer%s%s) is exposed; its "
                     "%.3g MB per hop (%.3g ms) hide behind %.3g-%.3g ms of the busiest device's calls per round",
-                    to_string(variant), r.all_to_all_s * 1e3, r.message_bytes / 1e6, hop_s * 1e3, calls_lo * 1e3,
-                    calls_hi * 1e3);
+                    to_string(variant), r.all_to_all_s * 1e3, r.all_to_all_bound.empty() ? "" : ", ",
+                    r.all_to_all_bound.c_str(), r.message_bytes / 1e6, hop_s * 1e3, calls_lo * 1e3, calls_hi * 1e3);
   } else
     std::snprintf(buf, sizeof buf, "compute-bound: attention %.0f%% of the time to first token, exposed communication %.1f%%%s",
                   100 * layers * (r.attention_layer_s - r.exposed_layer_s) / r.ttft_s, 100 * exposed / r.ttft_s,

@@ -17,8 +17,9 @@
 // outputs), so the cache-hit rate P/(P + T) and the GQA ratio heads/kv_heads decide (docs/inference.md).
 //
 // Each device's calls per round are timed by the flash kernel-time model (the kernel family of the
-// implementation: models/families/kernel_time.hpp), transfers by the ring hop (configs/links), the
-// all-to-all as one message per peer on the same hop; rounds are lock-step (a round lasts as long as
+// implementation: models/families/kernel_time.hpp), transfers by the ring hop on the machine's
+// transport (prefill_hop), the all-to-all as NCCL's over the machine (N - 1 messages on the hop
+// where the hardware has no transport); rounds are lock-step (a round lasts as long as
 // its busiest device's calls or its transfer). The rest of the forward (projections, MLP) runs on
 // the device's T/N new tokens at the profile's matmul efficiency.
 #include <cstdint>
@@ -72,6 +73,11 @@ struct PrefillPrediction {
   double message_bytes = 0;          // per hop: K/V of (P + T)/N tokens, or queries of T/N tokens
   double return_bytes = 0;           // pass-Q: partial outputs (and log-sum-exp) each device sends back
   double all_to_all_s = 0;           // pass-Q: returning them, one layer
+  // pass-Q: what bounds that all-to-all where NCCL's all-to-all over the machine's transport
+  // priced it ("direct, Simple: node0 NIC0 out (15 transfers share ...)"); empty where the
+  // hardware has no transport and N - 1 messages on the ring hop priced it.
+  std::string all_to_all_bound;
+  bool all_to_all_on_transport = false;
   double merge_s = 0;                // pass-Q: merging N partial outputs per query, one layer
   double attention_layer_s = 0;      // the ring, plus the all-to-all and merge of pass-Q
   double exposed_layer_s = 0;        // of it, time no device computes attention (transfer-bound rounds, the all-to-all)
@@ -102,7 +108,7 @@ struct PrefillPrediction {
                                                 PrefillVariant variant,
                                                 double headroom_bytes = MemorySettings::kDefaultHeadroomBytes);
 
-// The ring hop both variants send on (and pass-Q's all-to-all returns over): the rate a ring round
+// The ring hop both variants send on: the rate a ring round
 // gets on the scenario's machine (models/transport: PCIe trees, staged copies, NIC rails, the
 // fabric's sharing, as a training ring's hops), which the prefill simulation's hops take too.
 [[nodiscard]] Profile::Hop prefill_hop(const ResolvedScenario& s);

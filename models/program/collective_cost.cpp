@@ -50,6 +50,11 @@ bool on_fabric(const transport::ScenarioTransport& t, const RankPlacement& pl) {
 
 }  // namespace
 
+bool on_transport(const CostModel& cost, const RankPlacement& pl) {
+  const auto* t = cost.transport();
+  return t && on_fabric(*t, pl);
+}
+
 std::string collective_bound(const CostModel& cost, CollectiveKind kind, RankGroups g, std::int64_t bytes,
                              const RankPlacement& pl) {
   const auto* t = cost.transport();

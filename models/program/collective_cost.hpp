@@ -34,6 +34,11 @@ struct RankPlacement {
   [[nodiscard]] bool crosses(std::int64_t a, std::int64_t b) const noexcept;
 };
 
+// Whether the cost model prices collectives on this placement by NCCL's model over the machine's
+// transport (the scenario's own devices and node size); otherwise collective_s takes the closed
+// forms above, which visit every member of every group (O(N^2) for one group of N).
+[[nodiscard]] bool on_transport(const CostModel& cost, const RankPlacement& placement);
+
 // Lock-step seconds of one collective stage over all its groups.
 [[nodiscard]] double collective_s(const CostModel& cost, CollectiveKind kind, RankGroups groups, std::int64_t bytes,
                                   const RankPlacement& placement);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace ringsim::models::transport {
@@ -105,6 +106,58 @@ RingChannels ring_channels(const Fabric& f, std::span<const std::vector<std::int
   return out;
 }
 
+// An all-to-all whose groups each span the same k >= 3 nodes, at the same GPUs of each, is
+// symmetric under any permutation of those nodes (a fabric's nodes are alike and its network has
+// no resource of its own), and max-min fair rates are unique, so the pattern's transfers from GPU
+// a of one node to GPU b of another all run at one rate whichever the two nodes are. The pattern
+// on the first two of the nodes, each transfer between them standing for its k - 1 copies (a
+// flow of k - 1 times the weight on every resource it crosses loads them as its copies do, and
+// finishes with them), gives every rate and finish of the whole: O(N) to check, O(G^2) transfers
+// instead of N^2 (pass-Q's all-to-all over a ring of 65,536 GPUs).
+struct Reduced {
+  std::vector<Transfer> transfers;
+  std::vector<double> copies;  // how many transfers of the whole pattern each stands for
+};
+std::optional<Reduced> node_symmetric(const Fabric& f, std::span<const std::vector<std::int64_t>> groups, double share) {
+  const std::int64_t gpus = f.machine().gpus;
+  std::vector<std::int64_t> nodes;                                    // the first group's, ascending
+  std::vector<std::int64_t> owner(static_cast<std::size_t>(gpus), -1);  // per GPU index: its group
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    std::vector<std::int64_t> sorted(groups[gi].begin(), groups[gi].end());
+    std::sort(sorted.begin(), sorted.end());  // node by node, GPU indices ascending within each
+    std::vector<std::int64_t> ids, locals;
+    for (const auto d : sorted) {
+      if (ids.empty() || ids.back() != d / gpus) ids.push_back(d / gpus);
+      if (ids.size() == 1) locals.push_back(d % gpus);
+    }
+    if (gi == 0) nodes = ids;
+    if (ids != nodes || nodes.size() < 3 || sorted.size() != nodes.size() * locals.size()) return std::nullopt;
+    // Every node holds the first node's GPU indices (as many members each, so a mismatch shows).
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      if (sorted[i] % gpus != locals[i % locals.size()] || sorted[i] / gpus != nodes[i / locals.size()]) return std::nullopt;
+    for (const auto l : locals) {
+      auto& o = owner[static_cast<std::size_t>(l)];
+      if (o >= 0) return std::nullopt;  // two groups on one GPU
+      o = static_cast<std::int64_t>(gi);
+    }
+  }
+  Reduced out;
+  const double copies = static_cast<double>(nodes.size() - 1);
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    std::vector<std::int64_t> members;
+    for (const auto node : {nodes[0], nodes[1]})
+      for (std::int64_t l = 0; l < gpus; ++l)
+        if (owner[static_cast<std::size_t>(l)] == static_cast<std::int64_t>(gi)) members.push_back(node * gpus + l);
+    for (const auto a : members)
+      for (const auto b : members) {
+        if (a == b) continue;
+        out.transfers.push_back({a, b, share});
+        out.copies.push_back(a / gpus == b / gpus ? 1.0 : copies);
+      }
+  }
+  return out;
+}
+
 int intra_hw(const Fabric& f, const std::vector<std::int64_t>& group) {
   const auto& m = f.machine();
   if (m.fabric == MachineSpec::Fabric::NvSwitch) return kNvlink;
@@ -188,17 +241,25 @@ CollectivePlan::CollectivePlan(const Fabric& fabric, Collective kind, std::span<
     // Every transfer of the pattern moves the same share of the call's bytes, so its fluid
     // finish is linear in them: priced once per byte.
     std::vector<Transfer> ts;
-    for (const auto& g : groups) {
-      if (kind == Collective::AllToAll) {
-        for (const auto a : g)
-          for (const auto b : g)
-            if (a != b) ts.push_back({a, b, 1.0 / nn});
+    std::vector<double> copies;
+    if (kind == Collective::AllToAll) {
+      if (auto reduced = node_symmetric(fabric, groups, 1.0 / nn)) {
+        ts = std::move(reduced->transfers);
+        copies = std::move(reduced->copies);
       } else {
-        for (std::size_t i = 0; i < g.size(); ++i) ts.push_back({g[i], g[(i + 1) % g.size()], 1.0});
+        for (const auto& g : groups)
+          for (const auto a : g)
+            for (const auto b : g)
+              if (a != b) ts.push_back({a, b, 1.0 / nn});
       }
+    } else {
+      for (const auto& g : groups)
+        for (std::size_t i = 0; i < g.size(); ++i) ts.push_back({g[i], g[(i + 1) % g.size()], 1.0});
     }
     std::vector<PathKind> kinds;
-    const auto flows = routes_of(fabric, ts, &direct_latency_s_, &kinds);
+    auto flows = routes_of(fabric, ts, &direct_latency_s_, &kinds);
+    for (std::size_t i = 0; i < copies.size(); ++i)
+      for (auto& u : flows[i]) u.weight *= copies[i];
     std::vector<double> bytes;
     for (const auto& t : ts) bytes.push_back(t.bytes);
     direct_s_per_byte_ = fluid_finish_s(fabric.capacities(), flows, bytes);
@@ -207,7 +268,10 @@ CollectivePlan::CollectivePlan(const Fabric& fabric, Collective kind, std::span<
     for (std::size_t i = 0; i < ts.size(); ++i)
       if (direct_s_per_byte_[i] > direct_s_per_byte_[worst]) worst = i;
     direct_bottleneck_ = rates.bottleneck[worst];
-    direct_sharing_ = sharing_of(flows, direct_bottleneck_);
+    direct_sharing_ = 0;
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      for (const auto& u : flows[i])
+        if (u.resource == direct_bottleneck_) direct_sharing_ += copies.empty() ? 1 : static_cast<std::int64_t>(copies[i]);
     return;
   }
   const auto nodes_of = by_node(fabric, groups.front());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -354,6 +355,39 @@ TEST_CASE("decode: the query and the partial outputs move by NCCL's all-gather o
     // NCCL's latency per ring step: tens of microseconds once the ring leaves its node.
     CHECK(d.output_gather_s > (s.ring_crosses_nodes() ? 2e-5 : 4e-6));
   }
+}
+
+TEST_CASE("prefill: pass-Q's partial outputs return by NCCL's all-to-all over the machine, every pair at once",
+          "[prefill]") {
+  // Oracle: every pair's transfer of each tensor-parallel lane's ring at once through the fabric's
+  // fluid (models/transport/collectives.hpp concurrent), one block of partial outputs per pair.
+  for (const auto& [hw, mp, n] : {std::tuple<const char*, std::int64_t, std::int64_t>{"h100-sxm", 1, 8},
+                                  {"h100-sxm", 1, 32}, {"h100-sxm", 2, 16}, {"l20", 1, 8}, {"a100-80gb-pcie", 1, 4}}) {
+    INFO(hw << " mp " << mp << " ring " << n);
+    const auto s = test::resolve_scenario(hw, "llama3-8b", mp, n, 64 * n, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+    REQUIRE(s.transport);
+    const auto r = models::predict_prefill(s, 0, PrefillVariant::PassQ);
+    CHECK(r.all_to_all_on_transport);
+    CHECK_FALSE(r.all_to_all_bound.empty());
+    const double block = r.return_bytes / static_cast<double>(n - 1);
+    std::vector<models::transport::Transfer> all;
+    for (std::int64_t k = 0; k < mp; ++k)
+      for (std::int64_t a = 0; a < n; ++a)
+        for (std::int64_t b = 0; b < n; ++b)
+          if (a != b) all.push_back({a * mp + k, b * mp + k, std::round(block)});
+    CHECK(r.all_to_all_s == Approx(models::transport::concurrent(s.transport->fabric(), all).seconds).epsilon(1e-9));
+  }
+  // 65,536 GPUs in 8,192 nodes with a NIC per GPU: each GPU's NIC carries its blocks for the other
+  // nodes' N - 8 GPUs while 7 go over NVLink, so the return is NIC-bound; priced in O(N).
+  const std::int64_t n = 65536;
+  const auto s = test::resolve_scenario("h100-sxm", "llama3-8b", 1, n, 2 * n, "zigzag", "causal", std::nullopt, "ring-flash-attn");
+  REQUIRE(s.transport);
+  const auto r = models::predict_prefill(s, 0, PrefillVariant::PassQ);
+  const auto& fabric = s.transport->fabric();
+  const double block = std::round(r.return_bytes / static_cast<double>(n - 1));
+  const double nic = fabric.machine().nic_bytes_per_s * fabric.scale();
+  const auto inter = fabric.route(0, 8);
+  CHECK(r.all_to_all_s == Approx(inter.latency_s + static_cast<double>(n - 8) * block / nic).epsilon(1e-9));
 }
 
 TEST_CASE("inference under tensor parallelism: two all-reduces per layer of the device's tokens, as training prices them",

@@ -205,6 +205,47 @@ TEST_CASE("an all-to-all across nodes runs at one NIC per GPU", "[transport]") {
   CHECK(a2a.seconds == Approx(8 * bytes / 16 / 50e9 + 5e-6).epsilon(1e-6));
 }
 
+TEST_CASE("an all-to-all over many nodes is priced on two of them and equals every transfer's fluid", "[transport]") {
+  // The oracle: every pair's transfer of the whole pattern through the fluid (concurrent), against
+  // the plan, which prices groups spanning three nodes or more on two nodes' worth of transfers.
+  MachineSpec one_nic = MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6);
+  one_nic.nics = 1;
+  one_nic.nic_of_gpu.assign(8, 0);
+  const std::vector<MachineSpec> machines = {MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6), one_nic, pcie_server(false),
+                                             pcie_server(true)};
+  for (std::size_t mi = 0; mi < machines.size(); ++mi)
+    for (const std::int64_t nodes : {3, 4, 5})
+      for (const std::int64_t mp : {1, 2, 4}) {
+        INFO("machine " << mi << ", " << nodes << " nodes, " << mp << " groups");
+        const Fabric f(machines[mi], nodes);
+        std::vector<std::vector<std::int64_t>> groups(static_cast<std::size_t>(mp));
+        for (std::int64_t d = 0; d < f.devices(); ++d) groups[static_cast<std::size_t>(d % mp)].push_back(d);
+        const double bytes = 3.2e8;
+        const double n = static_cast<double>(groups.front().size());
+        std::vector<Transfer> all;
+        for (const auto& g : groups)
+          for (const auto a : g)
+            for (const auto b : g)
+              if (a != b) all.push_back({a, b, bytes / n});
+        const auto whole = concurrent(f, all);
+        const auto plan = collective(f, Collective::AllToAll, groups, bytes);
+        CHECK(plan.seconds == Approx(whole.seconds).epsilon(1e-9));
+        CHECK(plan.latency_s == Approx(whole.latency_s));
+        CHECK(plan.sharing == whole.sharing);
+        CHECK(f.resource_kind(plan.bottleneck) == f.resource_kind(whole.bottleneck));
+      }
+  // Groups that are not alike on every node (here: one group's GPUs differ by node) are priced
+  // transfer by transfer, and still equal the fluid.
+  const Fabric f(MachineSpec::flat(8, 400e9, 2e-6, 50e9, 5e-6), 3);
+  const std::vector<std::vector<std::int64_t>> odd = {{0, 9, 17}, {1, 8, 16}};
+  std::vector<Transfer> all;
+  for (const auto& g : odd)
+    for (const auto a : g)
+      for (const auto b : g)
+        if (a != b) all.push_back({a, b, 3e8 / 3});
+  CHECK(collective(f, Collective::AllToAll, odd, 3e8).seconds == Approx(concurrent(f, all).seconds).epsilon(1e-9));
+}
+
 TEST_CASE("small collectives pay NCCL's latency and pick LL", "[transport]") {
   const Fabric f(pcie_server(true), 1);
   std::vector<std::vector<std::int64_t>> g = {{0, 1, 2, 3}};
