@@ -348,7 +348,7 @@ std::vector<PlanChoice> group(std::vector<SweepResult>&& rows, std::int64_t top)
       out[it->second].ties.push_back(std::move(x));
     } else if (static_cast<std::int64_t>(out.size()) < top) {
       index.emplace(key, out.size());
-      out.push_back({std::move(x), {}});
+      out.push_back({std::move(x), {}, std::nullopt});
     }
   }
   return out;

@@ -349,9 +349,9 @@ TEST_CASE("decode: the query and the partial outputs move by NCCL's all-gather o
     const double q = std::ceil(h * dim * 2 / static_cast<double>(n)), out = std::ceil(h * (dim * 2 + 4));
     const auto& fabric = s.transport->fabric();
     CHECK(d.query_broadcast_s ==
-          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, q * n).seconds).epsilon(1e-12));
+          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, q * static_cast<double>(n)).seconds).epsilon(1e-12));
     CHECK(d.output_gather_s ==
-          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, out * n).seconds).epsilon(1e-12));
+          Approx(models::transport::collective(fabric, models::transport::Collective::AllGather, lanes, out * static_cast<double>(n)).seconds).epsilon(1e-12));
     // NCCL's latency per ring step: tens of microseconds once the ring leaves its node.
     CHECK(d.output_gather_s > (s.ring_crosses_nodes() ? 2e-5 : 4e-6));
   }
