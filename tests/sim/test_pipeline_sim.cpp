@@ -4,6 +4,7 @@
 // passes' dependencies for stages of any durations, and against the orders Megatron-LM's
 // schedules.py documents.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -182,6 +183,30 @@ TEST_CASE("pipeline simulation: stages of any durations and transfers give the b
       CHECK(models::pipeline_step(s, d).step_s == Approx(run.step_s).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("pipeline step: a step asked again, after others, is the one computed for its own durations") {
+  // pipeline_step keeps each thread's steps per (schedule, durations): a repeat must give the
+  // same step, and durations one bit apart or another schedule must not be served the kept one.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0.1, 3.0);
+  const auto s = make(4, 8, 2);
+  models::PipelineDurations a;
+  for (std::int64_t j = 0; j < s.chunks(); ++j) a.fwd_s.push_back(u(rng)), a.bwd_s.push_back(u(rng));
+  a.hop_s = 0.05;
+  auto b = a;
+  b.bwd_s.back() = std::nextafter(b.bwd_s.back(), 10.0) + 0.5;  // the last stage's backward, longer
+  const auto first = models::pipeline_step(s, a);
+  const auto other = models::pipeline_step(s, b);
+  CHECK(other.step_s == Approx(longest_path(s, b)).epsilon(1e-12));
+  CHECK(other.step_s > first.step_s);
+  const auto again = models::pipeline_step(s, a);
+  CHECK(again.step_s == first.step_s);
+  CHECK(again.busy_s == first.busy_s);
+  CHECK(first.step_s == Approx(longest_path(s, a)).epsilon(1e-12));
+  // The same durations under another micro-batch count are another step.
+  const auto more = make(4, 16, 2);
+  CHECK(models::pipeline_step(more, a).step_s == Approx(longest_path(more, a)).epsilon(1e-12));
 }
 
 TEST_CASE("pipeline schedules refuse what Megatron refuses, naming the field") {
