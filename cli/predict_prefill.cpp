@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/inference_setup.hpp"
 #include "cli/memory_flags.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/inference/decode.hpp"
@@ -19,31 +20,13 @@ using models::PrefillVariant;
 
 namespace {
 
-// What both phases set up the same way: the scenario flags, one strategy, the phase's own
-// scenario (models::inference_spec: its sharding and implementation), --cached-tokens and the
-// memory headroom (--headroom).
-struct InferenceSetup {
-  models::ScenarioSpec spec;
-  models::ResolvedScenario scenario;
-  std::string topology;  // --topology as given, or "default" (the hardware's nodes)
-  std::int64_t cached = 0;
+// The shared setup, and the memory headroom (--headroom) the fit is judged with.
+struct Setup : InferenceSetup {
   double headroom_bytes = 0;
 };
 
-InferenceSetup setup(const cxxopts::ParseResult& r, const models::Catalog& catalog, models::RunPhase phase) {
-  auto args = parse_scenario_args(r);
-  require_one_strategy(args, std::string("--phase ") + models::to_string(phase));
-  InferenceSetup out;
-  out.cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
-  out.headroom_bytes = memory_settings_from(r).headroom_bytes;
-  out.spec = models::inference_spec(args.base, phase, out.cached, catalog);
-  out.spec.formats.weights = models::parse_weight_format(r["weights"].as<std::string>());
-  out.spec.formats.cache = models::parse_cache_format(r["kv-cache"].as<std::string>());
-  out.scenario = models::resolve(out.spec, catalog);
-  // The nodes the devices sit in, as training's predict, sweep and plan place them.
-  out.topology = r["topology"].as<std::string>();
-  planning::apply_topology(out.scenario, out.topology);
-  if (out.topology.empty()) out.topology = "default";
+Setup setup(const cxxopts::ParseResult& r, const models::Catalog& catalog, models::RunPhase phase) {
+  Setup out{inference_setup(r, catalog, phase), memory_settings_from(r).headroom_bytes};
   return out;
 }
 

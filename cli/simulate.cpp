@@ -14,6 +14,7 @@
 #include "cli/progress.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/simulate_prefill.hpp"
+#include "planning/grid.hpp"
 #include "io/output_file.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/analytic/analytic.hpp"
@@ -49,6 +50,10 @@ int run_simulate(int argc, char** argv) {
                   "pass-Q, beside predict --phase prefill; docs/inference.md)", cxxopts::value<std::string>()->default_value("train"))
                  ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to",
                   cxxopts::value<std::string>()->default_value("0"))
+                 ("weights", "--phase prefill: bf16 | fp8-ffn, as predict --phase prefill takes it",
+                  cxxopts::value<std::string>()->default_value("bf16"))
+                 ("kv-cache", "--phase prefill: the K/V cache in bf16 | fp8, as predict --phase prefill takes it",
+                  cxxopts::value<std::string>()->default_value("bf16"))
                  ("max-events", "refuse a step estimated to need more engine events than this",
                   cxxopts::value<std::string>()->default_value(fmt::format("{:g}", kDefaultMaxEvents)))
                  ("h,help", "show help");
@@ -73,7 +78,8 @@ int run_simulate(int argc, char** argv) {
     write_output("-", simulate_prefill_text(r, models::Catalog{}, popt, format));
     return 0;
   }
-  if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill");
+  for (const char* flag : {"cached-tokens", "weights", "kv-cache"})
+    if (r.count(flag)) throw InputError({}, 0, flag, std::string("--") + flag + " is for --phase prefill");
   sim::StepOptions opt;
   opt.topology = r["topology"].as<std::string>();
   opt.buffers = models::parse_int(r["buffers"].as<std::string>(), "buffers");
@@ -107,7 +113,10 @@ int run_simulate(int argc, char** argv) {
   for (const auto& spec : runs) lw = std::max(lw, label(spec).size());
   for (std::size_t li = 0; li < runs.size(); ++li) {
     const auto& spec = runs[li];
-    const auto s = models::resolve(spec, catalog);
+    auto s = models::resolve(spec, catalog);
+    // Placed in the nodes of --topology as predict, sweep and plan place it: the analytic column
+    // and the transport's rates are those of the machine the simulation runs on.
+    planning::apply_topology(s, opt.topology);
     opt.record_trace = li == 0 && !trace_path.empty();
     announce_simulation("ringsim simulate", s, opt, max_events);
     ProgressBar progress("passes", "ringsim simulate: " + spec.layout.text());

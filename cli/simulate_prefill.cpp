@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/inference_setup.hpp"
 #include "cli/scenario_options.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/inference/phase.hpp"
@@ -12,11 +13,11 @@ namespace ringsim::cli {
 
 std::string simulate_prefill_text(const cxxopts::ParseResult& r, const models::Catalog& catalog,
                                   const sim::PrefillSimOptions& options, const std::string& format) {
-  // The same scenario as `predict --phase prefill` (its balanced sharding and implementation).
-  const auto args = parse_scenario_args(r);
-  require_one_strategy(args, "--phase prefill");
-  const auto cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
-  const auto s = models::resolve(models::inference_spec(args.base, models::RunPhase::Prefill, cached, catalog), catalog);
+  // The same scenario as `predict --phase prefill` (its balanced sharding and implementation, its
+  // weights' and cache's formats, its nodes).
+  const auto in = inference_setup(r, catalog, models::RunPhase::Prefill);
+  const auto& s = in.scenario;
+  const auto cached = in.cached;
   const auto kv = sim::simulate_prefill(s, cached, models::PrefillVariant::PassKV, options);
   const auto q = sim::simulate_prefill(s, cached, models::PrefillVariant::PassQ, options);
   const char* sync = options.sync == sim::Sync::Barrier ? "barrier" : "async";

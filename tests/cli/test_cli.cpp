@@ -342,6 +342,24 @@ TEST_CASE("simulate says which row its trace and matrices hold when several are 
   CHECK(two.out.find("--trace and --matrix hold the simulation of the first row only (contiguous)") != std::string::npos);
 }
 
+TEST_CASE("simulate places the devices in the nodes of --topology as predict does", "[cli]") {
+  // On a PCIe machine the transport's rates depend on the GPUs per node: the simulation's
+  // analytic column is predict's step less the gradient synchronisation (which predict adds).
+  for (const std::string topology : {"nodes:8x2", "nodes:4x4"}) {
+    const std::string scenario =
+        "--hardware l20 --model llama3-8b --mesh 1x16 --seq 65536 --layout zigzag --format json --topology " + topology;
+    const auto sim = run("simulate --sync barrier " + scenario), pred = run("predict " + scenario);
+    INFO(topology << sim.err << pred.err);
+    REQUIRE(sim.code == 0);
+    REQUIRE(pred.code == 0);
+    const auto sj = nlohmann::json::parse(sim.out), pj = nlohmann::json::parse(pred.out);
+    const auto& row = pj.at("results").at(0);
+    const double pass = row.at("step_s").get<double>() - row.at("part_grad_sync_s").get<double>();
+    CHECK(sj.at(0).at("analytic_step_s").get<double>() == Approx(pass).epsilon(1e-12));
+    CHECK(sj.at(0).at("step_s").get<double>() == Approx(pass).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("simulate --phase prefill: lock-step equals predict --phase prefill, async is never slower", "[cli][prefill]") {
   const std::string scenario = "--hardware a100-80gb --model llama3-8b --mesh 1x16 --seq 16384 --cached-tokens 65536 --format json";
   const auto barrier = run("simulate --phase prefill --sync barrier " + scenario);
@@ -364,6 +382,21 @@ TEST_CASE("simulate --phase prefill: lock-step equals predict --phase prefill, a
     CHECK(v.at("layer_s").get<double>() == Approx(v.at("analytic_layer_s").get<double>()).epsilon(1e-6));
     CHECK(a["variants"][i].at("ttft_s").get<double>() <= v.at("ttft_s").get<double>() * (1 + 1e-9));
   }
+  // The scenario is predict's in every flag it takes: the nodes of --topology (the transport's
+  // rates differ by them on a PCIe machine), the weights' and the cache's formats.
+  for (const std::string extra : {"--hardware l20 --topology nodes:8x2", "--hardware l20 --topology nodes:4x4",
+                                  "--hardware h100-sxm --topology nodes:4x4 --weights fp8-ffn --kv-cache fp8"}) {
+    const std::string other = "--model llama3-8b --mesh 1x16 --seq 32768 --cached-tokens 32768 --format json " + extra;
+    const auto sim = run("simulate --phase prefill --sync barrier " + other), pred = run("predict --phase prefill " + other);
+    INFO(extra << sim.err << pred.err);
+    REQUIRE(sim.code == 0);
+    REQUIRE(pred.code == 0);
+    const auto sj = nlohmann::json::parse(sim.out), pj = nlohmann::json::parse(pred.out);
+    for (std::size_t i = 0; i < 2; ++i) {
+      CHECK(sj["variants"][i].at("analytic_ttft_s").get<double>() == pj["variants"][i].at("ttft_s").get<double>());
+      CHECK(sj["variants"][i].at("ttft_s").get<double>() == Approx(pj["variants"][i].at("ttft_s").get<double>()).epsilon(1e-6));
+    }
+  }
   const auto table = run("simulate --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 16384");
   REQUIRE(table.code == 0);
   CHECK_THAT(table.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("analytic"));
@@ -377,6 +410,8 @@ TEST_CASE("simulate --phase prefill: lock-step equals predict --phase prefill, a
   expect_bad(base + "--topology node:2", "topology");
   expect_bad("simulate --phase decode --hardware h100-sxm --model llama3-8b --mesh 1x4 --cached-tokens 4096", "phase");
   expect_bad("simulate --hardware h100-sxm --model llama3-8b --mesh 1x4 --seq 16384 --cached-tokens 8", "cached-tokens");
+  expect_bad("simulate --hardware h100-sxm --model llama3-8b --mesh 1x4 --seq 16384 --weights fp8-ffn", "weights");
+  expect_bad(base + "--kv-cache fp4", "kv-cache");
 }
 
 TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a large cache across nodes", "[cli][prefill]") {
