@@ -189,6 +189,15 @@ int run_plan(int argc, char** argv) {
   bar.finish();
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& best = found.plans;
+  // Nothing could run at all: the request itself is what was refused (a token count no mesh can
+  // shard, a strategy no model splits), said as the evaluator said it, not as a budget to raise.
+  if (found.evaluated == 0 && found.refusal_count > 0) {
+    std::string_view why = found.refusal;  // "field: message" as the evaluator writes its notes
+    if (!found.refusal_field.empty() && why.starts_with(found.refusal_field + ": ")) why.remove_prefix(found.refusal_field.size() + 2);
+    throw InputError({}, 0, found.refusal_field.empty() ? "plan" : found.refusal_field,
+                     fmt::format("none of the {} configurations searched can run ({} of them: {})", found.searched,
+                                 found.refusal_count, why));
+  }
   const std::int64_t searched = found.searched, ok = found.evaluated, fits = found.fit_memory, feasible = found.feasible;
   // Timing goes to stderr (the output is the same bytes on every run), and only on a terminal, as
   // the progress bar: a script reading stderr sees one line exactly when something went wrong.

@@ -2,6 +2,7 @@
 // csv) or a batch from a CSV. Rows and their intervals: predict_rows, predict_intervals; the
 // views: predict_table, predict_json_csv; the batch: predict_batch.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -76,6 +77,19 @@ int run_predict(int argc, char** argv) {
     return finish(run_batch(batch, format, catalog, r, engine));
   if (const auto phase = one_of(r, "phase", {"train", "prefill", "decode"}); phase != "train") {
     if (format == "csv") throw InputError({}, 0, "format", "--phase " + phase + " prints a table or JSON");
+    // What only a training step has, or what inference decides itself: refused rather than ignored.
+    for (const char* flag : {"pp", "pp-schedule", "micro-batches", "global-batch", "zero", "recompute", "precision",
+                             "no-sequence-parallel", "offload-optimizer", "compare-mask", "engine", "memory-breakdown"})
+      if (r.count(flag))
+        throw InputError({}, 0, flag,
+                         std::string("--") + flag + " is for a training step, not --phase " + phase +
+                             (std::string_view(flag) == "precision" ? " (inference: --weights and --kv-cache)" : "") +
+                             (std::string_view(flag) == "engine" ? " (a prefill's simulation: ringsim simulate --phase prefill)" : ""));
+    if (r.count("dp"))
+      throw InputError({}, 0, "dp",
+                       "--dp: replicas serve other requests, so the time to first token or per output token is one "
+                       "replica's; sweep and plan count the replicas' tokens/s (dp x one's)");
+    if (r.count("tile")) throw InputError({}, 0, "tile", "--phase " + phase + " runs the kernel's own tiles: no --tile");
     return finish(phase == "prefill" ? predict_prefill_text(r, catalog, format) : predict_decode_text(r, catalog, format));
   }
   if (r.count("cached-tokens")) throw InputError({}, 0, "cached-tokens", "--cached-tokens is for --phase prefill or decode");

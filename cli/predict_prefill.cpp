@@ -11,6 +11,7 @@
 #include "models/inference/prefill.hpp"
 #include "models/io/error.hpp"
 #include "models/io/parse.hpp"
+#include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
 #include "planning/predict_runs.hpp"
 
@@ -34,9 +35,15 @@ Setup setup(const cxxopts::ParseResult& r, const models::Catalog& catalog, model
 // the K/V cache are stored in.
 std::string placement(const InferenceSetup& in) {
   const auto& s = in.scenario;
-  return fmt::format("topology {}: {} devices per node; the ring {}; weights {}, K/V cache {}", in.topology,
-                     s.hardware.devices_per_node, s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node",
-                     models::to_string(in.spec.formats.weights), models::to_string(in.spec.formats.cache));
+  return fmt::format("topology {}: {} devices per node; the ring {}; weights {}, K/V cache {}\nprofile {} ({}{})",
+                     in.topology, s.hardware.devices_per_node,
+                     s.ring_crosses_nodes() ? "crosses nodes" : "stays inside a node",
+                     models::to_string(in.spec.formats.weights), models::to_string(in.spec.formats.cache), s.profile.name,
+                     planning::profile_origin(s.profile),
+                     s.profile.provenance.calibrated ? ""
+                     : planning::profile_origin(s.profile) == "derived"
+                         ? ": another GPU's fitted parameters copied"
+                         : ": the hardware's datasheet figures, nothing fitted");
 }
 
 }  // namespace
@@ -55,6 +62,8 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
                      {"kernel", planning::kernel_on(s.impl, s.hardware)}, {"mp", s.spec.mp}, {"sp", s.spec.sp}, {"new_tokens", s.spec.n_seq}, {"cached_tokens", cached},
                      {"batch", s.spec.batch}, {"cache_hit_rate", hit}, {"best", models::to_string(best.variant)},
                      {"topology", in.topology},
+                     {"profile", in.scenario.profile.name},
+                     {"profile_origin", planning::profile_origin(in.scenario.profile)},
                      {"weights", std::string(models::to_string(in.spec.formats.weights))},
                      {"kv_cache", std::string(models::to_string(in.spec.formats.cache))},
                      {"devices_per_node", s.hardware.devices_per_node}};
@@ -99,11 +108,17 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
       s.model.name, s.hardware.name, s.impl.name, planning::kernel_on(s.impl, s.hardware), s.spec.mp, s.spec.sp, s.spec.n_seq,
       cached, 100 * hit, s.spec.batch, 2 * s.spec.sp, 2 * s.spec.sp - 1, placement(in));
   // A mesh that cannot hold the run: the times are what it would take, not what it takes; say so first.
-  if (!kv.fits_memory && !q.fits_memory)
-    out += fmt::format("this prefill does not run on this mesh: neither variant fits in memory (weights {:.1f} GiB per "
-                       "device of {:.1f} GiB); the times below are the work's, not a run's (the weights shard over "
-                       "tensor parallelism: a larger MP in --mesh MPxSP)\n\n",
-                       kv.weights_bytes / gib, s.hardware.hbm_bytes / gib);
+  if (!kv.fits_memory && !q.fits_memory) {
+    // Named by the larger of the two terms that grow with the request and the model, with what shards it.
+    const bool cache = kv.kv_cache_bytes > kv.weights_bytes;
+    out += fmt::format("this prefill does not run on this mesh: neither variant fits in memory ({} {:.1f} GiB per device, "
+                       "{} {:.1f} GiB, of {:.1f} GiB); the times below are the work's, not a run's ({})\n\n",
+                       cache ? "KV cache" : "weights", (cache ? kv.kv_cache_bytes : kv.weights_bytes) / gib,
+                       cache ? "weights" : "KV cache", (cache ? kv.weights_bytes : kv.kv_cache_bytes) / gib,
+                       s.hardware.hbm_bytes / gib,
+                       cache ? "the cache shards over the ring: a larger SP in --mesh MPxSP, or --kv-cache fp8"
+                             : "the weights shard over tensor parallelism: a larger MP in --mesh MPxSP, or --weights fp8-ffn");
+  }
   out += fmt::format("{:<9} {:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>11}  {}\n", "variant", "TTFT", "tokens/s",
                      "attention", "exposed", "other", "tp comm", "per hop", "memory", "");
   const double layers = static_cast<double>(s.model.layers);
@@ -122,9 +137,28 @@ std::string predict_prefill_text(const cxxopts::ParseResult& r, const models::Ca
     if (other.ttft_s / best.ttft_s < 1.005)
       out += fmt::format("\npass-KV and pass-Q take the same time (within 0.5 %): {:.3g} MB per hop against {:.3g} MB {}\n",
                          kv.message_bytes / 1e6, q.message_bytes / 1e6, kWhatMoves);
-    else
-      out += fmt::format("\n{} is faster by {:.3g}x: {:.3g} MB per hop against {:.3g} MB {}\n", models::to_string(best.variant),
-                         other.ttft_s / best.ttft_s, best.message_bytes / 1e6, other.message_bytes / 1e6, kWhatMoves);
+    else {
+      // Where the difference is: the communication no compute hides (the hops' excess and pass-Q's
+      // all-to-all), or the attention's own time (pass-KV merges after every call, pass-Q once).
+      const double exposed_gap = (other.exposed_layer_s - best.exposed_layer_s) * layers;
+      const double gap = other.ttft_s - best.ttft_s;
+      std::string cause;
+      if (exposed_gap >= 0.5 * gap) {
+        cause = fmt::format("{} exposes {:.3g} s of communication against {:.3g} s", models::to_string(other.variant),
+                            other.exposed_layer_s * layers, best.exposed_layer_s * layers);
+        const auto* q_side = other.variant == PrefillVariant::PassQ ? &other : &best;
+        if (q_side->all_to_all_s > 0)
+          cause += fmt::format(" (pass-Q's all-to-all returning partial outputs: {:.3g} s)", q_side->all_to_all_s * layers);
+      } else {
+        cause = fmt::format("{}'s attention takes {:.3g} s against {:.3g} s (pass-KV merges each call's output, pass-Q "
+                            "all of them once after its all-to-all)",
+                            models::to_string(other.variant), (other.attention_layer_s - other.exposed_layer_s) * layers,
+                            (best.attention_layer_s - best.exposed_layer_s) * layers);
+      }
+      out += fmt::format("\n{} is faster by {:.3g}x: {}; per hop pass-KV sends {:.3g} MB, pass-Q {:.3g} MB {}\n",
+                         models::to_string(best.variant), other.ttft_s / best.ttft_s, cause, kv.message_bytes / 1e6,
+                         q.message_bytes / 1e6, kWhatMoves);
+    }
   }
   out += fmt::format("memory per device: weights {:.1f} GiB, KV cache {:.1f} GiB of {:.1f} GiB (docs/inference.md)\n",
                      kv.weights_bytes / gib, kv.kv_cache_bytes / gib, s.hardware.hbm_bytes / gib);
@@ -149,6 +183,8 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
                      {"kernel", planning::kernel_on(in.scenario.impl, in.scenario.hardware)}, {"mp", spec.mp},
                      {"batch", spec.batch}, {"cached_tokens", context},
                      {"topology", in.topology},
+                     {"profile", in.scenario.profile.name},
+                     {"profile_origin", planning::profile_origin(in.scenario.profile)},
                      {"weights", std::string(models::to_string(in.spec.formats.weights))},
                      {"kv_cache", std::string(models::to_string(in.spec.formats.cache))},
                      {"devices_per_node", in.scenario.hardware.devices_per_node}};
@@ -171,19 +207,26 @@ std::string predict_decode_text(const cxxopts::ParseResult& r, const models::Cat
       "of {} tokens\n{}\n\n",
       spec.model, spec.hardware, in.scenario.impl.name, planning::kernel_on(in.scenario.impl, in.scenario.hardware), spec.mp,
       spec.batch, context, placement(in));
-  out += fmt::format("{:<16} {:>11} {:>11} {:>9} {:>12} {:>11}  {}\n", "", "TPOT", "tokens/s", "comm", "KV cache", "memory", "");
   // A ring of one device is the device alone: one row.
   const bool ring_of_one = ring.devices <= 1;
+  // A ring rank is mp GPUs (its tensor-parallel group): the labels say how many GPUs a row uses.
+  const auto label = [&](const models::DecodePrediction& p) {
+    const std::string what = p.devices > 1 ? fmt::format("ring of {}", p.devices) : std::string(spec.mp > 1 ? "no ring" : "one device");
+    return spec.mp > 1 ? fmt::format("{} ({} GPUs)", what, p.devices * spec.mp) : what;
+  };
+  std::size_t w = 12;
+  for (const auto* p : {&ring, &alone}) w = std::max(w, label(*p).size());
+  out += fmt::format("{:<{}} {:>11} {:>11} {:>9} {:>12} {:>11}  {}\n", "", w + 4, "TPOT", "tokens/s", "comm", "KV cache",
+                     "memory", "");
   for (const auto* p : {&ring, &alone}) {
     if (ring_of_one && p == &ring) continue;
-    out += fmt::format("{:<16} {:>9.4g}ms {:>11.4g} {:>8.0f}% {:>8.1f} GiB {:>7.1f} GiB  {}\n",
-                       p->devices > 1 ? fmt::format("ring of {}", p->devices) : std::string("one device"), p->tpot_s * 1e3,
-                       p->tokens_per_s, 100 * p->communication_share, p->kv_cache_bytes / gib, p->memory_bytes / gib,
-                       p->fits_memory ? "" : "DOES NOT FIT");
+    out += fmt::format("{:<{}} {:>9.4g}ms {:>11.4g} {:>8.0f}% {:>8.1f} GiB {:>7.1f} GiB  {}\n", label(*p), w + 4,
+                       p->tpot_s * 1e3, p->tokens_per_s, 100 * p->communication_share, p->kv_cache_bytes / gib,
+                       p->memory_bytes / gib, p->fits_memory ? "" : "DOES NOT FIT");
   }
   out += "\nwhy:\n";
-  if (!ring_of_one) out += fmt::format("  ring of {:<4} {}\n", ring.devices, ring.why);
-  out += fmt::format("  one device   {}\n", alone.why);
+  if (!ring_of_one) out += fmt::format("  {:<{}} {}\n", label(ring), w, ring.why);
+  out += fmt::format("  {:<{}} {}\n", label(alone), w, alone.why);
   out += "(per layer: the query broadcast, each device's split-KV attention over its shard, the partial outputs "
          "gathered and merged, and at mp > 1 two tensor-parallel all-reduces; the weights read once per step; "
          "docs/inference.md)\n";

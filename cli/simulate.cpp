@@ -70,6 +70,7 @@ int run_simulate(int argc, char** argv) {
     for (const char* flag : {"buffers", "granularity", "layer-passes", "trace", "matrix", "max-events"})
       if (r.count(flag))
         throw InputError({}, 0, flag, std::string("--") + flag + " is for a training step, not --phase prefill");
+    if (r.count("tile")) throw InputError({}, 0, "tile", "--phase prefill runs the kernel's own tiles: no --tile");
     sim::PrefillSimOptions popt;
     popt.sync = one_of(r, "sync", {"async", "barrier"}) == "barrier" ? sim::Sync::Barrier : sim::Sync::Async;
     popt.topology = r["topology"].as<std::string>();

@@ -20,6 +20,16 @@ namespace ringsim::planning {
 using models::InputError;
 
 const char* SweepResult::bound() const noexcept {
+  if (inference) {
+    // Prefill and decode rows carry no step breakdown: their why-line names what bounds them
+    // ("pass-KV, 1.5x faster than pass-Q: transfer-bound: ...", "cache-bound: ..."), the first named.
+    const std::string_view why = inference->why;
+    const char* first = nullptr;
+    std::size_t at = std::string_view::npos;
+    for (const char* kind : {"transfer", "latency", "cache", "weight", "compute"})
+      if (const auto pos = why.find(std::string(kind) + "-bound"); pos < at) at = pos, first = kind;
+    if (first) return first;
+  }
   const double exposed = parts.exposed_s() + parts[models::StepPart::GradientSync];
   return exposed >= 0.05 * step_s ? "transfer" : "compute";
 }

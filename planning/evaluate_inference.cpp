@@ -16,6 +16,12 @@ void Evaluator::evaluate_inference(const SweepPoint& p, SweepResult& r) {
     apply_topology(s, p.topology);
     const auto x = models::predict_inference(s, p.phase, p.cached_tokens, grid_.memory.headroom_bytes);
     describe_scenario(r, s);
+    // The row shows what runs: the phase's layout (the balanced sharding, or the implementation's
+    // own for decode), no ZeRO stage (no optimizer states in inference).
+    r.point.spec.layout = spec.layout;
+    r.point.spec.tile = std::nullopt;  // the kernel's own tiles: inference takes no --tile
+    r.point.zero = models::Sharding::None;
+    r.engine = Engine::Analytic;  // no simulation of inference rows: `simulate --phase prefill` runs one
     auto& q = r.prediction;
     q.step_s = x.latency_s;
     q.tokens_per_s = x.tokens_per_s;

@@ -335,15 +335,21 @@ TopologyShape parse_topology_shape(const std::string& spec) {
   if (colon == std::string::npos) fail();
   std::vector<std::int64_t> n;
   for (const auto& part : models::split(spec.substr(colon + 1), 'x')) n.push_back(models::parse_positive_int(part, "topology"));
-  if (kind == "node" && n.size() == 1) return {n[0], n[0]};
-  // Device counts in checked arithmetic: a product past 2^63 is bad input, not a wrapped count.
+  // Device counts in checked arithmetic: a product past 2^63 is bad input, not a wrapped count;
+  // past kMaxDevices, more than any mesh or simulated topology holds (a node of that many GPUs
+  // would be a machine description built GPU by GPU).
   const auto product = [&] {
     std::int64_t d = 1;
     for (const auto x : n)
       if (!models::mul_fits(d, x, d))
         throw InputError({}, 0, "topology", "topology '" + spec + "' has more devices than 64-bit integers hold");
+    if (d > models::kMaxDevices)
+      throw InputError({}, 0, "topology",
+                       "topology '" + spec + "' has " + std::to_string(d) + " devices: at most " +
+                           std::to_string(models::kMaxDevices));
     return d;
   };
+  if (kind == "node" && n.size() == 1) return {n[0], product()};
   if (kind == "nodes" && n.size() == 2) return {n[1], product()};
   if (kind == "torus" && (n.size() == 2 || n.size() == 3)) return {0, product()};  // ICI everywhere: no node boundary
   fail();

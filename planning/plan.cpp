@@ -408,11 +408,17 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   out.excluded = ranges.excluded;
   std::map<std::string, SweepResult> family_best, impl_best;
   std::map<std::int64_t, SweepResult> closest;  // min-devices: per device count
+  // Refusal reasons by count (bounded: notes that carry numbers differ point by point).
+  std::map<std::string, std::pair<std::int64_t, std::string>> refusals;
   for_each_result(
       search, catalog, options,
       [&](SweepResult&& x) {
         ++out.searched;
         out.evaluated += x.ok;
+        if (!x.ok && !x.note.empty()) {
+          if (auto it = refusals.find(x.note); it != refusals.end()) ++it->second.first;
+          else if (refusals.size() < 256) refusals.emplace(x.note, std::pair<std::int64_t, std::string>{1, x.note_field});
+        }
         out.fit_memory += x.ok && x.memory.fits;
         if (r.goal == Goal::MinDevices && x.ok && x.devices() <= r.devices)
           if (const auto it = closest.find(x.devices()); it == closest.end() || closer(x, it->second, r))
@@ -428,6 +434,12 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
         if (kept.size() >= limit) compact();
       },
       &ranges.ranges);
+  for (const auto& [note, seen] : refusals)
+    if (seen.first > out.refusal_count) {
+      out.refusal = note;
+      out.refusal_field = seen.second;
+      out.refusal_count = seen.first;
+    }
   out.plans = best_plans(std::move(kept), r);
   for (auto& [devices, x] : closest)
     if (out.plans.empty() || devices < out.plans.front().plan.devices()) out.smaller.push_back(std::move(x));

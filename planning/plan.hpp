@@ -149,6 +149,10 @@ struct PlanSearch {
   // row that came closest (fits in memory and fastest; else the least memory): why that many
   // devices are not enough (shortfall).
   std::vector<SweepResult> smaller;
+  // Why the evaluated configurations that could not run were refused: the most frequent reason
+  // (the evaluator's note, naming its field) and how many it refused; empty when none was.
+  std::string refusal, refusal_field;
+  std::int64_t refusal_count = 0;
 };
 // compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,

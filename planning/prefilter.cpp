@@ -63,6 +63,9 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
     const std::string& impl = grid.impl[take(kImpl)];
     const std::string& model_name = grid.model[take(kModel)];
     const std::string& hw_name = grid.hardware[take(kHardware)];
+    // Decode runs on the first layout the implementation offers (models::inference_spec: the new
+    // token attends to the whole cache wherever its shards sit), so the layout axis rules none out.
+    const bool decode = grid.phase[take(kPhase)] == models::RunPhase::Decode;
 
     const auto& hw = cached(hardware, hw_name, [&](const std::string& n) {
       return n.ends_with(".json") ? models::Hardware::load_file(n) : catalog.hardware(n);
@@ -106,7 +109,7 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       bool ok = n_seq % mesh.sp == 0;
       // Each count is at most 2^20 (pp 2^16): the product fits 64 bits.
       if (ok && max_devices > 0) ok = grid.pp[at[kPp]] * grid.dp[at[kDp]] * mesh.mp * mesh.sp <= max_devices;
-      if (ok && im) ok = im->offers_layout(layout) && im->offers_mask(mask);
+      if (ok && im) ok = (decode || im->offers_layout(layout)) && im->offers_mask(mask);
       if (ok) keep((o * middle + m) * inner, inner);
     }
   }

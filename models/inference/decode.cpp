@@ -89,11 +89,23 @@ DecodePrediction predict_decode(const ResolvedScenario& s, std::int64_t context,
                   100 * r.communication_share, b * h * (2 * d * kInferenceWireBytes + 4) / 1e3,
                   r.tp_communication_s > 0 ? ", and the tensor-parallel all-reduces" : "");
   else if (attention >= r.weights_read_s)
-    std::snprintf(buf, sizeof buf, "cache-bound: reading %.3g GB of K/V per step (%.0f%% of the step)",
+    // The cache read or, with a large batch on a short shard, the attention's FLOPs: whichever
+    // set the time (attention_layer_s above).
+    std::snprintf(buf, sizeof buf,
+                  r.cache_bytes_read_per_layer / hbm >= r.attention_layer_s
+                      ? "cache-bound: reading %.3g GB of K/V per step (%.0f%% of the step)"
+                      : "compute-bound: the attention of %.3g GB of K/V per step at the tensor cores' rate (%.0f%% of "
+                        "the step)",
                   layers * r.cache_bytes_read_per_layer / 1e9, 100 * attention / r.tpot_s);
-  else
+  else if (r.weights_bytes / hbm >= r.weights_read_s)
     std::snprintf(buf, sizeof buf, "weight-bound: reading %.3g GB of weights per step (%.0f%% of the step)",
                   r.weights_bytes / 1e9, 100 * r.weights_read_s / r.tpot_s);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "compute-bound: the weights' products for a batch of %lld (%.0f%% of the step; reading their %.3g GB "
+                  "would take %.0f%%)",
+                  static_cast<long long>(r.batch), 100 * r.weights_read_s / r.tpot_s, r.weights_bytes / 1e9,
+                  100 * r.weights_bytes / hbm / r.tpot_s);
   r.why = buf;
   return r;
 }
