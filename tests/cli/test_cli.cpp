@@ -433,6 +433,31 @@ TEST_CASE("predict --phase prefill: pass-KV for a full prefill, pass-Q over a la
   CHECK_THAT(t.out, Catch::Contains("pass-KV") && Catch::Contains("pass-Q") && Catch::Contains("why:"));
 }
 
+TEST_CASE("inference outputs say what sets the time and plans search every serving implementation", "[cli][inference]") {
+  // A decode step whose batch's products outlast reading the weights is compute-bound, not
+  // weight-bound; at batch 1 the weights' bytes set it.
+  const auto big = run("predict --phase decode --hardware h100-sxm --model llama3-8b --mesh 1x8 --cached-tokens 4096 --batch 1024 --format json");
+  REQUIRE(big.code == 0);
+  const auto bj = nlohmann::json::parse(big.out);
+  CHECK_THAT(bj.at("rows").at(0).at("why").get<std::string>(), Catch::StartsWith("compute-bound"));
+  const auto one = run("predict --phase decode --hardware h100-sxm --model llama3-8b --mesh 1x8 --cached-tokens 4096 --format json");
+  REQUIRE(one.code == 0);
+  CHECK_THAT(nlohmann::json::parse(one.out).at("rows").at(0).at("why").get<std::string>(), Catch::StartsWith("weight-bound"));
+  // The verdict names the exposed communication where pass-Q's all-to-all makes the difference.
+  const auto v = run("predict --phase prefill --hardware h100-sxm --model llama3-8b --mesh 1x32 --seq 65536 --cached-tokens 131072");
+  REQUIRE(v.code == 0);
+  CHECK_THAT(v.out, Catch::Contains("pass-KV is faster by") && Catch::Contains("pass-Q exposes") &&
+                        Catch::Contains("all-to-all returning partial outputs"));
+  // cp-serve offers only zigzag; decode runs on its own layout, so a decode plan searches it.
+  const auto plan = run("plan --phase decode --hardware h100-sxm --model llama3-8b --cached-tokens 1048576 --tpot 20ms "
+                        "--devices 8 --impl cp-serve --threads 1 --format json");
+  INFO(plan.err);
+  REQUIRE(plan.code == 0);
+  const auto pj = nlohmann::json::parse(plan.out);
+  REQUIRE_FALSE(pj.at("plans").empty());
+  CHECK(pj.at("plans").at(0).at("impl") == "cp-serve");
+}
+
 TEST_CASE("predict --phase prefill|decode name the serving stack and its kernel and a training step refuses it", "[cli][inference]") {
   // With no --impl the phases run the serving stack: FlashAttention-3 on Hopper, FlashAttention-2 on Ampere.
   for (const auto& [gpu, kernel] : {std::pair{"h100-sxm", "flash-attn-3"}, std::pair{"a100-80gb", "flash-attn-2"}}) {
