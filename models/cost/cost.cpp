@@ -274,7 +274,10 @@ CostModel::CostModel(const Hardware& hw, const Profile& profile, const ModelConf
   matmul_flops_per_s_ = hw.peak_flops_per_s(profile.matmul_precision) * profile.matmul_efficiency;
   // FP8 GEMMs at the same fraction of the FP8 peak as the 16-bit ones reach of theirs: derived
   // from the datasheet's ratio, not fitted (no FP8 GEMM timings in data/; docs/pipeline.md).
-  fp8_matmul_flops_per_s_ = hw.peak_fp8_per_s ? *hw.peak_fp8_per_s * profile.matmul_efficiency : 0.0;
+  // FP8 GEMMs reach a fraction of their peak relative to BF16 GEMMs' that the hardware file gives
+  // where GEMM pairs measure it (Hopper: TransformerEngine's per-tensor cuBLASLt GEMMs, 0.952).
+  fp8_matmul_flops_per_s_ =
+      hw.peak_fp8_per_s ? *hw.peak_fp8_per_s * profile.matmul_efficiency * hw.fp8_gemm_relative_efficiency : 0.0;
   index_mask_ = mask_kind == MaskKind::QKDrop || mask_kind == MaskKind::Hash;
   if (index_mask_) {
     attn_flops_per_s_ *= profile.sparse_kernel_efficiency;

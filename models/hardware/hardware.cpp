@@ -70,6 +70,11 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   h.peak_tf32_per_s = f.optional_sourced_in("peak_flops_per_s.tf32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
   h.peak_fp32_per_s = f.optional_sourced_in("peak_flops_per_s.fp32", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
   h.peak_fp8_per_s = f.optional_sourced_in("peak_flops_per_s.fp8", kMinPeakFlopsPerS, kMaxPeakFlopsPerS);
+  if (const auto r = f.optional_sourced_in("fp8_gemm_relative_efficiency", 0.1, 2.0)) {
+    if (!h.peak_fp8_per_s)
+      throw InputError(file, 0, "fp8_gemm_relative_efficiency", "is given without an fp8 peak");
+    h.fp8_gemm_relative_efficiency = *r;
+  }
   if (!h.peak_bf16_per_s && !h.peak_fp16_per_s && !h.peak_fp32_per_s)
     throw InputError(file, 0, "peak_flops_per_s", "needs at least one of bf16, fp16, fp32");
   h.hbm_bytes = f.sourced_in("hbm_bytes", kMinBytes, kMaxBytes);

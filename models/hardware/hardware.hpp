@@ -26,6 +26,11 @@ struct Hardware {
   std::string topology;
   // Dense peak FLOP/s by precision; nullopt where the device has no such mode.
   std::optional<double> peak_bf16_per_s, peak_fp16_per_s, peak_tf32_per_s, peak_fp32_per_s, peak_fp8_per_s;
+  // The fraction of the FP8 peak an FP8 GEMM reaches over the fraction of the BF16 peak a BF16
+  // GEMM reaches ("fp8_gemm_relative_efficiency", sourced): measured GEMM pairs on
+  // the architecture where the file gives it, 1 (the same fraction: derived, not measured) where
+  // it does not.
+  double fp8_gemm_relative_efficiency = 1;
   double hbm_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;
   std::int64_t devices_per_node = 1;

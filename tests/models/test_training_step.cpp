@@ -142,10 +142,15 @@ TEST_CASE("pipeline memory: the stages' parameters add up to the model's, each r
   CHECK(e.activations_bytes == Approx(1.375 * (whole.activations_bytes - logits)).epsilon(1e-12));
 }
 
-TEST_CASE("fp8 training: the layers' matmuls take the FP8/BF16 peak ratio of their time, the LM head does not") {
+TEST_CASE("fp8 training: the layers' matmuls take the calibrated FP8/BF16 ratio of their time, the LM head does not") {
   auto s = resolve_scenario("h100-sxm", "llama2-7b", 2, 2, 32768, "zigzag");
   const auto& hw = s.hardware;
-  const double ratio = *hw.peak_bf16_per_s / *hw.peak_fp8_per_s;
+  // The peaks' ratio over the FP8 GEMMs' relative efficiency (0.952 on Hopper, from
+  // TransformerEngine's GEMM timings: configs/hardware): FP8 GEMMs reach a smaller share of
+  // their peak than BF16 GEMMs of theirs.
+  REQUIRE(hw.fp8_gemm_relative_efficiency == Approx(0.952));
+  const double ratio = *hw.peak_bf16_per_s / (*hw.peak_fp8_per_s * hw.fp8_gemm_relative_efficiency);
+  CHECK(ratio == Approx(0.5 / 0.952).epsilon(1e-3));
   StepShape shape;
   shape.tokens = 16384;
   shape.mp = 2;
