@@ -85,7 +85,7 @@ BENCHMARK(BM_AnalyticSweepDistinct)->Args({0, 1})->Args({1, 1})->Args({0, 0})->U
 }  // namespace
 // The planner's search for the two questions (docs/performance.md): llama3-8b at 1M tokens
 // on up to 64 H100 (arg 64), llama3-70b at 128k on up to 1024 H100 (arg 1024); one thread and
-// every core.
+// every core; the third argument a global batch (0: none), with which pipeline stages are searched.
 void BM_Plan(benchmark::State& state) {
   const models::Catalog catalog;
   PlanRequest r;
@@ -94,6 +94,7 @@ void BM_Plan(benchmark::State& state) {
   r.model = big ? "llama3-70b" : "llama3-8b";
   r.n_seq = big ? 131072 : 1048576;
   r.devices = state.range(0);
+  r.global_batch = state.range(2);
   SweepOptions options;
   options.threads = state.range(1);
   std::int64_t evaluated = 0;
@@ -105,6 +106,15 @@ void BM_Plan(benchmark::State& state) {
   }
   state.counters["evaluated"] = static_cast<double>(evaluated);
 }
-BENCHMARK(BM_Plan)->Args({64, 1})->Args({64, 0})->Args({1024, 1})->Args({1024, 0})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+BENCHMARK(BM_Plan)
+    ->Args({64, 1, 0})
+    ->Args({64, 0, 0})
+    ->Args({1024, 1, 0})
+    ->Args({1024, 0, 0})
+    ->Args({1024, 1, 64})
+    ->Args({1024, 0, 64})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
 
 BENCHMARK_MAIN();

@@ -65,7 +65,8 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
     const std::string& hw_name = grid.hardware[take(kHardware)];
     // Decode runs on the first layout the implementation offers (models::inference_spec: the new
     // token attends to the whole cache wherever its shards sit), so the layout axis rules none out.
-    const bool decode = grid.phase[take(kPhase)] == models::RunPhase::Decode;
+    const models::RunPhase phase = grid.phase[take(kPhase)];
+    const bool decode = phase == models::RunPhase::Decode;
 
     const auto& hw = cached(hardware, hw_name, [&](const std::string& n) {
       return n.ends_with(".json") ? models::Hardware::load_file(n) : catalog.hardware(n);
@@ -110,6 +111,12 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       // Each count is at most 2^20 (pp 2^16): the product fits 64 bits.
       if (ok && max_devices > 0) ok = grid.pp[at[kPp]] * grid.dp[at[kDp]] * mesh.mp * mesh.sp <= max_devices;
       if (ok && im) ok = (decode || im->offers_layout(layout)) && im->offers_mask(mask);
+      // A global batch splits into each replica's micro-batches of `batch` sequences, or the point
+      // is refused unevaluated (the evaluator's rule: Evaluator::evaluate).
+      if (ok && grid.global_batch > 0 && phase == models::RunPhase::Train) {
+        const std::int64_t dp = grid.dp[at[kDp]], batch = grid.batch[at[kBatch]];
+        ok = grid.global_batch % dp == 0 && (grid.global_batch / dp) % batch == 0;
+      }
       if (ok) keep((o * middle + m) * inner, inner);
     }
   }
