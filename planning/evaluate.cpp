@@ -207,7 +207,7 @@ SweepResult Evaluator::evaluate(const SweepPoint& p) {
   if (grid_.global_batch > 0 && p.phase == models::RunPhase::Train) {
     // A fixed global batch: this point's micro-batches follow from its replicas.
     const std::int64_t g = grid_.global_batch;
-    if (g % p.dp != 0 || (g / p.dp) % spec.batch != 0) {
+    if (!grid_.splits_global_batch(p.dp, spec.batch)) {
       r.note = "global_batch: " + std::to_string(g) + " sequences do not split into micro-batches of " +
                std::to_string(spec.batch) + " over dp " + std::to_string(p.dp);
       r.note_field = "global_batch";

@@ -113,10 +113,8 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       if (ok && im) ok = (decode || im->offers_layout(layout)) && im->offers_mask(mask);
       // A global batch splits into each replica's micro-batches of `batch` sequences, or the point
       // is refused unevaluated (the evaluator's rule: Evaluator::evaluate).
-      if (ok && grid.global_batch > 0 && phase == models::RunPhase::Train) {
-        const std::int64_t dp = grid.dp[at[kDp]], batch = grid.batch[at[kBatch]];
-        ok = grid.global_batch % dp == 0 && (grid.global_batch / dp) % batch == 0;
-      }
+      if (ok && grid.global_batch > 0 && phase == models::RunPhase::Train)
+        ok = grid.splits_global_batch(grid.dp[at[kDp]], grid.batch[at[kBatch]]);
       if (ok) keep((o * middle + m) * inner, inner);
     }
   }

@@ -34,11 +34,15 @@ std::vector<std::vector<ResourceUse>> routes_of(const Fabric& f, std::span<const
   return flows;
 }
 
-std::int64_t sharing_of(std::span<const std::vector<ResourceUse>> flows, std::int32_t resource) {
+// Transfers crossing `resource` (each crossing counted); `copies`, where given, how many
+// transfers of the whole pattern each flow stands for (node_symmetric below).
+std::int64_t sharing_of(std::span<const std::vector<ResourceUse>> flows, std::int32_t resource,
+                        std::span<const double> copies = {}) {
   if (resource < 0) return 0;
   std::int64_t n = 0;
-  for (const auto& f : flows)
-    for (const auto& u : f) n += u.resource == resource ? 1 : 0;
+  for (std::size_t i = 0; i < flows.size(); ++i)
+    for (const auto& u : flows[i])
+      if (u.resource == resource) n += copies.empty() ? 1 : static_cast<std::int64_t>(copies[i]);
   return n;
 }
 
@@ -268,10 +272,7 @@ CollectivePlan::CollectivePlan(const Fabric& fabric, Collective kind, std::span<
     for (std::size_t i = 0; i < ts.size(); ++i)
       if (direct_s_per_byte_[i] > direct_s_per_byte_[worst]) worst = i;
     direct_bottleneck_ = rates.bottleneck[worst];
-    direct_sharing_ = 0;
-    for (std::size_t i = 0; i < flows.size(); ++i)
-      for (const auto& u : flows[i])
-        if (u.resource == direct_bottleneck_) direct_sharing_ += copies.empty() ? 1 : static_cast<std::int64_t>(copies[i]);
+    direct_sharing_ = sharing_of(flows, direct_bottleneck_, copies);
     return;
   }
   const auto nodes_of = by_node(fabric, groups.front());
