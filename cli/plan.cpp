@@ -170,7 +170,7 @@ int run_plan(int argc, char** argv) {
   const double max_points = parse_limit(r["max-points"].as<std::string>(), "max-points");
   // The configurations the search would evaluate: the grid's product less what cannot run or
   // exceeds the budget (planning/prefilter.hpp), counted by blocks, not point by point.
-  const auto points = static_cast<double>(planning::runnable_points(grid, catalog, req.devices).points);
+  const auto points = static_cast<double>(planning::runnable_points(grid, catalog, req.devices, planning::own_tile_once(req)).points);
   if (points > max_points)
     throw InputError({}, 0, "max-points",
                      fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
@@ -253,10 +253,15 @@ int run_plan(int argc, char** argv) {
     out = planning::plan_csv(req, found);
   } else {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
+    const std::string own_tiles =
+        found.same_step > 0 ? fmt::format("; {} more at tiles their kernel does not run: a FlashAttention library picks its "
+                                          "own, so they predict its own tile's step",
+                                          found.same_step)
+                            : "";
     out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "
-                       "implementations that do not go together, or over the device budget): {} evaluated ({} skipped as incompatible), {} fit in "
+                       "implementations that do not go together, or over the device budget{}): {} evaluated ({} skipped as incompatible), {} fit in "
                        "memory, {} feasible\n{}\n\n",
-                       searched, found.excluded, ok, searched - ok, fits, feasible, kIntervals);
+                       searched, found.excluded, own_tiles, ok, searched - ok, fits, feasible, kIntervals);
     if (best.empty()) {
       out += "no configuration answers the request";
       if (fits == 0 && ok > 0) out += " (none fits in memory: try more devices, ZeRO-3 or full recomputation)";

@@ -308,6 +308,8 @@ bool better(const SweepResult& a, const SweepResult& b, Goal goal) {
   return tie();
 }
 
+bool own_tile_once(const PlanRequest& r) noexcept { return r.tiles.empty(); }
+
 std::string plan_identity(const SweepResult& row) {
   const auto& p = row.point;
   return fmt::format("{}|{}|{}|{}|{}x{}x{}|{}|{}|{}|{}|{}x{}|{}|{}|{}", row.hardware, row.model, row.impl, p.spec.cp.text(),
@@ -404,8 +406,9 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   // computed after, for the rows listed.
   SweepGrid search = grid;
   search.intervals = false;
-  const auto ranges = runnable_points(search, catalog, r.devices);
+  const auto ranges = runnable_points(search, catalog, r.devices, own_tile_once(r));
   out.excluded = ranges.excluded;
+  out.same_step = ranges.same_step;
   std::map<std::string, SweepResult> family_best, impl_best;
   std::map<std::int64_t, SweepResult> closest;  // min-devices: per device count
   // Refusal reasons by count (bounded: notes that carry numbers differ point by point).

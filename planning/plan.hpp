@@ -99,6 +99,9 @@ bool read_inference_field(PlanRequest& r, const std::string& key, const nlohmann
 // Meshes (mp x sp, mp a power of two up to the node size and the model's heads; sp and dp
 // powers of two and divisors of the budget) and every other axis of the request.
 [[nodiscard]] SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog);
+// Whether the search times a library whose kernel picks its own tiles at that tile only
+// (runnable_points' own_tile_once): where no tiles were asked, so the grid's tiles are plan's own.
+[[nodiscard]] bool own_tile_once(const PlanRequest& r) noexcept;
 
 // A row that answers the request: evaluated, fits in memory, within the device budget, and for
 // min-devices at or above the target throughput.
@@ -145,6 +148,9 @@ struct PlanSearch {
   std::vector<SweepResult> best_per_implementation;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
   std::int64_t excluded = 0;  // points of the grid skipped without evaluation
+  // Points not evaluated because a kept point predicts their step: a FlashAttention library's
+  // tiles other than its own (runnable_points' own_tile_once).
+  std::int64_t same_step = 0;
   // Min-devices (training, prefill or decode): for each device count below the first plan's (every count without a plan), the
   // row that came closest (fits in memory and fastest; else the least memory): why that many
   // devices are not enough (shortfall).

@@ -18,6 +18,7 @@ nlohmann::json plan_json(const PlanRequest& r, const PlanSearch& found) {
   j["model"] = r.model;
   j["searched"] = found.searched;
   j["excluded"] = found.excluded;
+  j["same_step"] = found.same_step;
   j["evaluated"] = found.evaluated;
   j["fit_memory"] = found.fit_memory;
   j["feasible"] = found.feasible;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "models/catalog/resolve.hpp"
+#include "models/families/attention_cost.hpp"
 #include "models/io/error.hpp"
 #include "models/implementations/implementation.hpp"
 #include "models/implementations/strategy.hpp"
@@ -30,7 +31,8 @@ const std::optional<T>& cached(std::map<std::string, std::optional<T>>& cache, c
 
 }  // namespace
 
-RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog, std::int64_t max_devices) {
+RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog, std::int64_t max_devices,
+                               bool own_tile_once) {
   const auto sizes = grid.axis_sizes();
   const auto size = [&](Axis a) { return sizes[static_cast<std::size_t>(a)]; };
   // Outer: phase .. mesh; middle: dp .. mask; inner: tile .. recomputation (never checked).
@@ -42,6 +44,14 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
   std::map<std::string, std::optional<models::Hardware>> hardware;
   std::map<std::string, std::optional<models::ModelConfig>> models;
   std::map<std::string, std::optional<models::Implementation>> impls;
+  std::map<std::string, std::shared_ptr<const models::AttentionCost>> families;
+  // The tile axis's own-tile entry (no tile asked), whose block of inner points is what a kernel
+  // that picks its own tiles is timed at; -1 when the grid asks tiles only.
+  std::int64_t own_tile = -1;
+  if (own_tile_once)
+    for (std::size_t t = 0; t < grid.tile.size(); ++t)
+      if (!grid.tile[t]) own_tile = static_cast<std::int64_t>(t);
+  const std::int64_t per_tile = inner / std::max<std::int64_t>(1, size(kTile));
   RunnablePoints out;
   const auto keep = [&](std::int64_t first, std::int64_t count) {
     if (!out.ranges.empty() && out.ranges.back().first + out.ranges.back().count == first)
@@ -93,6 +103,19 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       runs = false;
     }
     if (!runs) continue;
+    const models::AttentionCost* family = nullptr;
+    if (im && own_tile >= 0 && size(kTile) > 1) {
+      auto it = families.find(impl);
+      if (it == families.end()) {
+        std::shared_ptr<const models::AttentionCost> f;
+        try {
+          f = models::make_attention_cost(im->kernel);
+        } catch (const models::InputError&) {
+        }
+        it = families.emplace(impl, std::move(f)).first;
+      }
+      family = it->second.get();
+    }
     // The middle axes: a named implementation offers the layout and the mask; n_seq splits over sp.
     for (std::int64_t m = 0; m < middle; ++m) {
       std::int64_t r = m;
@@ -115,10 +138,17 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
       // is refused unevaluated (the evaluator's rule: Evaluator::evaluate).
       if (ok && grid.global_batch > 0 && phase == models::RunPhase::Train)
         ok = grid.splits_global_batch(grid.dp[at[kDp]], grid.batch[at[kBatch]]);
-      if (ok) keep((o * middle + m) * inner, inner);
+      if (!ok) continue;
+      // The tile axis is the slowest of the inner ones: each tile's points are one block.
+      if (family && family->kernel_picks_tiles(*im, strategy, mask.family_name(), layout.family_name())) {
+        keep((o * middle + m) * inner + own_tile * per_tile, per_tile);
+        out.same_step += inner - per_tile;
+      } else {
+        keep((o * middle + m) * inner, inner);
+      }
     }
   }
-  out.excluded = outer * middle * inner - out.points;
+  out.excluded = outer * middle * inner - out.points - out.same_step;
   return out;
 }
 

@@ -88,6 +88,16 @@ class AttentionCost {
   // (a family linear in the counts). Planning over many packed batches (models/analytic/packed_model.hpp)
   // times a round's or a rank's work from its sums and needs it.
   [[nodiscard]] virtual bool additive() const noexcept { return false; }
+  // Whether the scenario's tile leaves this implementation's times alone under this strategy,
+  // mask family and layout family: its kernel runs the tiles its own launch code picks
+  // (FlashAttention, cuDNN), so the asked tile changes only the counts reported beside the times
+  // (tiles visited, imbalance) and the workspace's upper bound. A planner then times the
+  // implementation at its own tile only (planning/prefilter.hpp).
+  [[nodiscard]] virtual bool kernel_picks_tiles(const Implementation& /*im*/, const Strategy& /*strategy*/,
+                                                std::string_view /*mask_family*/,
+                                                std::string_view /*layout_family*/) const noexcept {
+    return false;
+  }
   // Whether block()'s times depend only on the step class of (q_device, k_device) in this
   // scenario (a ring library's fixed call shapes per class), not on the block's counts: a
   // prediction then times each class once (the flash family with closed-form step shapes).

@@ -83,6 +83,15 @@ class FlashCost final : public AttentionCost {
     return r;
   }
 
+  // The launch code picks the CTA tiles (configs/kernels/), so a ring step's calls, timed by their
+  // shapes, do not see the asked tile; nor do the calls of strategies without a ring. What does is
+  // the varlen path of a ring step without closed-form shapes (varlen_step: the block's visited
+  // area at the asked tile).
+  [[nodiscard]] bool kernel_picks_tiles(const Implementation& im, const Strategy& strategy, std::string_view mask_family,
+                                        std::string_view layout_family) const noexcept override {
+    return !strategy.has_ring() || im.protocol.ring_steps.plan(mask_family, layout_family) != nullptr;
+  }
+
   [[nodiscard]] bool times_by_step_class(const ResolvedScenario& s) const override {
     return s.impl.protocol.ring_steps.plan(effective_mask_family(s.spec), s.spec.layout.family_name()) != nullptr;
   }
