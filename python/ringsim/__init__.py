@@ -217,7 +217,8 @@ class Plan(Result):
 
 class PlanAnswer(list):
     """The ranked plans (a list of Plan), with best_per_strategy, best_per_implementation and the
-    search's counts (searched, evaluated, fit_memory, feasible, excluded: skipped without evaluation)
+    search's counts (searched, evaluated, fit_memory, feasible, excluded: skipped without evaluation,
+    same_step: a FlashAttention library's tiles other than its own, which predict its own tile's step)
     and the goal, as `ringsim plan --format json` gives them."""
 
 
@@ -237,7 +238,7 @@ def plan(hardware=None, model=None, goal=None, seq=None, devices=None, threads=0
     out = PlanAnswer(Plan(p) for p in answer["plans"])
     out.best_per_strategy = [Plan(p) for p in answer["best_per_strategy"]]
     out.best_per_implementation = [Plan(p) for p in answer["best_per_implementation"]]
-    for key in ("goal", "searched", "evaluated", "fit_memory", "feasible", "excluded"):
+    for key in ("goal", "searched", "evaluated", "fit_memory", "feasible", "excluded", "same_step"):
         setattr(out, key, answer[key])
     return out
 

@@ -118,6 +118,7 @@ def test_plan_equals_the_cli():
         for key in ("rank", "cp", "layout", "impl", "mp", "sp", "dp", "step_s", "tokens_per_s", "why", "zero"):
             assert getattr(got, key) == want[key]
     assert answer.searched == expected["searched"] and answer.feasible == expected["feasible"]
+    assert answer.same_step == expected["same_step"] > 0  # FlashAttention libraries at their own tile only
     assert [p.strategy for p in answer.best_per_strategy] == [p["strategy"] for p in expected["best_per_strategy"]]
     assert list(ringsim.results_frame(answer)["step_s"]) == pytest.approx([p["step_s"] for p in expected["plans"]], rel=1e-5)
     # The fold (plans the model cannot tell apart) as the CLI's, and fold=False ranks by the goal alone.
