@@ -32,18 +32,31 @@ Precision parse_precision(std::string_view t) {
   throw InputError({}, 0, "precision", "unknown precision '" + std::string(t) + "' (expected bf16, fp16, tf32, fp32 or fp8)");
 }
 
-double Hardware::peak_flops_per_s(Precision p) const {
-  const std::optional<double>* v = nullptr;
+namespace {
+const std::optional<double>& peak_of(const Hardware& h, Precision p) noexcept {
   switch (p) {
-    case Precision::BF16: v = &peak_bf16_per_s; break;
-    case Precision::FP16: v = &peak_fp16_per_s; break;
-    case Precision::TF32: v = &peak_tf32_per_s; break;
-    case Precision::FP32: v = &peak_fp32_per_s; break;
-    case Precision::FP8: v = &peak_fp8_per_s; break;
+    case Precision::FP16: return h.peak_fp16_per_s;
+    case Precision::TF32: return h.peak_tf32_per_s;
+    case Precision::FP32: return h.peak_fp32_per_s;
+    case Precision::FP8: return h.peak_fp8_per_s;
+    case Precision::BF16: break;
   }
-  if (!v || !*v)
-    throw InputError({}, 0, "precision", name + " has no " + std::string(to_string(p)) + " matrix throughput");
-  return **v;
+  return h.peak_bf16_per_s;
+}
+}  // namespace
+
+double Hardware::peak_flops_per_s(Precision p) const {
+  if (const auto& v = peak_of(*this, p)) return *v;
+  // Which modes it has, and where to add the missing one: a hardware file without the key reads
+  // as a device without the mode (a V100 has no bf16).
+  std::string has;
+  for (const Precision q : {Precision::BF16, Precision::FP16, Precision::TF32, Precision::FP32, Precision::FP8})
+    if (peak_of(*this, q)) has += (has.empty() ? "" : ", ") + std::string(to_string(q));
+  const std::string mode(to_string(p));
+  throw InputError({}, 0, "precision",
+                   name + (file.empty() ? "" : " (" + file + ")") + " has no " + mode +
+                       " matrix throughput (its peak_flops_per_s gives " + (has.empty() ? "none" : has) +
+                       "): choose a precision it runs, or add peak_flops_per_s." + mode + " to its file");
 }
 
 Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
@@ -57,6 +70,7 @@ Hardware Hardware::from_json(const nlohmann::json& j, const std::string& file) {
   JsonFields f(j, file);
   Hardware h;
   h.name = f.string("name");
+  h.file = file;
   try {
     check_catalog_name(h.name, "name", "hardware");
   } catch (const InputError& e) {

@@ -21,6 +21,7 @@ enum class Precision { BF16, FP16, TF32, FP32, FP8 };
 
 struct Hardware {
   std::string name;
+  std::string file;  // the file it was read from (errors name it); empty when built in code
   std::string description;
   std::string kind;  // "gpu" or "tpu"
   std::string topology;

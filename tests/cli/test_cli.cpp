@@ -209,6 +209,18 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   expect_bad("predict --scenarios " + bad_divisible + " --format csv", "bad_divisible.csv:3");
   const auto bad_hw = tmp.write("bad_hw.json", "{\"name\": \"x\",\n \"peak_flops_per_s\": {\"bf16\": {\"value\": 1e15}}}\n");
   expect_bad("predict --hardware-file " + bad_hw, "source");
+  {
+    // A hardware file without the bf16 rate the default precision runs at: the error names the
+    // file, the modes it has and the key to add.
+    std::ifstream in(std::string(RINGSIM_TEST_DATA) + "/../configs/hardware/h100-sxm.json");
+    auto hw = nlohmann::json::parse(in);
+    hw.at("peak_flops_per_s").erase("bf16");
+    hw.at("peak_flops_per_s").erase("fp16");
+    const auto no_bf16 = tmp.write("no_bf16.json", hw.dump(1));
+    expect_bad("predict --hardware-file " + no_bf16 + " --mesh 1x8 --seq 65536", "no_bf16.json) has no bf16");
+    expect_bad("predict --hardware-file " + no_bf16 + " --mesh 1x8 --seq 65536", "gives tf32, fp32, fp8");
+    expect_bad("predict --hardware-file " + no_bf16 + " --mesh 1x8 --seq 65536", "peak_flops_per_s.bf16");
+  }
 
   // A failing batch leaves no output file, not even a partial one, and no temporary.
   const std::string out = tmp.file("partial.csv");
@@ -217,7 +229,7 @@ TEST_CASE("bad input: one line on stderr, exit code 2", "[cli][errors]") {
   CHECK_FALSE(std::filesystem::exists(out));
   std::size_t left = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.dir())) ++left;
-  CHECK(left == 5);  // the five input files above
+  CHECK(left == 6);  // the six input files above
 }
 
 TEST_CASE("measure and validate without a usable GPU: one line on stderr, exit code 1", "[cli][gpu]") {
