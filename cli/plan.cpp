@@ -169,8 +169,13 @@ int run_plan(int argc, char** argv) {
   grid.validate(catalog, file.empty() ? "command line" : file);
   const double max_points = parse_limit(r["max-points"].as<std::string>(), "max-points");
   // The configurations the search would evaluate: the grid's product less what cannot run or
-  // exceeds the budget (planning/prefilter.hpp), counted by blocks, not point by point.
-  const auto points = static_cast<double>(planning::runnable_points(grid, catalog, req.devices, planning::own_tile_once(req)).points);
+  // exceeds the budget (planning/prefilter.hpp), counted by blocks, not point by point. A
+  // FlashAttention library's other tiles, which the search does not evaluate, still count: the
+  // bound stands for the search's time whatever a point costs, and a point of a million devices
+  // costs far more than one of a thousand (plan --devices 1048576 --seq 8192 has 2.2e5 own-tile
+  // points and runs for minutes).
+  const auto runnable = planning::runnable_points(grid, catalog, req.devices, planning::own_tile_once(req));
+  const auto points = static_cast<double>(runnable.points + runnable.same_step);
   if (points > max_points)
     throw InputError({}, 0, "max-points",
                      fmt::format("the search has {:.4g} configurations, more than --max-points {:.4g}; narrow it (--impl, "
@@ -255,7 +260,7 @@ int run_plan(int argc, char** argv) {
     out += fmt::format("ringsim plan: {} on {}: {}\n", req.model, req.hardware, goal_text);
     const std::string own_tiles =
         found.same_step > 0 ? fmt::format("; {} more at tiles their kernel does not run: a FlashAttention library picks its "
-                                          "own, so they predict its own tile's step",
+                                          "own, so they predict its own tile's step or are larger than the block",
                                           found.same_step)
                             : "";
     out += fmt::format("searched {} configurations ({} more skipped without evaluation: strategy splits, meshes and "

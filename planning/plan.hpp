@@ -147,9 +147,11 @@ struct PlanSearch {
   // The same per implementation (the library a row runs), best first.
   std::vector<SweepResult> best_per_implementation;
   std::int64_t searched = 0, evaluated = 0, fit_memory = 0, feasible = 0;
-  std::int64_t excluded = 0;  // points of the grid skipped without evaluation
-  // Points not evaluated because a kept point predicts their step: a FlashAttention library's
-  // tiles other than its own (runnable_points' own_tile_once).
+  // Points of the grid skipped without evaluation: those that cannot run or exceed the budget, and
+  // (same_step) a FlashAttention library's tiles other than its own, which predict the kept own
+  // tile's step or are refused (runnable_points' own_tile_once). searched + excluded + same_step
+  // is the grid's size.
+  std::int64_t excluded = 0;
   std::int64_t same_step = 0;
   // Min-devices (training, prefill or decode): for each device count below the first plan's (every count without a plan), the
   // row that came closest (fits in memory and fastest; else the least memory): why that many

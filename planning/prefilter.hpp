@@ -14,9 +14,11 @@
 namespace ringsim::planning {
 
 struct RunnablePoints {
-  std::vector<PointRange> ranges;  // ascending, disjoint, each whole blocks of the inner axes
-  std::int64_t points = 0;         // in the ranges
-  std::int64_t excluded = 0;       // points the evaluator refuses
+  // Ascending, disjoint, each whole blocks of the inner axes (with own_tile_once, one tile's block
+  // of them).
+  std::vector<PointRange> ranges;
+  std::int64_t points = 0;    // in the ranges
+  std::int64_t excluded = 0;  // points the evaluator refuses or over the device budget
   // With own_tile_once: points left out because they predict the step of a kept point (the same
   // point at the implementation's own tile). points + excluded + same_step = the grid's size.
   std::int64_t same_step = 0;
@@ -35,9 +37,10 @@ struct RunnablePoints {
 // `own_tile_once`, where the tile axis holds the own-tile entry (no tile asked): a named
 // implementation whose kernel picks its own tiles for the point's strategy, mask and layout
 // (AttentionCost::kernel_picks_tiles) keeps that entry's points only. Its other tiles predict the
-// same step and more workspace (the asked tile bounds the score tile's memory, the own tile is
-// FlashAttention's 128 x 128, the smallest of plan's tiles), so a search loses no plan; they are
-// counted in `same_step`, not `excluded`.
+// same step with no less workspace (the asked tile bounds the score tile's memory; every
+// FlashAttention profile's own tile is 128 x 128, the smallest plan searches: a test holds the
+// catalog to it), or are refused (a tile larger than the block), so a search loses no plan; they
+// are counted in `same_step`, not `excluded`.
 [[nodiscard]] RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& catalog,
                                              std::int64_t max_devices = 0, bool own_tile_once = false);
 

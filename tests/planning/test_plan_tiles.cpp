@@ -91,12 +91,35 @@ TEST_CASE("plan: a FlashAttention library's other tiles predict its own tile's s
   const auto found = search_plans(grid, cat, req, {}, 16);
   const auto slow = search_plans(plan_grid(every_tile, cat), cat, every_tile, {}, 16);
   CHECK(found.same_step == once.same_step);
+  CHECK(found.searched + found.excluded + found.same_step == grid.size());
   CHECK(slow.same_step == 0);
   REQUIRE(found.plans.size() == slow.plans.size());
   for (std::size_t k = 0; k < found.plans.size(); ++k) {
     CHECK(found.plans[k].plan.point.index == slow.plans[k].plan.point.index);
     CHECK(found.plans[k].plan.step_s == slow.plans[k].plan.step_s);
   }
+}
+
+TEST_CASE("plan's own tile is the least workspace: every FlashAttention library's profile on every GPU it runs on "
+          "keeps a default tile no larger than plan's smallest",
+          "[planning][plan]") {
+  // The prefilter keeps the own tile only; a profile whose default tile were larger than 128 x 128
+  // would bound its workspace above the 128 x 128 point the search then leaves out.
+  const models::Catalog cat;
+  std::int64_t checked = 0;
+  for (const auto& name : cat.implementation_names()) {
+    const auto im = cat.implementation(name);
+    if (im.kernel != "flash") continue;
+    for (const auto& hw_name : cat.hardware_names()) {
+      const auto hw = cat.hardware(hw_name);
+      if (!im.runs_on(hw.kind)) continue;
+      const auto p = cat.has_profile(hw, name) ? cat.profile(name + "/" + hw_name, hw, name) : cat.spec_profile(hw, name);
+      INFO(name << " on " << hw_name);
+      CHECK(p.default_tile.q * p.default_tile.k <= 128 * 128);
+      ++checked;
+    }
+  }
+  CHECK(checked > 20);
 }
 
 TEST_CASE("kernel families: FlashAttention picks its own tiles where a ring step has closed-form shapes or there is no ring",
