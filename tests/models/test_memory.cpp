@@ -163,7 +163,7 @@ TEST_CASE("memory: every run of NVIDIA's NeMo Llama2-7B long-sequence table fits
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#' || line.starts_with("hardware")) continue;
     const auto f = split(line, ',');
-    REQUIRE(f.size() >= 9);
+    REQUIRE(f.size() >= 10);
     const auto s = resolve_scenario(f[0], f[1], parse_int(f[2], "mp"), parse_int(f[3], "sp"), parse_int(f[5], "n_seq"),
                                     "zigzag", "causal", TileShape{128, 128});
     MemoryOptions o;
@@ -171,7 +171,7 @@ TEST_CASE("memory: every run of NVIDIA's NeMo Llama2-7B long-sequence table fits
     o.sharding = Sharding::Zero1;
     o.recompute = Recompute::None;
     o.pipeline.stages = parse_int(f[8], "pp");
-    o.pipeline.micro_batches = 128 / o.dp;
+    o.pipeline.micro_batches = parse_int(f[9], "global_batch") / o.dp;  // the published batch
     const auto e = estimate_memory(s, o);
     INFO(line << ": " << e.total_bytes / 1e9 << " GB of " << e.capacity_bytes / 1e9);
     CHECK(e.fits);
