@@ -81,10 +81,11 @@ struct SweepGrid {
   // batch) micro-batches (a point it does not divide is a skipped row), as a training run of a
   // fixed global batch does; instead of the micro_batches axis.
   std::int64_t global_batch = 0;
-  // Whether global_batch splits over dp replicas into micro-batches of `batch` sequences (the
-  // evaluator skips a point it does not; the prefilter leaves it out unevaluated by this rule).
-  [[nodiscard]] bool splits_global_batch(std::int64_t dp, std::int64_t batch) const noexcept {
-    return global_batch % dp == 0 && (global_batch / dp) % batch == 0;
+  // Whether global_batch splits over `replicas` (a point's dp) into micro-batches of `sequences`
+  // (its batch): the evaluator skips a point it does not; the prefilter leaves it out unevaluated
+  // by this rule.
+  [[nodiscard]] bool splits_global_batch(std::int64_t replicas, std::int64_t sequences) const noexcept {
+    return global_batch % replicas == 0 && (global_batch / replicas) % sequences == 0;
   }
   // Precision, sequence parallelism, optimizer offload, headroom (models/memory/memory.hpp).
   models::MemorySettings memory;
