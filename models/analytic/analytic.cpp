@@ -88,10 +88,52 @@ void for_each_round_block(const ResolvedScenario& rs, const Program& prog, std::
     });
     return;
   }
-  for (std::int64_t q = 0; q < n; ++q) {
-    const std::int64_t k = prog.kv_position(q, round);
-    f(q, k, w.block(((q - k) % n + n) % n, q), std::int64_t{1});
+  if (!w.classes_by_distance()) {
+    for (std::int64_t q = 0; q < n; ++q) {
+      const std::int64_t k = prog.kv_position(q, round);
+      f(q, k, w.block(((q - k) % n + n) % n, q), std::int64_t{1});
+    }
+    return;
   }
+  // Double ring: in round r = J W + s, position p = w W + i holds the block of window
+  // (w - J) mod windows at index (i - s) mod W (Program::kv_position), so q - k is one value over
+  // each of four rectangles of positions (w >= J or not, i >= s or not): one block each, visited
+  // once with its count, split where the rank variant starts. O(1) per round, not O(n).
+  const std::int64_t win = prog.window, windows = n / win, outer = round / win, step = round % win;
+  const std::array<std::pair<std::int64_t, std::int64_t>, 2> rows{{{outer, windows}, {0, outer}}};
+  const std::array<std::pair<std::int64_t, std::int64_t>, 2> cols{{{step, win}, {0, step}}};
+  for (const auto& [w0, w1] : rows)
+    for (const auto& [i0, i1] : cols) {
+      if (w0 >= w1 || i0 >= i1) continue;
+      const std::int64_t q0 = w0 * win + i0, k0 = prog.kv_position(q0, round);
+      const BlockStats& b = w.block(((q0 - k0) % n + n) % n, q0);
+      const std::int64_t total = (w1 - w0) * (i1 - i0);
+      // Positions q = w W + i of the rectangle at or past the class's first rank of the other
+      // variant: whole rows from the first row whose first column is past it, and part of the row
+      // before.
+      const std::int64_t from = ranks.of(step_class(q0, k0));
+      std::int64_t past = 0, first_past = -1;
+      if (from >= 0 && from <= q0) {
+        past = total;
+        first_past = q0;
+      } else if (from >= 0) {
+        const std::int64_t full = std::max(w0, (from - i0 + win - 1) / win);  // from - i0 > 0 here
+        if (full < w1) {
+          past += (w1 - full) * (i1 - i0);
+          first_past = full * win + i0;
+        }
+        const std::int64_t part = full - 1;  // w0 <= part: q0 < from
+        if (part < w1) {
+          const std::int64_t i = std::max(i0, from - part * win);
+          if (i < i1) {
+            past += i1 - i;
+            first_past = part * win + i;
+          }
+        }
+      }
+      if (total > past) f(q0, k0, b, total - past);
+      if (past > 0) f(first_past, prog.kv_position(first_past, round), b, past);
+    }
 }
 
 // The round's blocks as the workload counts them, timed through the implementation's kernel family.

@@ -59,6 +59,9 @@ class Workload {
     return ((device - round) % n + n) % n;
   }
 
+  // Whether a block's counts follow from its devices' distance q - k (or its sign) alone: then
+  // positions at one distance share one block (a double ring's round visits them together).
+  [[nodiscard]] bool classes_by_distance() const noexcept { return classes_ != Classes::ByPair; }
   // Not thread-safe: blocks are memoised on first use.
   [[nodiscard]] const BlockStats& block(std::int64_t round, std::int64_t device) const;
   [[nodiscard]] DeviceRound device_round(std::int64_t round, std::int64_t device) const;
