@@ -51,7 +51,7 @@ struct KernelTile {
   // (Is_V_in_regs, so dP reads no V from shared memory). 0: not given (no backward bound).
   std::int64_t atom_m_sdp = 0, atom_n_dkv = 0, atom_m_dq = 0;
   bool v_in_regs = false;
-  TileWhen when;  // on which GPUs and masks: the first tile of a head dim whose `when` holds
+  TileWhen when{};  // on which GPUs and masks: the first tile of a head dim whose `when` holds
 };
 
 // A forward that splits the keys of a call over several CTAs per query block when the call alone

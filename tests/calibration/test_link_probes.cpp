@@ -77,7 +77,10 @@ TEST_CASE("measured hops price a hardware's ring hops, without them the spec at 
   models::PointToPoint links;
   links.hardware = "h800";
   links.fitted_from = "test";
-  links.intra_node = models::PointToPointHop{162e9, 10.5e-6};
+  models::PointToPointHop hop;
+  hop.bandwidth_bytes_per_s = 162e9;
+  hop.latency_s = 10.5e-6;
+  links.intra_node = hop;
   hw.point_to_point = links;
   const auto intra = p.ring_hop(hw, false);
   CHECK(intra.measured);

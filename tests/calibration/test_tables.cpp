@@ -8,12 +8,25 @@ using namespace ringsim;
 using namespace ringsim::calibration;
 
 namespace {
+// One published speedup row (the fields a table gives; the rest keep their defaults).
+SpeedupRow row(const std::string& hardware, const std::string& model, std::int64_t mp, std::int64_t sp, std::int64_t n_seq,
+               double speedup) {
+  SpeedupRow r;
+  r.hardware = hardware;
+  r.model = model;
+  r.mp = mp;
+  r.sp = sp;
+  r.n_seq = n_seq;
+  r.speedup = speedup;
+  return r;
+}
+
 std::vector<SpeedupRow> a100_rows() {
   std::vector<SpeedupRow> rows;
   for (std::int64_t sp : {2, 4, 8})
     for (std::int64_t c : {4096, 8192, 16384, 32768})
-      rows.push_back({"a100-80gb", "ringattn-1b", 1, sp, c * sp, 0.0});
-  for (std::int64_t c : {4096, 16384, 65536}) rows.push_back({"a100-80gb", "ringattn-1b", 2, 4, c * 4, 0.0});
+      rows.push_back(row("a100-80gb", "ringattn-1b", 1, sp, c * sp, 0.0));
+  for (std::int64_t c : {4096, 16384, 65536}) rows.push_back(row("a100-80gb", "ringattn-1b", 2, 4, c * 4, 0.0));
   return rows;
 }
 }  // namespace
@@ -47,7 +60,7 @@ TEST_CASE("Speedup calibration rejects too few rows and unknown parameters", "[t
   ScenarioPredictor analytic{models::Catalog(catalog)};
   const StepPredictor predictor = [&](const models::ScenarioSpec& s, const models::Profile& p) { return analytic(s, p); };
   const auto base = catalog.profile("", catalog.hardware("a100-80gb"), "jax-blockwise");
-  std::vector<SpeedupRow> one = {{"a100-80gb", "ringattn-1b", 1, 2, 8192, 0.94}};
+  std::vector<SpeedupRow> one = {row("a100-80gb", "ringattn-1b", 1, 2, 8192, 0.94)};
   CHECK_THROWS_AS(calibrate_speedups(one, base, {"overlap", "masked_tile_penalty"}, predictor), models::InputError);
   CHECK_THROWS_AS(calibrate_speedups(one, base, {"warp_speed"}, predictor), models::InputError);
 }
@@ -70,7 +83,7 @@ TEST_CASE("With a single mesh, leave-one-mesh-out is reported unavailable", "[ta
   const StepPredictor predictor = [&](const models::ScenarioSpec& s, const models::Profile& p) { return analytic(s, p); };
   const auto base = catalog.profile("", catalog.hardware("tpu-v4"), "jax-blockwise");
   std::vector<SpeedupRow> rows;
-  for (std::int64_t n : {32768, 131072, 262144}) rows.push_back({"tpu-v4", "ringattn-1b", 2, 8, n, 1.2});
+  for (std::int64_t n : {32768, 131072, 262144}) rows.push_back(row("tpu-v4", "ringattn-1b", 2, 8, n, 1.2));
   const auto c = calibrate_speedups(rows, base, {"skipped_tile_cost"}, predictor);
   CHECK_FALSE(c.by_mesh.available);
   CHECK(c.by_length.available);

@@ -149,7 +149,7 @@ TEST_CASE("pipeline simulation: with transfer time the hops of its cycles, count
       CHECK(run.step_s == Approx(model.step_s).epsilon(1e-12));
       CHECK(run.step_s == Approx(longest_path(s, d)).epsilon(1e-12));
       // Hops only lengthen it, and at least by the first micro-batch's way there and back.
-      CHECK(run.step_s >= s.lockstep_step_s(3.0 / static_cast<double>(s.virtual_stages)) + 2 * (s.stages - 1) * hop - 1e-9);
+      CHECK(run.step_s >= s.lockstep_step_s(3.0 / static_cast<double>(s.virtual_stages)) + static_cast<double>(2 * (s.stages - 1)) * hop - 1e-9);
     }
   }
 }
