@@ -190,7 +190,7 @@ int run_plan(int argc, char** argv) {
   ProgressBar bar("configurations");
   opt.progress = [&](const planning::SweepProgress& p) { bar.update(p.done, p.total, p.done_this_run, p.elapsed_s); };
   const auto start = std::chrono::steady_clock::now();
-  const auto found = planning::search_plans(grid, catalog, req, opt);
+  const auto found = planning::search_plans(grid, catalog, req, opt, 0, &runnable);
   bar.finish();
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto& best = found.plans;

@@ -231,7 +231,7 @@ std::vector<PlanChoice> best_plans(std::vector<SweepResult> rows, const PlanRequ
 }
 
 PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
-                        const SweepOptions& options, std::size_t compact_at) {
+                        const SweepOptions& options, std::size_t compact_at, const RunnablePoints* runnable) {
   PlanSearch out;
   std::vector<SweepResult> kept;
   std::size_t limit =
@@ -259,7 +259,10 @@ PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, c
   // computed after, for the rows listed.
   SweepGrid search = grid;
   search.intervals = false;
-  const auto ranges = runnable_points(search, catalog, r.devices, own_tile_once(r));
+  // Which points are runnable does not depend on intervals.
+  RunnablePoints counted;
+  if (!runnable) counted = runnable_points(search, catalog, r.devices, own_tile_once(r));
+  const RunnablePoints& ranges = runnable ? *runnable : counted;
   out.excluded = ranges.excluded;
   out.same_step = ranges.same_step;
   std::map<std::string, SweepResult> family_best, impl_best;

@@ -14,6 +14,7 @@
 
 #include "planning/evaluate.hpp"
 #include "planning/grid.hpp"
+#include "planning/prefilter.hpp"
 #include "planning/sweep.hpp"
 #include "models/catalog/resolve.hpp"
 
@@ -162,9 +163,12 @@ struct PlanSearch {
   std::string refusal, refusal_field;
   std::int64_t refusal_count = 0;
 };
-// compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)).
+// compact_at: kept rows that trigger a compaction (0: max(4 top, 4096)). runnable: the grid's
+// runnable_points(grid, catalog, r.devices, own_tile_once(r)) where the caller has counted them
+// already (plan's --max-points check), so both read one count; null: counted here.
 [[nodiscard]] PlanSearch search_plans(const SweepGrid& grid, const models::Catalog& catalog, const PlanRequest& r,
-                                      const SweepOptions& options, std::size_t compact_at = 0);
+                                      const SweepOptions& options, std::size_t compact_at = 0,
+                                      const RunnablePoints* runnable = nullptr);
 // Folds the listed plans (best first) that the model cannot tell apart, each fold reordered by
 // memory spare (most first; equal spare keeps the order): from the best, each next plan of the same
 // goal figure (devices for min-devices, length for max-context) joins while its tokens/s over the

@@ -44,7 +44,8 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
   std::map<std::string, std::optional<models::Hardware>> hardware;
   std::map<std::string, std::optional<models::ModelConfig>> models;
   std::map<std::string, std::optional<models::Implementation>> impls;
-  std::map<std::string, std::shared_ptr<const models::AttentionCost>> families;
+  // Keyed by the kernel family's name: libraries sharing a kernel share its cost model.
+  std::map<std::string, std::optional<std::shared_ptr<const models::AttentionCost>>> families;
   // The tile axis's own-tile entry (no tile asked), whose block of inner points is what a kernel
   // that picks its own tiles is timed at; -1 when the grid asks tiles only.
   std::int64_t own_tile = -1;
@@ -105,16 +106,8 @@ RunnablePoints runnable_points(const SweepGrid& grid, const models::Catalog& cat
     if (!runs) continue;
     const models::AttentionCost* family = nullptr;
     if (im && own_tile >= 0 && size(kTile) > 1) {
-      auto it = families.find(impl);
-      if (it == families.end()) {
-        std::shared_ptr<const models::AttentionCost> f;
-        try {
-          f = models::make_attention_cost(im->kernel);
-        } catch (const models::InputError&) {
-        }
-        it = families.emplace(impl, std::move(f)).first;
-      }
-      family = it->second.get();
+      const auto& f = cached(families, im->kernel, models::make_attention_cost);
+      if (f) family = f->get();
     }
     // The middle axes: a named implementation offers the layout and the mask; n_seq splits over sp.
     for (std::int64_t m = 0; m < middle; ++m) {
