@@ -134,9 +134,21 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
   out += parts_legend(shown);
   out += fmt::format("Theoretical maximum speedup of striped over ring (the Striped Attention paper's TMS): {:.2f}\n", tms);
   const auto& p0 = results.front().prediction;
-  if (s0.program->has_ring())
-    out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens ({}: {} tokens per device now)\n",
-                       p0.hide_threshold_tokens, results.front().label(with_cp), s0.ring_scenario().layout->block());
+  // The first row that passes K/V around a ring of more than one rank (usp:Ux1 has none). A usp
+  // ring rank holds its ring's block of the whole sequence for heads / U heads, not the
+  // sequence / devices of the header.
+  const auto ringed = std::find_if(results.begin(), results.end(), [](const LayoutResult& r) {
+    return r.scenario.program->has_ring() && r.scenario.program->rings.size > 1;
+  });
+  if (ringed != results.end()) {
+    const auto& rs = ringed->scenario.ring_scenario();
+    const std::string heads = ringed->scenario.ring_part
+                                  ? fmt::format(" of {} of the model's {} heads, after the all-to-all", rs.model.heads,
+                                                ringed->scenario.model.heads)
+                                  : std::string();
+    out += fmt::format("K/V transfer hides behind compute from a block of ~{:.0f} tokens per ring rank ({}: {} tokens{} now)\n",
+                       ringed->prediction.hide_threshold_tokens, ringed->label(with_cp), rs.layout->block(), heads);
+  }
   if (const auto& pl = training.pipeline; pl.pipelined() || pl.micro_batches > 1) {
     // The columns above are one micro-batch through the whole model; the step is all of them.
     const auto& t = results.front().train;

@@ -594,3 +594,21 @@ TEST_CASE("predict and sweep --precision fp8 without --impl run a library that t
   std::snprintf(cell, sizeof cell, ",ok,%.6g,", step);
   CHECK(swept.find(cell) != std::string::npos);
 }
+
+TEST_CASE("predict's hide line speaks of the first ring of more than one rank, per ring rank", "[cli]") {
+  // usp:UxR: a ring rank holds n_seq / R tokens of heads / U heads; usp:8x1 has no ring to hide.
+  const std::int64_t n_seq = 131072, heads = 32;  // llama3-8b
+  const auto both = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072 --cp usp:8x1,usp:4x2,ring");
+  REQUIRE(both.code == 0);
+  const auto line = both.out.substr(both.out.find("K/V transfer hides"));
+  CHECK(line.find("usp:4x2") != std::string::npos);
+  CHECK(line.find(std::to_string(n_seq / 2) + " tokens of " + std::to_string(heads / 4) + " of the model's " +
+                  std::to_string(heads) + " heads") != std::string::npos);
+  CHECK(both.out.find(std::to_string(n_seq) + " tokens per device") == std::string::npos);
+  const auto ring = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072 --cp ring");
+  REQUIRE(ring.code == 0);
+  CHECK(ring.out.find("per ring rank (contiguous: " + std::to_string(n_seq / 8) + " tokens now)") != std::string::npos);
+  const auto alone = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072 --cp usp:8x1");
+  REQUIRE(alone.code == 0);
+  CHECK(alone.out.find("K/V transfer hides") == std::string::npos);
+}
