@@ -22,7 +22,7 @@ InferenceSetup inference_setup(const cxxopts::ParseResult& r, const models::Cata
                      "--phase " + phase_name + " attends causally over the cache and the new tokens: --mask causal (the "
                      "default), got '" + args.base.mask.text() + "'");
   InferenceSetup out;
-  out.cached = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+  out.cached = models::parse_token_count_or_zero(r["cached-tokens"].as<std::string>(), "cached-tokens", std::int64_t{1} << 40);
   out.spec = models::inference_spec(args.base, phase, out.cached, catalog);
   // The phase shards the tokens itself (prefill: balanced chunks, as zigzag; decode: the
   // implementation's layout): a --layout other than that one is refused, not ignored.

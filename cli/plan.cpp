@@ -71,7 +71,7 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     for (const auto& v : models::split(r[k].as<std::string>(), ',')) j[k].push_back(models::parse_positive_int(models::trim(v), k));
   }
   if (r.count("cached-tokens"))
-    j["cached_tokens"] = models::parse_int_in(r["cached-tokens"].as<std::string>(), "cached-tokens", 0, std::int64_t{1} << 40);
+    j["cached_tokens"] = models::parse_token_count_or_zero(r["cached-tokens"].as<std::string>(), "cached-tokens", std::int64_t{1} << 40);
   // Durations read here, so a bad one names the flag; the file's field takes the seconds.
   for (const char* k : {"ttft", "tpot"})
     if (r.count(k)) j[k] = models::parse_duration_s(r[k].as<std::string>(), k);
@@ -103,7 +103,7 @@ int run_plan(int argc, char** argv) {
                  ("max-context", "max-context: the longest context tried (default 16777216)", cxxopts::value<std::string>())
                  ("target-tokens-per-s", "min-devices: the throughput to reach (200000 or 200k)", cxxopts::value<std::string>())
                  ("phase", "train | prefill | decode (default train; docs/inference.md)", cxxopts::value<std::string>())
-                 ("cached-tokens", "prefill: tokens already in the KV cache; decode: the tokens in each sequence's cache",
+                 ("cached-tokens", "prefill: tokens already in the KV cache; decode: the tokens in each sequence's cache (0, 131072, 128k or 1M)",
                   cxxopts::value<std::string>())
                  ("weights", "prefill and decode: bf16 | fp8-ffn (the feed-forward matrices row-wise in FP8, as Llama 3's FP8 inference)",
                   cxxopts::value<std::string>())

@@ -49,7 +49,7 @@ int run_predict(int argc, char** argv) {
                            "decode (one token per sequence over caches sharded on the ring); docs/inference.md",
                   cxxopts::value<std::string>()->default_value("train"))
                  ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to; --phase decode: "
-                                   "tokens in each sequence's cache",
+                                   "tokens in each sequence's cache (0, 131072, 128k or 1M)",
                   cxxopts::value<std::string>()->default_value("0"))
                  ("weights", "--phase prefill|decode: bf16 | fp8-ffn (the feed-forward matrices row-wise in FP8 as Llama 3's FP8 "
                              "inference: half their bytes, FP8 GEMMs; docs/inference.md)",

@@ -48,7 +48,7 @@ int run_simulate(int argc, char** argv) {
                  ("format", "table|json", cxxopts::value<std::string>()->default_value("table"))
                  ("phase", "train (a training step) | prefill (a context-parallel prefill of --seq new tokens, pass-KV and "
                   "pass-Q, beside predict --phase prefill; docs/inference.md)", cxxopts::value<std::string>()->default_value("train"))
-                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to",
+                 ("cached-tokens", "--phase prefill: tokens already in the KV cache that the new ones attend to (0, 131072, 128k or 1M)",
                   cxxopts::value<std::string>()->default_value("0"))
                  ("weights", "--phase prefill: bf16 | fp8-ffn, as predict --phase prefill takes it",
                   cxxopts::value<std::string>()->default_value("bf16"))

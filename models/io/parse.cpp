@@ -92,6 +92,15 @@ std::int64_t parse_token_count(std::string_view text, std::string_view field) {
   return static_cast<std::int64_t>(x);
 }
 
+std::int64_t parse_token_count_or_zero(std::string_view text, std::string_view field, std::int64_t hi) {
+  if (trim(text) == "0") return 0;
+  const std::int64_t n = parse_token_count(text, field);
+  if (n > hi)
+    throw InputError({}, 0, std::string(field),
+                     "expected at most " + std::to_string(hi) + " tokens, got '" + std::string(trim(text)) + "'");
+  return n;
+}
+
 double parse_metric_rate(std::string_view text, std::string_view field) {
   const auto [v, power] = split_suffix(text, field, "expected a positive number (with k, M or G: 200000, 200k, 1.5M)", true);
   const double x = v * std::pow(1000.0, power);

@@ -17,6 +17,8 @@ namespace ringsim::models {
 // (x 1024, 1024^2, 1024^3: "128k" = 131072, "1M" = 1048576, "1.5k" = 1536) whose value is a whole
 // number; positive, at most 2^50.
 [[nodiscard]] std::int64_t parse_token_count(std::string_view text, std::string_view field);
+// The same, or 0 (an empty KV cache), at most hi.
+[[nodiscard]] std::int64_t parse_token_count_or_zero(std::string_view text, std::string_view field, std::int64_t hi);
 // A rate as outputs print it: a number with an optional metric suffix k, M or G (x 1000, 10^6,
 // 10^9: "200k" = 200000, "34.7 k", "1e6"); finite and positive.
 [[nodiscard]] double parse_metric_rate(std::string_view text, std::string_view field);

@@ -169,6 +169,19 @@ TEST_CASE("token counts and rates read as the outputs print them", "[specs][pars
       CHECK(e.field() == "seq");
     }
   }
+  // A KV cache's tokens: the same forms, or 0, up to a bound.
+  using ringsim::models::parse_token_count_or_zero;
+  CHECK(parse_token_count_or_zero("0", "cached-tokens", 1 << 20) == 0);
+  CHECK(parse_token_count_or_zero(" 0 ", "cached-tokens", 1 << 20) == 0);
+  CHECK(parse_token_count_or_zero("128k", "cached-tokens", 1 << 20) == 131072);
+  CHECK(parse_token_count_or_zero("1M", "cached-tokens", 1 << 20) == 1 << 20);
+  for (const char* bad : {"1025k", "-1", "00k", "1.5", ""})
+    try {
+      (void)parse_token_count_or_zero(bad, "cached-tokens", 1 << 20);
+      FAIL(std::string("accepted ") + bad);
+    } catch (const ringsim::models::InputError& e) {
+      CHECK(e.field() == "cached-tokens");
+    }
   CHECK(parse_metric_rate("200k", "rate") == 200000);
   CHECK(parse_metric_rate("34.7 k", "rate") == Approx(34700));
   CHECK(parse_metric_rate("1.5M", "rate") == Approx(1.5e6));
