@@ -175,6 +175,7 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
     }
   }
   im.notes = f.string_or("notes", "");
+  if (const auto loss = f.string_or("loss", ""); !loss.empty()) im.loss = parse_loss_kernel(loss, file);
   im.protocol = Protocol::from_json(f.find("protocol"), file, (std::filesystem::path(configs_dir) / "ring_steps").string());
   im.sources = code_sources_from_json(f.find("sources"), file, "an implementation");
   {

@@ -16,6 +16,7 @@
 
 #include "models/io/code_source.hpp"
 #include "models/implementations/kernel_spec.hpp"
+#include "models/implementations/loss_kernel.hpp"
 #include "models/implementations/protocol.hpp"
 #include "models/implementations/release.hpp"
 #include "models/implementations/run_phase.hpp"
@@ -54,6 +55,9 @@ struct Implementation {
   std::vector<RunPhase> phases{RunPhase::Train, RunPhase::Prefill, RunPhase::Decode};
   std::vector<CodeSource> sources;
   std::string notes;
+  // The cross-entropy of the stack people train it in ("loss"; memory only: what the loss keeps
+  // and its transients at the activations' peak). Undescribed when the file names none.
+  LossKernel loss = LossKernel::Undescribed;
   // Its protocol (models/implementations/protocol.hpp; the optional "protocol" object): its messages and what
   // waits for what, and for ring libraries each step's kernel calls and merges.
   Protocol protocol;

@@ -290,10 +290,6 @@ constexpr const char* kSrcLayers =
     "tokens held x layers in flight x bytes kept per token and layer under the recomputation policy (Korthikanti "
     "et al. arXiv 2205.05198 section 4, with the policy's kept tensors: docs/memory.md)";
 constexpr const char* kSrcRecomputed = "full recomputation: the layer being recomputed holds all its activations during its backward";
-constexpr const char* kSrcLogits =
-    "fp32 logits of the rank's vocabulary shard kept by the cross-entropy (Megatron's vocab-parallel cross-entropy "
-    "upcasts the logits and saves exp_logits for its backward: NVIDIA/Megatron-LM @ d98e8a6 "
-    "megatron/core/tensor_parallel/cross_entropy.py); the loss's transient copies are not counted";
 constexpr const char* kSrcWorkspace =
     "the attention kernel's fp32 output / dQ accumulator and row statistics, one fp32 score tile and its "
     "probabilities (an upper bound for kernels that keep the tile on chip)";
@@ -360,12 +356,17 @@ MemoryEstimate rank_memory(const ResolvedScenario& s, const MemoryOptions& o, st
     part("activations", "layer being recomputed", whole, kSrcRecomputed);
   }
   // Logits of the vocabulary-parallel LM head, upcast to fp32 for the cross-entropy, which keeps
-  // them (its softmax) for the backward: 4 bytes per token and vocabulary entry of this rank. A
-  // fused, chunked loss (logits never materialised) would save this term.
+  // them (its softmax or log-probabilities) for the backward, and the loss's transients: the stack's
+  // cross-entropy (models/implementations/loss_kernel.hpp). The loss runs at the activations' peak
+  // (after the last layer's forward, before any backward), so both add to it. A fused, chunked loss
+  // (logits never materialised) would save these terms.
   if (!m.attention_only && rank == pl.stages - 1) {
-    const double logits = tokens * static_cast<double>(m.vocab) / mp * 4;
-    e.activations_bytes += logits;
-    part("activations", "logits (fp32)", logits, kSrcLogits);
+    const double logit_elements = tokens * static_cast<double>(m.vocab) / mp;
+    const LossMemory loss =
+        loss_memory(s.impl.loss, o.settings.precision == TrainingPrecision::Fp32 ? 4.0 : 2.0);
+    e.activations_bytes += logit_elements * (loss.kept + loss.transient);
+    part("activations", loss.kept == 4 ? "logits (fp32)" : "logits", logit_elements * loss.kept, loss.kept_source);
+    part("activations", "loss transients", logit_elements * loss.transient, loss.transient_source);
   }
 
   // The attention kernel: fp32 output (forward) or dQ (backward) accumulator and the running

@@ -227,3 +227,65 @@ TEST_CASE("memory: the breakdown's parts add up to each term and to the total, e
   }
   CHECK(checked > 30);
 }
+
+TEST_CASE("memory: the loss's transients are the stack's cross-entropy's, on the rank holding the logits", "[memory]") {
+  // Per logit of the rank's vocabulary shard (tokens x vocab / mp), beyond the fp32 kept for the
+  // backward: Megatron's vocab-parallel loss holds the bf16 logits beside their upcast (none when
+  // the logits are fp32); torch's cross_entropy on logits.float() holds three fp32 tensors at
+  // once in its backward. An undescribed stack is charged the kept logits only.
+  auto s = resolve_scenario("h100-sxm", "llama3-8b", 2, 8, 131072, "zigzag", "causal", TileShape{128, 128});
+  const double logits = 131072.0 / 8 * static_cast<double>(s.model.vocab) / 2;
+  struct Case {
+    LossKernel kind;
+    TrainingPrecision precision;
+    double transient;
+  };
+  for (const auto& c : {Case{LossKernel::MegatronVocabParallel, TrainingPrecision::Bf16, 2},
+                        Case{LossKernel::MegatronVocabParallel, TrainingPrecision::Fp8, 2},
+                        Case{LossKernel::MegatronVocabParallel, TrainingPrecision::Fp32, 0},
+                        Case{LossKernel::TorchCrossEntropy, TrainingPrecision::Bf16, 8},
+                        Case{LossKernel::TorchCrossEntropy, TrainingPrecision::Fp32, 8},
+                        // FlashAttention's in-place loss keeps the bf16 logits (2 bytes less than fp32) and nothing more.
+                        Case{LossKernel::FlashAttnCrossEntropy, TrainingPrecision::Bf16, -2},
+                        Case{LossKernel::FlashAttnCrossEntropy, TrainingPrecision::Fp32, 0}}) {
+    INFO(to_string(c.kind) << " " << to_string(c.precision));
+    MemoryOptions o;
+    o.settings.precision = c.precision;
+    s.impl.precisions = {"bf16", "fp32", "fp8"};
+    s.impl.loss = LossKernel::Undescribed;
+    const auto bare = estimate_memory(s, o);
+    s.impl.loss = c.kind;
+    const auto with = estimate_memory(s, o);
+    CHECK(with.activations_bytes - bare.activations_bytes == Approx(c.transient * logits).epsilon(1e-9));
+    // The breakdown names the part, and its bytes, with a source.
+    const auto b = memory_breakdown(s, o);
+    double part = 0;
+    for (const auto& p : b.parts)
+      if (std::string_view(p.name) == "loss transients") {
+        part = p.bytes;
+        CHECK(!std::string_view(p.source).empty());
+      }
+    CHECK(part == Approx(std::max(c.transient, 0.0) * logits).epsilon(1e-9));
+  }
+  // Under a pipeline only the last stage computes the loss: the first stage's estimate is the same
+  // whatever the loss.
+  MemoryOptions o;
+  o.pipeline = PipelineSchedule::parse("1f1b", 4, 8);
+  const auto first = [&](LossKernel k) {
+    s.impl.loss = k;
+    const auto b = memory_breakdown(s, o);
+    double bytes = 0;
+    for (const auto& p : b.parts)
+      if (std::string_view(p.name) == "loss transients") bytes = p.bytes;
+    return std::pair{bytes, b.estimate.pipeline_rank};
+  };
+  const auto [torch_bytes, torch_rank] = first(LossKernel::TorchCrossEntropy);
+  CHECK((torch_rank == 3) == (torch_bytes > 0));
+  // The catalog's Megatron-run libraries use Megatron's loss, the torch-run ones torch's.
+  const Catalog cat;
+  for (const char* te : {"te-p2p", "te-a2a", "te-a2a-p2p", "te-all-gather"})
+    CHECK(cat.implementation(te).loss == LossKernel::MegatronVocabParallel);
+  for (const char* torch : {"torch-cp", "ring-flash-attn", "rfa-llama3"})
+    CHECK(cat.implementation(torch).loss == LossKernel::TorchCrossEntropy);
+  CHECK(cat.implementation("internevo").loss == LossKernel::FlashAttnCrossEntropy);
+}
