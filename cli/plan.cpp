@@ -326,7 +326,8 @@ int run_plan(int argc, char** argv) {
         tables = true;
       }
       if (tables) out += "\nranked:\n";
-      TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"cp"}, {"layout"}, {"tile", true},
+      // Every row names the kernel it runs (an inference row the one its phase calls).
+      TextTable t({{"rank", true}, {"devices", true}, {"dp x mp x sp", true}, {"impl"}, {"kernel"}, {"cp"}, {"layout"}, {"tile", true},
                    {"topology"}, {"zero"}, {"recompute"}, {"n_seq", true}, {planning::latency_name(req.phase), true},
                    {"+-", true}, {"tokens/s", true},
                    {"MFU", true}, {"memory", true}});
@@ -341,6 +342,7 @@ int run_plan(int argc, char** argv) {
         const auto label = x.deployability();
         t.add_row({std::to_string(i + 1), std::to_string(x.devices()), mesh_text(x),
                    label.empty() ? x.impl : x.impl + " " + label,
+                   x.inference && !x.inference->kernel.empty() ? x.inference->kernel : kernel_of(x),
                    s.cp.text(), s.layout.text(), fmt::format("{}x{}", x.tile_q, x.tile_k), x.topology,
                    std::string(models::to_string(x.point.zero)), std::string(models::to_string(x.recompute)),
                    std::to_string(s.n_seq), human_seconds(x.step_s), pm, human_count(x.tokens_per_s),

@@ -90,8 +90,23 @@ void print_table(const std::vector<LayoutResult>& results, double tms, Engine en
                      engine == Engine::Des ? " (step, tokens/s, MFU and speedup from the discrete-event simulator; the "
                                              "parts from the cost model, des diff the simulator's difference)"
                                            : " (lock-step closed form)");
-  out += fmt::format("profile {} [{}]; mask {}; tile {}x{}{}\n\n", profile_label(s0.profile), s0.profile.provenance.method,
-                     s0.mask->name(), s0.tile.q, s0.tile.k,
+  // Rows on other libraries run other profiles: each is named with the rows it times.
+  std::string profiles = fmt::format("profile {} [{}]", profile_label(s0.profile), s0.profile.provenance.method);
+  if (std::any_of(results.begin(), results.end(),
+                  [&](const LayoutResult& r) { return r.scenario.profile.name != s0.profile.name; })) {
+    profiles = "profiles";
+    std::vector<std::string> seen;
+    for (const auto& r : results) {
+      const auto& pr = r.scenario.profile;
+      if (std::find(seen.begin(), seen.end(), pr.name) != seen.end()) continue;
+      seen.push_back(pr.name);
+      std::string rows;
+      for (const auto& o : results)
+        if (o.scenario.profile.name == pr.name) rows += (rows.empty() ? "" : ", ") + o.label(with_cp);
+      profiles += fmt::format("{} {} [{}] for {}", seen.size() == 1 ? "" : ";", profile_label(pr), pr.provenance.method, rows);
+    }
+  }
+  out += fmt::format("{}; mask {}; tile {}x{}{}\n\n", profiles, s0.mask->name(), s0.tile.q, s0.tile.k,
                      s0.tile_clamped ? fmt::format(" (profile default {}x{} clamped to the block)",
                                                    s0.profile.default_tile.q, s0.profile.default_tile.k)
                                      : (spec.tile ? "" : " (profile default)"));

@@ -627,3 +627,47 @@ TEST_CASE("the KV cache's tokens read as --seq reads them (64k = 65536) in predi
     CHECK(jk == jn);
   }
 }
+
+TEST_CASE("predict names each row's profile when rows run on different libraries", "[cli]") {
+  const auto r = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072 --cp ring,ulysses --impl "
+                     "ring-flash-attn,verl-ulysses");
+  REQUIRE(r.code == 0);
+  const auto line = r.out.substr(r.out.find("\nprofiles "));
+  const auto ring = line.find("ring-flash-attn/h100-sxm"), ulysses = line.find("verl-ulysses/h100-sxm");
+  CHECK(ring != std::string::npos);
+  CHECK(ulysses != std::string::npos);
+  // Each with the rows it times.
+  CHECK(line.find("for ring contiguous") != std::string::npos);
+  CHECK(line.find("for ulysses contiguous") != std::string::npos);
+  // One library: one profile, said once.
+  const auto one = run("predict --hardware h100-sxm --model llama3-8b --mesh 1x8 --seq 131072 --cp ring,ulysses --impl te-a2a");
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("\nprofile te-a2a/h100-sxm") != std::string::npos);
+  CHECK(one.out.find("\nprofiles ") == std::string::npos);
+}
+
+TEST_CASE("plan's ranked rows name the kernel each runs", "[cli][plan]") {
+  // Training on Hopper: TransformerEngine calls cuDNN, ring-flash-attention FlashAttention-2;
+  // prefill: the serving stack's FlashAttention-3.
+  const auto train = run("plan --hardware h100-sxm --model llama3-8b --seq 131072 --devices 8 --impl te-p2p,ring-flash-attn "
+                         "--cp ring --top 40");
+  REQUIRE(train.code == 0);
+  const auto ranked = train.out.substr(train.out.find("rank  devices"));
+  CHECK(ranked.substr(0, ranked.find('\n')).find(" kernel ") != std::string::npos);
+  std::istringstream rows(ranked);
+  std::string row;
+  int te = 0, rfa = 0;
+  while (std::getline(rows, row)) {
+    if (row.find(" te-p2p ") != std::string::npos && row.find(" ring ") != std::string::npos)
+      te += row.find(" cudnn-fused ") != std::string::npos ? 1 : -1000;
+    if (row.find(" ring-flash-attn ") != std::string::npos && row.find(" ring ") != std::string::npos)
+      rfa += row.find(" flash-attn-2 ") != std::string::npos ? 1 : -1000;
+  }
+  CHECK(te > 0);
+  CHECK(rfa > 0);
+  const auto prefill = run("plan --phase prefill --hardware h100-sxm --model llama3-8b --seq 131072 --devices 8 --impl cp-serve --top 3");
+  REQUIRE(prefill.code == 0);
+  const auto p = prefill.out.substr(prefill.out.find("rank  devices"));
+  CHECK(p.find(" cp-serve ") != std::string::npos);
+  CHECK(p.find(" flash-attn-3 ") != std::string::npos);
+}
