@@ -189,6 +189,27 @@ Implementation Implementation::from_json(const nlohmann::json& j, const std::str
     throw InputError(file, 0, "release", "a file with earlier releases names its own (the newest): \"release\": NAME");
   for (const auto& r : im.releases)
     if (r.name == im.release) throw InputError(file, 0, "releases", "release '" + r.name + "' is the file's own");
+  im.first_release = f.string_or("first_release", "");
+  if (!im.release.empty()) {
+    const auto newest = release_version(im.release);
+    if (!newest) throw InputError(file, 0, "release", "expected a version (digits first: 2.20.dev0), got '" + im.release + "'");
+    for (std::size_t i = 0; i < im.releases.size(); ++i) {
+      const auto v = release_version(im.releases[i].name);
+      if (!v || compare_versions(*v, *newest) >= 0)
+        throw InputError(file, 0, "releases[" + std::to_string(i) + "].name",
+                         "expected a version older than the file's own release " + im.release + ", got '" +
+                             im.releases[i].name + "'");
+    }
+  }
+  if (!im.first_release.empty()) {
+    const auto first = release_version(im.first_release);
+    if (im.release.empty() || !first || compare_versions(*first, *release_version(im.release)) > 0)
+      throw InputError(file, 0, "first_release",
+                       "expected a version no newer than the file's own \"release\", got '" + im.first_release + "'");
+    for (const auto& r : im.releases)
+      if (compare_versions(*release_version(r.name), *first) < 0)
+        throw InputError(file, 0, "first_release", "release '" + r.name + "' is listed, older than " + im.first_release);
+  }
   if (im.kernel == "flash") {
     if (!im.kernel_model) throw InputError(file, 0, "kernel_model", "kernel family flash needs the kernel it times");
     // A training step's ring rounds are timed from the library's step calls (a prefill's calls are
@@ -222,9 +243,26 @@ Implementation Implementation::with_release(const std::string& release_name) con
     }
   std::string known = release.empty() ? std::string() : release + " (the newest)";
   for (const auto& r : releases) known += (known.empty() ? "" : ", ") + r.name;
-  throw InputError({}, 0, "impl",
-                   "implementation " + name + " has no release '" + release_name + "' (" +
-                       (known.empty() ? std::string("it names no releases: use ") + name : "known: " + known) + ")");
+  const auto refuse = [&](const std::string& why) -> Implementation {
+    throw InputError({}, 0, "impl",
+                     "implementation " + name + " has no release '" + release_name + "'" + why + " (" +
+                         (known.empty() ? std::string("it names no releases: use ") + name : "known: " + known) + ")");
+  };
+  const auto asked = release_version(release_name);
+  if (release.empty() || !asked) return refuse("");
+  if (!first_release.empty() && compare_versions(*asked, *release_version(first_release)) < 0)
+    return refuse(": it first appears in " + first_release);
+  if (compare_versions(*asked, *release_version(release)) > 0) return refuse(": newer than the newest this file describes");
+  // The oldest listed release at or above the version stands for it; none: the newest.
+  const Release* covering = nullptr;
+  for (const auto& r : releases)
+    if (compare_versions(*release_version(r.name), *asked) >= 0 &&
+        (!covering || compare_versions(*release_version(r.name), *release_version(covering->name)) < 0))
+      covering = &r;
+  Implementation out = with_release(covering ? covering->name : release);
+  out.notes = "release " + release_name + " runs as " + (covering ? covering->name : release + " (the newest)") +
+              " (nothing listed between them changes time). " + out.notes;
+  return out;
 }
 
 Implementation Implementation::load_file(const std::string& path, const std::string& configs_dir) {

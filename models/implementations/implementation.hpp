@@ -74,8 +74,13 @@ struct Implementation {
   // earlier ones whose kernel differs (models/implementations/release.hpp).
   std::string release;
   std::vector<Release> releases;
+  // The first release that has it ("first_release"; empty: as old as its oldest listed release).
+  std::string first_release;
   // This implementation as release `release_name` runs: named NAME@RELEASE, its kernel choice the
-  // release's; InputError (field "impl") naming the releases there are when it has no such release.
+  // release's. A version between the listed ones runs as the oldest listed release at or above it
+  // (an entry stands for the versions since the next older one), one above every listed release as
+  // the newest; InputError (field "impl") for a version below first_release, above the newest, or
+  // not a version, naming the releases there are.
   [[nodiscard]] Implementation with_release(const std::string& release_name) const;
 
   // The kernel it calls on a GPU of this compute capability (x 10; 0 unknown: kernel_model's);

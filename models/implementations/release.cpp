@@ -1,5 +1,6 @@
 #include "models/implementations/release.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,32 @@ std::vector<Release> releases_from_json(const nlohmann::json* list, const std::s
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::optional<std::vector<std::int64_t>> release_version(std::string_view name) {
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const auto end = std::min(name.find('.', start), name.size());
+    std::int64_t v = 0;
+    std::size_t digits = 0;
+    // At most 9 digits a component: a release number, not an arbitrary integer.
+    for (std::size_t k = start; k < end && digits < 9 && name[k] >= '0' && name[k] <= '9'; ++k, ++digits)
+      v = v * 10 + (name[k] - '0');
+    if (out.empty() && digits == 0) return std::nullopt;
+    out.push_back(v);
+    if (end == name.size() || out.size() >= 8) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+int compare_versions(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) noexcept {
+  for (std::size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
+    const std::int64_t x = k < a.size() ? a[k] : 0, y = k < b.size() ? b[k] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 }  // namespace ringsim::models

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,13 @@ struct Release {
   std::vector<CodeSource> sources;
   KernelChoice kernel;  // its kernel choice, replacing the newer one's
 };
+
+// A release name's numeric components ("2.20.dev0" -> 2, 20, 0: a component's leading digits, 0
+// without any); nullopt when its first component has no digit. Compared with zeros appended, so
+// "2.20" and "2.20.dev0" are one version.
+[[nodiscard]] std::optional<std::vector<std::int64_t>> release_version(std::string_view name);
+// a < b, a == b, a > b: -1, 0, 1.
+[[nodiscard]] int compare_versions(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) noexcept;
 
 // The optional "releases" array (nullptr: none) of `file`: InputError naming the field for a
 // missing or malformed entry, a name used twice, or a release that changes nothing.

@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <tuple>
+#include <vector>
+
 #include "models/analytic/analytic.hpp"
 #include "models/catalog/resolve.hpp"
 #include "models/io/error.hpp"
@@ -79,7 +82,9 @@ TEST_CASE("a release calling the newest one's kernel on a GPU predicts the newes
 
 TEST_CASE("an unknown release, or a malformed releases entry, is one line naming the field", "[impl][release][errors]") {
   const Catalog cat;
-  CHECK(impl_error(cat, "te-p2p@1.1").find("known: 2.20.dev0 (the newest), 1.2") != std::string::npos);
+  CHECK(impl_error(cat, "te-p2p@3.0").find("known: 2.20.dev0 (the newest), 1.2") != std::string::npos);
+  CHECK(impl_error(cat, "te-p2p@0.9").find("first appears in 1.0") != std::string::npos);
+  CHECK(impl_error(cat, "te-p2p@v1").find("known:") != std::string::npos);
   CHECK(impl_error(cat, "ring-flash-attn@1.0").find("names no releases") != std::string::npos);
   (void)impl_error(cat, "te-p2p@");
   (void)impl_error(cat, "te-p2p@../x");
@@ -123,4 +128,41 @@ TEST_CASE("an unknown release, or a malformed releases entry, is one line naming
   j = te;
   j["releases"][0]["speedup"] = 2;
   CHECK_THROWS_AS(Implementation::from_json(j, "x.json", configs), InputError);  // nothing else may change
+}
+
+TEST_CASE("a version between listed releases runs as the release that covers it", "[impl][release]") {
+  // An entry stands for the versions since the next older one: TransformerEngine 1.0 and 1.1 call
+  // FlashAttention-2 as 1.2 does; 1.3 to 2.20 call the newest release's kernels.
+  const Catalog cat;
+  for (const char* v : {"1.0", "1.1", "1.2.0"}) {
+    INFO(v);
+    const auto im = cat.implementation(std::string("te-p2p@") + v);
+    CHECK(im.name == "te-p2p@1.2");
+    CHECK(im.kernel_for(90)->name == "flash-attn-2");
+    CHECK(im.notes.find(std::string("release ") + v + " runs as 1.2") == 0);
+  }
+  for (const char* v : {"1.3", "1.12", "2.5", "2.20"}) {
+    INFO(v);
+    const auto im = cat.implementation(std::string("te-p2p@") + v);
+    CHECK(im.name == "te-p2p@2.20.dev0");
+    CHECK(im.kernel_for(90)->name == "cudnn-fused");
+  }
+  // TransformerEngine's other context-parallel variants appear later, after cuDNN gained context
+  // parallelism on Hopper: any release that has them runs the newest kernels; older ones are refused.
+  for (const auto& [impl, first, before, cp] :
+       {std::tuple{"te-all-gather", "1.10", "1.9", "allgather"}, std::tuple{"te-a2a", "1.11", "1.10", "ulysses"},
+        std::tuple{"te-a2a-p2p", "1.12", "1.11", "usp:4x2"}}) {
+    INFO(impl);
+    CHECK(cat.implementation(std::string(impl) + "@" + first).kernel_for(90)->name == "cudnn-fused");
+    CHECK(impl_error(cat, std::string(impl) + "@" + before).find(std::string("first appears in ") + first) !=
+          std::string::npos);
+    // The step on the H100 is the newest release's.
+    auto newest = ring_scenario("h100-sxm", impl), named = ring_scenario("h100-sxm", std::string(impl) + "@" + first);
+    newest.cp = named.cp = Strategy::parse(cp);
+    CHECK(predict(resolve(named, cat)).step_s == predict(resolve(newest, cat)).step_s);
+  }
+  CHECK(release_version("2.20.dev0") == std::vector<std::int64_t>{2, 20, 0});
+  CHECK(compare_versions(*release_version("2.20"), *release_version("2.20.dev0")) == 0);
+  CHECK(compare_versions(*release_version("1.9"), *release_version("1.10")) < 0);
+  CHECK(!release_version("dev"));
 }
