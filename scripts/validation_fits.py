@@ -40,7 +40,7 @@ HOST_NOTE = "the step loop's host, not this machine's (the measured H100 VM's Xe
 FA2_IMPLS = ["ring-flash-attn", "usp", "te-p2p", "te-a2a-p2p", "te-all-gather", "te-a2a", "internevo",
              "rfa-llama3", "torch-cp", "verl-ulysses"]
 GPUS = ["a100-80gb", "a100-40gb", "a800", "a100-80gb-pcie", "h800", "h100-sxm", "h100-pcie", "h200-sxm", "h20", "b200",
-        "l40s", "l20", "rtx-4090", "mi300x"]
+        "l40s", "l20", "rtx-4090", "rtx-4090-p2p", "mi300x"]
 FITTED = {("ring-flash-attn", "a100-80gb"), ("ring-flash-attn", "h800"), ("usp", "a100-80gb"),
           ("ring-flash-attn", "h100-sxm"), ("usp", "h100-sxm")}
 # GPUs whose kernel curves were measured but that have no ring rows: their profiles are the kernel fit
@@ -83,7 +83,8 @@ FA3_GPUS = {"h100-sxm": "", "h800": "The H800 is the H100 SXM's GH100 die (its S
 # Which fitted GPU's kernel parameters a GPU borrows (the same sm80 FlashAttention-2 code path).
 FA2_SOURCE = {"a100-80gb": "a100-80gb", "a100-40gb": "a100-80gb", "a800": "a100-80gb", "a100-80gb-pcie": "a100-80gb",
               "h800": "h800", "h100-sxm": "h100-sxm", "h100-pcie": "h100-sxm", "h200-sxm": "h100-sxm", "h20": "h100-sxm",
-              "b200": "h100-sxm", "l40s": "a100-80gb", "l20": "a100-80gb", "rtx-4090": "a100-80gb"}
+              "b200": "h100-sxm", "l40s": "a100-80gb", "l20": "a100-80gb", "rtx-4090": "a100-80gb",
+              "rtx-4090-p2p": "a100-80gb"}
 NOTE_GPU = {
     "a100-40gb": "The A100 40GB runs the same SMs and clocks as the fitted A100 80GB.",
     "h100-sxm": "",
@@ -101,6 +102,8 @@ NOTE_GPU = {
            "(the A100's stands in). No NVLink: its GPUs meet over PCIe.",
     "rtx-4090": "Ada (sm89) runs flash-attn 2's sm80 mma.sync code as Ampere does; its efficiency there is unmeasured "
                 "(the A100's stands in). No peer-to-peer: a ring hop is staged through host memory (configs/hardware).",
+    "rtx-4090-p2p": "Ada (sm89) runs flash-attn 2's sm80 mma.sync code as Ampere does; its efficiency there is unmeasured "
+                    "(the A100's stands in). Peer-to-peer through tinygrad's driver: a ring hop goes card to card (configs/hardware).",
     "h800": "", "a100-80gb": "",
 }
 MI300X_NOTE = ("No FlashAttention-2 measurement on MI300X was handed over, and ROCm's flash-attention port (Composable "

@@ -362,3 +362,22 @@ TEST_CASE("the transport's signature tells apart machines of the same link figur
   CHECK(a.transport->fabric().machine().gpus == 8);
   CHECK(b.transport->fabric().machine().gpus == 1);
 }
+
+TEST_CASE("the catalog's RTX 4090 box with tinygrad's P2P driver copies card to card at its fitted rate", "[transport]") {
+  // rtx-4090-p2p: peer access, NCCL told to use it through the CPU, both directions of a pair
+  // together at the tinybox's fitted 50.7 GB/s; rtx-4090 stages every copy through host memory.
+  const Catalog catalog;
+  const auto p2p = catalog.hardware("rtx-4090-p2p").machine;
+  const Fabric f(p2p, 1);
+  CHECK(p2p.gpus == 6);
+  for (const auto mover : {Mover::Nccl, Mover::CudaCopy}) CHECK(f.route(0, 5, mover).kind == PathKind::PcieP2p);
+  CHECK(rate_of(f, {{0, 1, 1}}, 0) == Approx(p2p.gpu_link.bytes_per_s));
+  CHECK(rate_of(f, {{0, 1, 1}, {1, 0, 1}}, 0) == Approx(50.7e9 / 2));
+  // A ring of six, each card sending and receiving: every hop at half the fitted duplex.
+  std::vector<Transfer> ring;
+  for (std::int64_t g = 0; g < 6; ++g) ring.push_back({g, (g + 1) % 6, 1});
+  for (std::size_t i = 0; i < ring.size(); ++i) CHECK(rate_of(f, ring, i) == Approx(50.7e9 / 2));
+  const Fabric staged(catalog.hardware("rtx-4090").machine, 1);
+  CHECK(staged.route(0, 5).kind == PathKind::Staged);
+  CHECK(staged.route(0, 5, Mover::CudaCopy).kind == PathKind::Staged);
+}
