@@ -278,6 +278,7 @@ def write_flash(w, comps, text, t1, vl):
     w("| table | GPU | impl | layout | pass | heads | batch | tokens | packing | measured | predicted | error | 90 % interval | by GPU | by table | by heads |")
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     inside, scored = 0, 0
+    half_widths = []  # each scored interval's half width relative to its prediction
     for r in rep:
         m, f = float(r["seconds"]), float(r["fitted_s"])
         ho = []
@@ -286,6 +287,7 @@ def write_flash(w, comps, text, t1, vl):
             if r.get(k) and r.get("fitted_s_lo"):
                 scored += 1
                 inside += covered(m, float(r["fitted_s_lo"]) * float(r[k]) / f, float(r["fitted_s_hi"]) * float(r[k]) / f)
+                half_widths.append((float(r["fitted_s_hi"]) - float(r["fitted_s_lo"])) / (2 * f))
         interval = "%.3g-%.3g" % (float(r["fitted_s_lo"]), float(r["fitted_s_hi"])) if r.get("fitted_s_lo") else "-"
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.4g s | %.4g s | %s | %s | %s | %s | %s |" % (
             r["table"], r["hardware"], r["impl"], r["layout"], r["pass"], r["heads"], r["batch"], r["n_seq"],
@@ -293,7 +295,12 @@ def write_flash(w, comps, text, t1, vl):
     w("")
     w("Interval coverage: the profile's 90 %% interval around each prediction covers %d of %d"
       % (inside, scored))
-    w("leave-one-group-out points (%.1f %%; target >= 85 %%)." % (100.0 * inside / max(1, scored)))
+    half_widths.sort()
+    median = half_widths[len(half_widths) // 2] if len(half_widths) % 2 else \
+        0.5 * (half_widths[len(half_widths) // 2 - 1] + half_widths[len(half_widths) // 2]) if half_widths else 0.0
+    w("leave-one-group-out points (%.1f %%; target >= 85 %%), with a median half width of %.0f %% of the"
+      % (100.0 * inside / max(1, scored), 100.0 * median))
+    w("prediction (target <= 25 %: the two together say whether an interval can separate plans).")
     w("")
     w("Layout throughput ratios (contiguous time / layout time; measured, predicted, held out):")
     w("")
