@@ -383,6 +383,37 @@ TEST_CASE("plan: min-devices finds the fewest devices of any count, as budgets s
   CHECK(plans.front().plan.tokens_per_s >= target);
 }
 
+TEST_CASE("plan: min-devices on the worked example (64 H100, llama3-8b, 1M tokens, 10k tokens/s) equals the budget scan",
+          "[planning][plan]") {
+  // docs/planning.md's second example, with the command line's defaults. The best throughput on
+  // at most b devices never falls as b grows (a larger budget keeps every smaller configuration),
+  // so the fewest devices n is right when the best plan on n devices reaches the target and the
+  // best on n - 1 does not: two max-throughput searches, which know nothing of min-devices.
+  const models::Catalog cat;
+  PlanRequest req;
+  req.hardware = "h100-sxm";
+  req.model = "llama3-8b";
+  req.n_seq = 1048576;
+  req.devices = 64;
+  req.goal = Goal::MinDevices;
+  req.target_tokens_per_s = 10000;
+  req.top = 3;
+  const auto found = search_plans(plan_grid(req, cat), cat, req, {});
+  REQUIRE(!found.plans.empty());
+  const std::int64_t n = found.plans.front().plan.devices();
+  CHECK(found.plans.front().plan.tokens_per_s >= req.target_tokens_per_s);
+  const auto best_within = [&](std::int64_t b) {
+    auto r = req;
+    r.goal = Goal::MaxThroughput;
+    r.devices = b;
+    r.top = 1;
+    const auto f = search_plans(plan_grid(r, cat), cat, r, {});
+    return f.plans.empty() ? 0.0 : f.plans.front().plan.tokens_per_s;
+  };
+  CHECK(best_within(n) >= req.target_tokens_per_s);
+  CHECK(best_within(n - 1) < req.target_tokens_per_s);
+}
+
 TEST_CASE("plan: plans inside the paired interval of the fastest fold and rank by memory spare, outside they keep the goal's order",
           "[planning][plan][interval]") {
   const models::Catalog cat;
