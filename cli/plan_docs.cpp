@@ -143,7 +143,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
     out += fmt::format("\n{}: {}, {}, {} of the tokens{}\n", bucket_text(all ? planning::Bucket{} : plan.buckets[b], all),
                        count(head.packs, "sequence"), count(head.documents, "document"), percent(share(static_cast<double>(head.real_tokens), static_cast<double>(plan.tokens))),
                        all ? " (one configuration for the whole dataset)" : "");
-    TextTable t({{"rank", true}, {"cp"}, {"layout"}, {"impl"}, {"step", true}, {"tokens/s", true}, {"vs best", true},
+    TextTable t({{"rank", true}, {"cp"}, {"layout"}, {"impl"}, {"kernel"}, {"step", true}, {"tokens/s", true}, {"vs best", true},
                  {"imbalance", true}, {"busiest/mean", true}, {"padding", true}, {"memory", true}});
     const double best = plan.figures[rows.front().candidate][b].tokens_per_s();
     for (std::size_t i = 0; i < rows.size() && static_cast<std::int64_t>(i) < top; ++i) {
@@ -152,7 +152,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
       const auto fig = row_figures(f);
       std::vector<std::string> notes = {"why: " + f.why()};
       if (!rows[i].ties.empty()) notes.push_back("ties: " + ties_text(plan, rows[i]));
-      t.add_row({std::to_string(i + 1), c.cp, c.layout, c.label.empty() ? c.impl : c.impl + " " + c.label,
+      t.add_row({std::to_string(i + 1), c.cp, c.layout, c.label.empty() ? c.impl : c.impl + " " + c.label, c.kernel,
                  human_seconds(f.mean_step_s()), human_count(f.tokens_per_s()),
                  i == 0 ? "" : relative(f.tokens_per_s() / best),
                  fmt::format("{:.2f}", f.mean_imbalance()), fmt::format("{:.2f}", fig.busiest_over_mean),
@@ -204,7 +204,7 @@ std::string table(const planning::LengthPlan& plan, std::int64_t top, bool list_
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> c = {
-      "bucket", "longest_lo", "longest_hi", "rank", "cp", "layout", "impl", "status", "ties", "sequences", "documents",
+      "bucket", "longest_lo", "longest_hi", "rank", "cp", "layout", "impl", "kernel", "status", "ties", "sequences", "documents",
       "real_tokens", "padding_share", "mean_step_s", "tokens_per_s", "imbalance", "busiest_over_mean", "exposed_share",
       "attention_share", "memory_bytes", "memory_capacity_bytes", "fits_memory", "profile_calibrated", "why", "note"};
   // The mean sequence's step in parts after those (they add up to mean_step_s).
@@ -231,7 +231,7 @@ std::string csv(const planning::LengthPlan& plan) {
       const auto& cand = plan.candidates[c];
       if (!cand.skipped.empty()) {
         if (all) {
-          std::vector<std::string> cells = {name, lo, hi, "", cand.cp, cand.layout, cand.impl, "skipped", "", "", "", "", "", "",
+          std::vector<std::string> cells = {name, lo, hi, "", cand.cp, cand.layout, cand.impl, cand.kernel, "skipped", "", "", "", "", "", "",
                                             "", "", "", "", "", "", "", "", "", "", cand.skipped};
           planning::append_part_cells(cells, {}, false);
           out += csv_line(cells);
@@ -242,7 +242,7 @@ std::string csv(const planning::LengthPlan& plan) {
       if (f.packs == 0) continue;
       const auto fig = row_figures(f);
       std::vector<std::string> cells = {name, lo, hi, ranked[c].first > 0 ? std::to_string(ranked[c].first) : "", cand.cp, cand.layout,
-                       cand.impl, "ok", ranked[c].second, std::to_string(f.packs), std::to_string(f.documents),
+                       cand.impl, cand.kernel, "ok", ranked[c].second, std::to_string(f.packs), std::to_string(f.documents),
                        std::to_string(f.real_tokens), g(f.padding_share(plan.request.n_seq)), g(f.mean_step_s()),
                        g(f.tokens_per_s()), g(f.mean_imbalance()), g(fig.busiest_over_mean), g(fig.exposed_share),
                        g(fig.attention_share), g(cand.memory_bytes), g(cand.memory_capacity_bytes),
@@ -294,7 +294,7 @@ std::string json(const planning::LengthPlan& plan, const std::vector<planning::T
       const auto& c = plan.candidates[row.candidate];
       const auto& f = plan.figures[row.candidate][b];
       const auto fig = row_figures(f);
-      nlohmann::json x = {{"rank", i + 1}, {"cp", c.cp}, {"layout", c.layout}, {"impl", c.impl}, {"deployability", c.label},
+      nlohmann::json x = {{"rank", i + 1}, {"cp", c.cp}, {"layout", c.layout}, {"impl", c.impl}, {"kernel", c.kernel}, {"deployability", c.label},
                           {"sequences", f.packs}, {"documents", f.documents}, {"real_tokens", f.real_tokens},
                           {"padding_share", f.padding_share(r.n_seq)}, {"mean_step_s", f.mean_step_s()},
                           {"tokens_per_s", f.tokens_per_s()}, {"imbalance", f.mean_imbalance()},

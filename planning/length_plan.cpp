@@ -1,4 +1,5 @@
 #include "planning/length_plan.hpp"
+#include "planning/predict_runs.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -227,6 +228,7 @@ LengthPlan plan_from_lengths(const LengthPlanRequest& r, const LengthSample& sam
       c.fits_memory = mem.fits;
       c.profile_calibrated = m.scenario().profile.provenance.calibrated;
       c.label = deployability_label(m.scenario().impl.maturity, profile_origin(m.scenario().profile));
+      c.kernel = kernel_on(m.scenario().impl, m.scenario().hardware);
     } catch (const InputError& e) {
       c.skipped = e.field().empty() ? e.message() : e.field() + ": " + e.message();
     }

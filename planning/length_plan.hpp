@@ -67,6 +67,7 @@ struct LengthCandidate {
   bool fits_memory = true;
   bool profile_calibrated = false;
   std::string label;  // planning::deployability_label of its implementation and profile
+  std::string kernel;  // the attention kernel its implementation calls on this GPU (kernel_on)
 };
 
 // One candidate over the packs of one bucket (or of all buckets).

@@ -290,13 +290,15 @@ TEST_CASE("cli plan-docs: a histogram planned per bucket, the same bytes for any
   CHECK(one.out == two.out);
   const auto rows = split_lines(one.out);
   REQUIRE(rows.size() > 2);
-  CHECK(rows[0].starts_with("bucket,longest_lo,longest_hi,rank,cp,layout,impl,status"));
+  CHECK(rows[0].starts_with("bucket,longest_lo,longest_hi,rank,cp,layout,impl,kernel,status"));
   // Every bucket has a rank-1 row, and the whole dataset's rank 1 is there.
   std::map<std::string, int> firsts;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const auto f = fields(rows[i]);
     REQUIRE(f.size() == fields(rows[0]).size());
     if (f[3] == "1") ++firsts[f[0]];
+    // Every row that runs names the kernel its library calls on this GPU.
+    if (f[8] == "ok") CHECK(!f[7].empty());
   }
   CHECK(firsts.count("all") == 1);
   CHECK(firsts.count("1") == 1);
