@@ -77,11 +77,13 @@ nlohmann::json request_json(const std::string& file, const cxxopts::ParseResult&
     if (r.count(k)) j[k] = models::parse_duration_s(r[k].as<std::string>(), k);
   if (r.count("target-tokens-per-s"))
     j["target_tokens_per_s"] = models::parse_metric_rate(r["target-tokens-per-s"].as<std::string>(), "target-tokens-per-s");
-  for (const char* k : {"impl", "cp", "layout", "tile", "topology", "zero", "recompute"}) {
-    if (!r.count(k)) continue;
+  for (const auto& [flag, field] : {std::pair{"impl", "impl"}, std::pair{"cp", "cp"}, std::pair{"layout", "layout"},
+                                    std::pair{"tile", "tile"}, std::pair{"topology", "topology"}, std::pair{"zero", "zero"},
+                                    std::pair{"recompute", "recompute"}, std::pair{"pp-schedule", "pp_schedule"}}) {
+    if (!r.count(flag)) continue;
     nlohmann::json values = nlohmann::json::array();
-    for (const auto& v : models::split(r[k].as<std::string>(), ',')) values.push_back(std::string(models::trim(v)));
-    j[k] = values;
+    for (const auto& v : models::split(r[flag].as<std::string>(), ',')) values.push_back(std::string(models::trim(v)));
+    j[field] = values;
   }
   return j;
 }
@@ -123,6 +125,8 @@ int run_plan(int argc, char** argv) {
                                   "micro-batches, and pipeline stages are searched (docs/pipeline.md)", cxxopts::value<std::string>())
                  ("pp", "pipeline stages to search (comma-separated; default with --global-batch: powers of two that "
                         "split the layers, else 1)", cxxopts::value<std::string>())
+                 ("pp-schedule", "pipeline schedules to search (comma-separated: 1f1b, interleaved:V; default 1f1b)",
+                  cxxopts::value<std::string>())
                  ("mask", "attention mask (default causal)", cxxopts::value<std::string>())
                  ("impl", "implementations to search (comma-separated, NAME@RELEASE for an earlier release; default: the production libraries that run on the hardware and have a profile for it)", cxxopts::value<std::string>())
                  ("include-research", "with no --impl, let research kernels (scfa, the Striped paper's JAX code) and ringsim's reference kernels compete too")

@@ -118,6 +118,7 @@ SweepGrid plan_grid(const PlanRequest& r, const models::Catalog& catalog) {
     for (const auto pp : counts)
       if (model.attention_only ? pp == 1 : model.layers % pp == 0) g.pp.push_back(pp);
   }
+  if (!r.pp_schedules.empty()) g.pp_schedule = r.pp_schedules;
   std::set<std::int64_t> sps;
   for (const auto& m : g.mesh) sps.insert(m.sp);
   g.cp = r.strategies.empty() ? strategy_splits(sps) : r.strategies;

@@ -53,6 +53,10 @@ struct PlanRequest {
   // pipeline would be all bubble.
   std::int64_t global_batch = 0;
   std::vector<std::int64_t> pps;
+  // Pipeline schedules to search ("1f1b", "interleaved:V"; empty: 1F1B alone). An interleaved
+  // schedule runs only where the stages split the layers into V chunks each and the micro-batches
+  // fill them (models::PipelineSchedule's checks: other points are refused as incompatible).
+  std::vector<std::string> pp_schedules;
   std::vector<models::Strategy> strategies;
   std::vector<models::LayoutSpec> layouts;
   std::vector<std::optional<models::TileShape>> tiles;

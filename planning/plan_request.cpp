@@ -117,14 +117,14 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
       if (!v.is_number() || !(v.get<double>() > 0)) throw InputError(file, 0, k, "expected a positive number, got " + v.dump());
       r.target_tokens_per_s = v.get<double>();
     } else if (k == "impl" || k == "cp" || k == "layout" || k == "tile" || k == "topology" || k == "zero" ||
-               k == "recompute" || k == "engine") {
+               k == "recompute" || k == "engine" || k == "pp_schedule") {
       axes[k] = v;
     } else if (r.memory.read_field(k, v, file)) {
     } else {
       throw InputError(file, 0, k,
                        "unknown field (expected hardware, model, goal, n_seq, max_context, target_tokens_per_s, devices, "
                        "phase, cached_tokens, ttft, tpot, weights, kv_cache, "
-                       "batch, global_batch, mp, pp, mask, top, engine, include_research, per_implementation, fold, impl, cp, layout, tile, topology, zero, recompute, "
+                       "batch, global_batch, mp, pp, pp_schedule, mask, top, engine, include_research, per_implementation, fold, impl, cp, layout, tile, topology, zero, recompute, "
                        "precision, sequence_parallel, offload_optimizer, headroom_gib)");
     }
   }
@@ -137,6 +137,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, const std::string& f
   if (axes.contains("topology")) r.topologies = g.topology;
   if (axes.contains("zero")) r.zero = g.zero;
   if (axes.contains("recompute")) r.recompute = g.recompute;
+  if (axes.contains("pp_schedule")) r.pp_schedules = g.pp_schedule;
   r.engine = g.engine;
   // A latency target is the min-devices goal; it must name the phase it is the latency of.
   if (r.target_latency_s > 0) {

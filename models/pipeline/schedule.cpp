@@ -57,6 +57,11 @@ void PipelineSchedule::check(std::int64_t layers) const {
   if (micro_batches < 1) throw InputError({}, 0, "micro-batches", "micro-batches must be a positive integer");
   if (virtual_stages < 1 || (kind == PipelineKind::Interleaved && virtual_stages < 2))
     throw InputError({}, 0, "pp-schedule", "an interleaved schedule needs at least 2 model chunks per stage");
+  // Without a pipeline there is nothing to interleave (Megatron-LM asserts pipeline-model-parallel
+  // size > 1 for it: megatron/training/arguments.py @ d98e8a6); accepted, a pp-1 interleaved point
+  // would repeat its 1F1B twin under another name.
+  if (kind == PipelineKind::Interleaved && stages == 1)
+    throw InputError({}, 0, "pp-schedule", "an interleaved schedule needs pipeline stages (pp > 1)");
   // 2 x stages x chunks x micro-batches, divided step by step: the product may not fit 64 bits.
   if (virtual_stages > kMaxPasses / 2 / stages || micro_batches > kMaxPasses / 2 / stages / virtual_stages)
     throw InputError({}, 0, "micro-batches",

@@ -383,6 +383,34 @@ TEST_CASE("plan: min-devices finds the fewest devices of any count, as budgets s
   CHECK(plans.front().plan.tokens_per_s >= target);
 }
 
+TEST_CASE("plan: pipeline schedules searched as asked equal the equivalent sweep's best, interleaving only pipelines",
+          "[planning][plan]") {
+  const models::Catalog cat;
+  auto req = small_request(Goal::MaxThroughput);
+  req.global_batch = 16;
+  req.pps = {1, 2, 4};
+  req.pp_schedules = {"1f1b", "interleaved:2"};
+  const auto grid = plan_grid(req, cat);
+  CHECK(grid.pp_schedule == req.pp_schedules);
+  const auto rows = evaluate_all(grid, cat, {});
+  const SweepResult* best = nullptr;
+  bool interleaved_pipeline = false;
+  for (const auto& x : rows) {
+    // A pp-1 point cannot interleave: it is refused, never a twin of its 1F1B point.
+    if (x.point.pipeline.stages == 1 && x.point.pipeline.kind == models::PipelineKind::Interleaved) CHECK_FALSE(x.ok);
+    if (!feasible(x, req)) continue;
+    interleaved_pipeline |= x.point.pipeline.kind == models::PipelineKind::Interleaved;
+    if (!best || x.tokens_per_s > best->tokens_per_s) best = &x;
+  }
+  CHECK(interleaved_pipeline);
+  REQUIRE(best != nullptr);
+  const auto found = search_plans(grid, cat, req, {});
+  REQUIRE(!found.plans.empty());
+  double top = 0;
+  for (const auto& c : found.plans) top = std::max(top, c.plan.tokens_per_s);
+  CHECK(top == best->tokens_per_s);
+}
+
 TEST_CASE("plan: min-devices on the worked example (64 H100, llama3-8b, 1M tokens, 10k tokens/s) equals the budget scan",
           "[planning][plan]") {
   // docs/planning.md's second example, with the command line's defaults. The best throughput on

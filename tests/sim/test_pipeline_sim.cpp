@@ -229,6 +229,9 @@ TEST_CASE("pipeline schedules refuse what Megatron refuses, naming the field") {
   CHECK(field([] { make(64, 1 << 15, 2).check(0); }) == "micro-batches");
   CHECK(field([] { make(64, 1 << 10, 2).check(0); }) == "none");
   CHECK(field([] { (void)PipelineSchedule::parse("interleaved:1", 2, 2); }) == "pp-schedule");
+  // Nothing to interleave without a pipeline (Megatron asserts pp > 1).
+  CHECK(field([] { make(1, 4, 2).check(32); }) == "pp-schedule");
+  CHECK(field([] { make(2, 4, 2).check(32); }) == "none");
   CHECK(field([] { (void)PipelineSchedule::parse("gpipe", 2, 2); }) == "pp-schedule");
   CHECK(PipelineSchedule::parse("interleaved:3", 4, 8).virtual_stages == 3);
   CHECK(PipelineSchedule::parse("1f1b", 4, 8).spec() == "1f1b");
